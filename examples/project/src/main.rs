@@ -1,0 +1,4 @@
+fn main() {
+    let greeting = "hello, tinytool";
+    println!("{greeting}");
+}

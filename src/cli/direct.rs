@@ -1,0 +1,195 @@
+//! Direct calls: `tinytool <TOOL> [--<param> VALUE ...]`.
+//!
+//! Each top-level schema property becomes a flag (`file_path` → `--file-path`): strings and
+//! numbers as values, booleans as `--flag` or `--flag=false`, arrays and objects as JSON
+//! text. The same parameters may come as a JSON object on stdin, which is read only when it
+//! is not a terminal **and** no parameter flag was given (or with `--stdin`), so that flags
+//! plus an idle pipe never hang. Flags override stdin keys.
+
+use std::io::{IsTerminal, Read};
+
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use serde_json::{Map, Value};
+
+use super::Output;
+use crate::exit::ExitStatus;
+use crate::registry::{Arguments, Registry, ToolCall};
+use crate::repair;
+use crate::session::Session;
+use crate::tool::ToolDef;
+
+/// The clap id of a parameter's flag (namespaced so no parameter can clash with a global
+/// option).
+fn param_id(name: &str) -> String {
+    format!("param:{name}")
+}
+
+/// The flag a parameter gets: `file_path` → `file-path`.
+pub fn flag_name(name: &str) -> String {
+    name.replace('_', "-")
+}
+
+/// The subcommand of one tool, with a flag per parameter.
+pub fn tool_command(def: &ToolDef) -> Command {
+    let schema = (def.schema)();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut cmd = Command::new(def.name)
+        .about(def.summary)
+        .long_about(def.description)
+        .hide(def.name == crate::registry::INVALID);
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            cmd = cmd.arg(param_arg(name, prop, required.contains(&name.as_str())));
+        }
+    }
+    cmd.arg(
+        Arg::new("stdin")
+            .long("stdin")
+            .action(ArgAction::SetTrue)
+            .help("Also read a JSON object of parameters from standard input when flags are given"),
+    )
+}
+
+fn param_arg(name: &str, prop: &Value, required: bool) -> Arg {
+    let description = prop
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let help = if required {
+        format!("{description} [required]")
+    } else {
+        description.to_string()
+    };
+    let arg = Arg::new(param_id(name)).long(flag_name(name)).help(help);
+    match prop.get("type").and_then(Value::as_str).unwrap_or("string") {
+        "integer" => arg.value_name("N").value_parser(clap::value_parser!(i64)),
+        "number" => arg
+            .value_name("NUMBER")
+            .value_parser(clap::value_parser!(f64)),
+        "boolean" => arg
+            .value_name("BOOL")
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("true")
+            .value_parser(clap::builder::BoolishValueParser::new()),
+        "array" | "object" => arg.value_name("JSON"),
+        _ => match prop.get("enum").and_then(Value::as_array) {
+            Some(values) => {
+                let names: Vec<String> = values
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect();
+                arg.value_name("VALUE").value_parser(names)
+            }
+            None => arg.value_name("TEXT"),
+        },
+    }
+}
+
+/// Runs a direct call of `tool` from its parsed subcommand.
+pub fn run(
+    registry: &Registry,
+    session: &Session,
+    tool: &str,
+    sub: &ArgMatches,
+    out: &mut Output,
+) -> ExitStatus {
+    let Some(def) = crate::tools::documented().get(tool).copied() else {
+        return super::usage(&format!("unknown subcommand {tool}"));
+    };
+    let flags = match flag_values(&def, sub) {
+        Ok(flags) => flags,
+        Err(message) => return super::usage(&message),
+    };
+    let stdin = std::io::stdin();
+    let read_stdin = sub.get_flag("stdin") || (flags.is_empty() && !stdin.is_terminal());
+    let arguments = if read_stdin {
+        let mut text = String::new();
+        if let Err(err) = stdin.lock().read_to_string(&mut text) {
+            return super::usage(&format!(
+                "cannot read the parameters from standard input: {err}"
+            ));
+        }
+        merge(text, flags)
+    } else {
+        Arguments::Value(Value::Object(flags))
+    };
+    let call = ToolCall {
+        id: None,
+        name: tool.to_string(),
+        arguments,
+    };
+    let result = registry.execute(session, call);
+    out.result(&result)
+}
+
+/// Stdin text with flags laid over it. When the text cannot be parsed, it is passed on as
+/// text so the registry repairs it or routes the call to `invalid`.
+fn merge(text: String, flags: Map<String, Value>) -> Arguments {
+    if flags.is_empty() {
+        return Arguments::Text(text);
+    }
+    match repair::parse_arguments(&text) {
+        Ok(parsed) => match parsed.value {
+            Value::Object(mut map) => {
+                map.extend(flags);
+                Arguments::Value(Value::Object(map))
+            }
+            _ => Arguments::Text(text),
+        },
+        Err(_) => Arguments::Text(text),
+    }
+}
+
+/// The parameters given as flags, typed by the schema.
+fn flag_values(def: &ToolDef, sub: &ArgMatches) -> Result<Map<String, Value>, String> {
+    let schema = (def.schema)();
+    let mut values = Map::new();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(values);
+    };
+    for (name, prop) in props {
+        let id = param_id(name);
+        if sub.value_source(&id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let value = match prop.get("type").and_then(Value::as_str).unwrap_or("string") {
+            "integer" => sub.get_one::<i64>(&id).map(|n| Value::from(*n)),
+            "number" => sub.get_one::<f64>(&id).map(|n| Value::from(*n)),
+            "boolean" => sub.get_one::<bool>(&id).map(|b| Value::Bool(*b)),
+            kind @ ("array" | "object") => match sub.get_one::<String>(&id) {
+                Some(text) => Some(json_flag(name, kind, text)?),
+                None => None,
+            },
+            _ => sub.get_one::<String>(&id).map(|s| Value::String(s.clone())),
+        };
+        if let Some(value) = value {
+            values.insert(name.clone(), value);
+        }
+    }
+    Ok(values)
+}
+
+fn json_flag(name: &str, kind: &str, text: &str) -> Result<Value, String> {
+    let flag = flag_name(name);
+    let parsed = repair::parse_arguments(text)
+        .map_err(|err| format!("--{flag} takes JSON text ({kind}): {err}"))?
+        .value;
+    let fits = match kind {
+        "array" => parsed.is_array(),
+        _ => parsed.is_object(),
+    };
+    if fits {
+        Ok(parsed)
+    } else {
+        Err(format!(
+            "--{flag} takes a JSON {kind}, got {}",
+            crate::schema::kind(&parsed)
+        ))
+    }
+}

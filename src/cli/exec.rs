@@ -1,0 +1,103 @@
+//! `tinytool exec [--jsonl]`: registry dispatch of tool calls in the providers' shapes (see
+//! `wire`). Without `--jsonl`, standard input holds one call and the exit status is the
+//! call's. With `--jsonl`, each line is a call and each gets one result line, in order,
+//! flushed at once; a bad line gets an error result and the stream goes on; the `exit`
+//! tool or end of input ends it, with status 0.
+
+use std::io::{BufRead, Read};
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use super::Output;
+use crate::exit::ExitStatus;
+use crate::registry::{CallResult, Registry};
+use crate::session::Session;
+use crate::wire;
+
+/// The `exec` subcommand.
+pub fn command() -> Command {
+    Command::new("exec")
+        .about("Run tool calls given as JSON on standard input")
+        .long_about(
+            "Run a tool call given as JSON on standard input, in the OpenAI shape \
+             ({\"id\", \"name\", \"arguments\"} or {\"type\": \"function\", \"function\": {...}}) \
+             or the Anthropic shape ({\"type\": \"tool_use\", \"id\", \"name\", \"input\"}), and \
+             print its result. Arguments sent as a string are repaired when they carry a markdown \
+             fence or trailing commas.",
+        )
+        .arg(
+            Arg::new("jsonl")
+                .long("jsonl")
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Read one call per line until end of input (or the exit tool), answering each",
+                ),
+        )
+}
+
+/// Runs `exec`.
+pub fn run(
+    registry: &Registry,
+    session: &Session,
+    sub: &ArgMatches,
+    out: &mut Output,
+) -> ExitStatus {
+    if sub.get_flag("jsonl") {
+        return run_stream(registry, session, out);
+    }
+    let mut input = Vec::new();
+    if let Err(err) = std::io::stdin().lock().read_to_end(&mut input) {
+        return super::usage(&format!("cannot read the call from standard input: {err}"));
+    }
+    let result = call_line(registry, session, &input);
+    out.result(&result)
+}
+
+fn run_stream(registry: &Registry, session: &Session, out: &mut Output) -> ExitStatus {
+    let stdin = std::io::stdin();
+    let mut reader = stdin.lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(err) => {
+                return super::usage(&format!("cannot read calls from standard input: {err}"));
+            }
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let result = call_line(registry, session, &line);
+        out.result(&result);
+        if out.is_closed() || ends_loop(&result) {
+            break;
+        }
+    }
+    ExitStatus::Success
+}
+
+/// Whether a result is the `exit` tool's.
+pub fn ends_loop(result: &CallResult) -> bool {
+    result.tool == "exit" && !result.is_error
+}
+
+/// Parses and runs one call; a line that is not a call gets an error result.
+fn call_line(registry: &Registry, session: &Session, bytes: &[u8]) -> CallResult {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            return CallResult::failure(
+                None,
+                "",
+                format!("Invalid tool call: the input is not UTF-8 ({err})"),
+                ExitStatus::Usage,
+            );
+        }
+    };
+    match wire::parse_call(text) {
+        Ok(call) => registry.execute(session, call),
+        Err((id, message)) => CallResult::failure(id, "", message, ExitStatus::Usage),
+    }
+}

@@ -1,0 +1,216 @@
+//! The command line: one `clap::Command` derived from the registry (tool subcommands with
+//! flags generated from each schema, plus the modes), and the dispatch of a parsed command
+//! line to the registry. Help, man pages and completions come from [`command`].
+//!
+//! Nothing here exits the process: [`run`] returns the [`ExitStatus`] for `main`.
+
+mod direct;
+mod exec;
+mod output;
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use crate::dialects;
+use crate::events::EventSink;
+use crate::exit::ExitStatus;
+use crate::registry::Registry;
+use crate::session::Session;
+use crate::tools;
+
+pub use output::Output;
+
+const ABOUT: &str = "The tool layer of an AI coding agent in one binary";
+
+const LONG_ABOUT: &str = "The tool layer of an AI coding agent in one binary.\n\n\
+Each tool (read, write, edit, apply_patch, bash, grep, glob, ...) is a subcommand whose flags \
+come from the tool's JSON Schema; the same call can be sent as a JSON object on standard input. \
+`exec` takes tool calls in the OpenAI or Anthropic shape, one call or a stream of JSON lines. \
+Every way in goes through one registry, so the policy, events and output limits always apply. \
+Each call prints one JSON result: {\"id\", \"tool\", \"output\", \"is_error\", \"truncated\", \"metadata\"}.";
+
+const EXIT_STATUS: &str = "Exit status:\n  \
+0  success (exec --jsonl: the stream was processed)\n  \
+1  the tool reported an error (is_error)\n  \
+2  usage error: bad flags, unknown tool, unreadable input\n  \
+3  refused by the policy";
+
+/// Shells `tinytool completions` can write a script for.
+pub const SHELLS: &[&str] = &["bash", "zsh", "fish"];
+
+/// The whole command line, derived from the registry of every documented tool.
+pub fn command() -> Command {
+    command_for(&tools::documented())
+}
+
+fn command_for(registry: &Registry) -> Command {
+    let mut cmd = Command::new("tinytool")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(ABOUT)
+        .long_about(LONG_ABOUT)
+        .after_help(EXIT_STATUS)
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .max_term_width(100)
+        .args(global_args());
+    for def in registry.all().iter() {
+        cmd = cmd.subcommand(direct::tool_command(def));
+    }
+    cmd.subcommand(exec::command())
+        .subcommand(
+            Command::new("tools")
+                .about("Print the tool definitions as one JSON array")
+                .long_about(
+                    "Print the definitions of the tools this session may use as one JSON array, \
+                     in a provider's shape. Tools the policy disables or denies outright, and the \
+                     internal `invalid` tool, are left out.",
+                )
+                .arg(
+                    Arg::new("format")
+                        .long("format")
+                        .value_name("FORMAT")
+                        .value_parser(dialects::FORMATS.to_vec())
+                        .default_value("json")
+                        .help("Shape of each definition"),
+                ),
+        )
+        .subcommand(
+            Command::new("completions")
+                .about("Print a shell completion script")
+                .arg(
+                    Arg::new("shell")
+                        .value_name("SHELL")
+                        .required(true)
+                        .value_parser(SHELLS.to_vec())
+                        .help("The shell to complete for"),
+                ),
+        )
+}
+
+fn global_args() -> Vec<Arg> {
+    vec![
+        Arg::new("dir")
+            .long("dir")
+            .value_name("DIR")
+            .env("TINYTOOL_DIR")
+            .global(true)
+            .help("Working directory: relative paths resolve here [default: current directory]"),
+        Arg::new("session")
+            .long("session")
+            .value_name("ID")
+            .env("TINYTOOL_SESSION")
+            .global(true)
+            .help("Session id: todos, agent mode, jobs and approvals are per session [default: default]"),
+        Arg::new("events")
+            .long("events")
+            .value_name("FILE")
+            .env("TINYTOOL_EVENTS")
+            .global(true)
+            .help("Append bus events to FILE as JSON lines (`-` = standard error)"),
+        Arg::new("text")
+            .long("text")
+            .action(ArgAction::SetTrue)
+            .global(true)
+            .help("Print only the output text; the exit status carries the outcome"),
+    ]
+}
+
+/// Parses `args` (including the program name), runs the command and returns its status.
+pub fn run(args: Vec<OsString>) -> ExitStatus {
+    let registry = tools::builtin();
+    let matches = match command().try_get_matches_from(args) {
+        Ok(matches) => matches,
+        Err(err) => {
+            use clap::error::ErrorKind;
+            // Help and version go to stdout and succeed; a closed pipe is no failure either.
+            let _ = err.print();
+            return match err.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitStatus::Success,
+                _ => ExitStatus::Usage,
+            };
+        }
+    };
+    let mut out = Output::stdout(matches.get_flag("text"));
+    let Some((name, sub)) = matches.subcommand() else {
+        return ExitStatus::Usage;
+    };
+    if name == "completions" {
+        return completions(sub, &mut out);
+    }
+    let session = match session_from(&matches) {
+        Ok(session) => session,
+        Err(message) => return usage(&message),
+    };
+    match name {
+        "tools" => {
+            let format = sub
+                .get_one::<String>("format")
+                .map_or("json", String::as_str);
+            let visible = registry.visible(&session);
+            out.json(&dialects::render(&visible, format))
+        }
+        "exec" => exec::run(&registry, &session, sub, &mut out),
+        tool => direct::run(&registry, &session, tool, sub, &mut out),
+    }
+}
+
+/// Builds the session from the global options.
+fn session_from(matches: &ArgMatches) -> Result<Session, String> {
+    let dir = match matches.get_one::<String>("dir") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "--dir {}: not a directory (give an existing directory, or unset TINYTOOL_DIR)",
+            dir.display()
+        ));
+    }
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    let id = matches
+        .get_one::<String>("session")
+        .cloned()
+        .unwrap_or_else(|| "default".to_string());
+    if id.is_empty() {
+        return Err("--session: the session id must not be empty".to_string());
+    }
+    let mut session = Session::new(id, &dir);
+    if let Some(spec) = matches.get_one::<String>("events") {
+        session.events = EventSink::open(spec)
+            .map_err(|e| format!("--events {spec}: cannot open for appending: {e}"))?;
+    }
+    session.depth = std::env::var("TINYTOOL_SUBAGENT_DEPTH")
+        .ok()
+        .and_then(|d| d.trim().parse().ok())
+        .unwrap_or(0);
+    Ok(session)
+}
+
+fn completions(sub: &ArgMatches, out: &mut Output) -> ExitStatus {
+    let shell = sub
+        .get_one::<String>("shell")
+        .map_or("bash", String::as_str);
+    out.raw(&completion_script(shell))
+}
+
+/// The completion script for `shell` (one of [`SHELLS`]), as committed in `completions/`.
+pub fn completion_script(shell: &str) -> Vec<u8> {
+    use clap_complete::Shell;
+    let shell = match shell {
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        _ => Shell::Bash,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut command(), "tinytool", &mut buf);
+    buf
+}
+
+/// Reports a usage error on standard error.
+fn usage(message: &str) -> ExitStatus {
+    let _ = writeln!(std::io::stderr(), "tinytool: {message}");
+    ExitStatus::Usage
+}

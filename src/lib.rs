@@ -1,0 +1,27 @@
+//! tinytool: the whole tool layer of an AI coding agent — read, write, edit, apply_patch,
+//! bash, grep, glob and the rest — as one synchronous binary with busybox-style
+//! subcommands.
+//!
+//! The architecture, bottom up:
+//! - [`tool`]: what a tool is (definition record, output); [`tools`]: the tools, one file
+//!   each, and the registration list;
+//! - [`registry`]: the one execution flow every call goes through (lookup, repair, schema
+//!   checks, permission, events, after-hook, preview);
+//! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
+//! - [`session`]: what a call runs with;
+//! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
+//! - [`cli`]: the command line derived from the registry.
+
+pub mod cli;
+pub mod dialects;
+pub mod events;
+pub mod exit;
+pub mod paths;
+pub mod registry;
+pub mod repair;
+pub mod schema;
+pub mod session;
+pub mod tool;
+pub mod tools;
+pub mod truncate;
+pub mod wire;

@@ -1,0 +1,327 @@
+//! The tool registry and the one execution flow every entry point goes through (spec 8.1,
+//! DESIGN §2):
+//!
+//! 1. look the tool up (`Unknown tool: <name>`, `Tool <name> is disabled`);
+//! 2. parse the arguments, repairing fences and trailing commas (spec 8.6) or routing the
+//!    call to `invalid`, then check them against the schema;
+//! 3. make a fresh per-call context;
+//! 4. ask the permission gate (a refusal ends the call with exit status 3);
+//! 5. publish `tool.execute.before`, run the tool;
+//! 6. internal failure: publish `tool.execute.after` with `success: false`; otherwise apply
+//!    the after-hook and publish `tool.execute.after` with the output;
+//! 7. render the head+tail preview (DESIGN §3).
+//!
+//! Direct subcommands, `exec`, `exec --jsonl` and MCP all call [`Registry::execute`], so
+//! policy, events and truncation cannot be bypassed by choosing another way in.
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::exit::ExitStatus;
+use crate::repair;
+use crate::schema;
+use crate::session::{CallContext, Session};
+use crate::tool::{Body, ToolDef, ToolOutput};
+use crate::truncate::{self, Capture};
+
+/// The name of the fallback tool malformed calls are routed to.
+pub const INVALID: &str = "invalid";
+
+/// A tool call as it arrives from any entry point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The caller's call id, echoed in the result.
+    pub id: Option<Value>,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, as text (repaired if needed) or as a value.
+    pub arguments: Arguments,
+}
+
+/// Tool-call arguments as the caller sent them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arguments {
+    /// JSON text, possibly malformed (OpenAI sends arguments as a string).
+    Text(String),
+    /// An already parsed value (Anthropic `input`, flags of a direct call).
+    Value(Value),
+}
+
+/// The result of one call: one JSON object on stdout.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallResult {
+    /// The call's id, when it had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<Value>,
+    /// The tool that ran (`invalid` when malformed arguments were routed there).
+    pub tool: String,
+    /// What the model sees.
+    pub output: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// Whether `output` is a preview of a longer output.
+    pub truncated: bool,
+    /// Structured facts about the call.
+    pub metadata: Map<String, Value>,
+    /// How the call ended, for the exit status.
+    #[serde(skip)]
+    pub status: ExitStatus,
+}
+
+impl CallResult {
+    /// A failed call that never reached a tool.
+    pub fn failure(id: Option<Value>, tool: &str, output: String, status: ExitStatus) -> Self {
+        CallResult {
+            id,
+            tool: tool.to_string(),
+            output,
+            is_error: true,
+            truncated: false,
+            metadata: Map::new(),
+            status,
+        }
+    }
+
+    /// The result as one line of JSON (no trailing newline).
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|err| {
+            format!(r#"{{"tool":"","output":"cannot encode result: {err}","is_error":true}}"#)
+        })
+    }
+}
+
+/// The tools, in insertion order.
+#[derive(Debug, Default, Clone)]
+pub struct Registry {
+    tools: Vec<ToolDef>,
+    disabled: Vec<String>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Adds a tool at the end, or replaces a tool of the same name in its place.
+    pub fn register(&mut self, def: ToolDef) {
+        match self.tools.iter_mut().find(|t| t.name == def.name) {
+            Some(slot) => *slot = def,
+            None => self.tools.push(def),
+        }
+    }
+
+    /// Removes a tool (no-op when absent).
+    pub fn unregister(&mut self, name: &str) {
+        self.tools.retain(|t| t.name != name);
+        self.disabled.retain(|n| n != name);
+    }
+
+    /// Replaces the set of disabled tools.
+    pub fn set_disabled(&mut self, names: Vec<String>) {
+        self.disabled = names;
+    }
+
+    /// The tool of that name.
+    pub fn get(&self, name: &str) -> Option<&ToolDef> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Every registered tool, in insertion order (disabled and `invalid` included).
+    pub fn all(&self) -> &[ToolDef] {
+        &self.tools
+    }
+
+    /// Names of the enabled tools, in insertion order.
+    pub fn list(&self) -> Vec<&'static str> {
+        self.tools
+            .iter()
+            .filter(|t| !self.disabled.iter().any(|d| d == t.name))
+            .map(|t| t.name)
+            .collect()
+    }
+
+    /// The tools a model may see in this session: enabled, not hidden by the policy, and
+    /// never `invalid`.
+    pub fn visible(&self, session: &Session) -> Vec<&ToolDef> {
+        self.tools
+            .iter()
+            .filter(|t| t.name != INVALID)
+            .filter(|t| !self.is_disabled(session, t.name))
+            .filter(|t| !session.gate.hides(session, t))
+            .collect()
+    }
+
+    fn is_disabled(&self, session: &Session, name: &str) -> bool {
+        self.disabled.iter().any(|d| d == name) || session.gate.is_disabled(name)
+    }
+
+    /// Runs one call through the execution flow (module doc).
+    pub fn execute(&self, session: &Session, call: ToolCall) -> CallResult {
+        let ToolCall {
+            id,
+            name,
+            arguments,
+        } = call;
+        let Some(def) = self.get(&name) else {
+            return CallResult::failure(
+                id,
+                &name,
+                format!("Unknown tool: {name}"),
+                ExitStatus::Usage,
+            );
+        };
+        if self.is_disabled(session, &name) {
+            let output = format!("Tool {name} is disabled");
+            return CallResult::failure(id, &name, output, ExitStatus::Refused);
+        }
+        let (raw, parsed) = match arguments {
+            Arguments::Text(text) => {
+                let parsed = repair::parse_arguments(&text);
+                (text, parsed)
+            }
+            Arguments::Value(value) => (
+                value.to_string(),
+                Ok(repair::Parsed {
+                    value,
+                    repairs: Vec::new(),
+                }),
+            ),
+        };
+        let parsed = match parsed {
+            Ok(parsed) => parsed,
+            Err(_) if name == INVALID => {
+                let output = "Tool call had invalid JSON arguments. Please retry with valid JSON.";
+                return CallResult::failure(id, INVALID, output.into(), ExitStatus::ToolError);
+            }
+            Err(error) => {
+                let args = json!({
+                    "error": format!("invalid JSON in tool call arguments: {error}"),
+                    "original_name": name,
+                    "original_args": raw,
+                });
+                let rerouted = ToolCall {
+                    id,
+                    name: INVALID.to_string(),
+                    arguments: Arguments::Value(args),
+                };
+                return self.execute(session, rerouted);
+            }
+        };
+        let mut repairs = parsed.repairs;
+        let args = match schema::normalize(def.name, &(def.schema)(), parsed.value) {
+            Ok(normalized) => {
+                repairs.extend(normalized.repairs);
+                normalized.args
+            }
+            Err(problems) => {
+                let output = format!("Invalid arguments: {problems}");
+                let result = CallResult::failure(id, def.name, output, ExitStatus::ToolError);
+                return with_repairs(result, repairs);
+            }
+        };
+        let ctx = CallContext {
+            session,
+            tool: def.name,
+        };
+        if let Err(refusal) = session.gate.check(&ctx, def, &args) {
+            let mut result =
+                CallResult::failure(id, def.name, refusal.message, ExitStatus::Refused);
+            result.metadata = refusal.metadata;
+            return finish(session, result, repairs);
+        }
+        ctx.publish(
+            "tool.execute.before",
+            props(json!({"tool": def.name, "args": raw})),
+        );
+        let output = match (def.execute)(&ctx, args) {
+            Ok(output) => output,
+            Err(err) => {
+                ctx.publish(
+                    "tool.execute.after",
+                    props(json!({"tool": def.name, "success": false})),
+                );
+                let result =
+                    CallResult::failure(id, def.name, format!("{err:#}"), ExitStatus::ToolError);
+                return finish(session, result, repairs);
+            }
+        };
+        let ToolOutput {
+            body,
+            mut is_error,
+            mut metadata,
+        } = output;
+        let (mut text, mut truncated, image) = match body {
+            Body::Text(text) => (text, false, false),
+            Body::Image(uri) => (uri, false, true),
+            Body::Captured(capture) => render(*capture, &mut metadata),
+        };
+        if let Some(hook) = &session.after_hook
+            && let Some((new_text, new_is_error)) = hook.apply(&ctx, &text, is_error)
+        {
+            text = new_text;
+            is_error = new_is_error;
+            truncated = false;
+        }
+        if session.events.is_enabled() {
+            ctx.publish(
+                "tool.execute.after",
+                props(json!({"tool": def.name, "output": text, "isError": is_error})),
+            );
+        }
+        if !image
+            && !truncated
+            && let Some(preview) = truncate::preview(&text, session.limits)
+        {
+            text = preview;
+            truncated = true;
+        }
+        let result = CallResult {
+            id,
+            tool: def.name.to_string(),
+            output: text,
+            is_error,
+            truncated,
+            metadata,
+            status: if is_error {
+                ExitStatus::ToolError
+            } else {
+                ExitStatus::Success
+            },
+        };
+        with_repairs(result, repairs)
+    }
+}
+
+/// Renders a captured body, noting lossy decoding in the metadata.
+fn render(capture: Capture, metadata: &mut Map<String, Value>) -> (String, bool, bool) {
+    let rendered = capture.finish();
+    if rendered.lossy {
+        metadata.insert("lossy".into(), Value::Bool(true));
+    }
+    (rendered.text, rendered.truncated, false)
+}
+
+/// Previews a result that did not come from a tool's output (refusals, failures).
+fn finish(session: &Session, mut result: CallResult, repairs: Vec<String>) -> CallResult {
+    if let Some(preview) = truncate::preview(&result.output, session.limits) {
+        result.output = preview;
+        result.truncated = true;
+    }
+    with_repairs(result, repairs)
+}
+
+/// Records the argument repairs of a call in its metadata.
+fn with_repairs(mut result: CallResult, repairs: Vec<String>) -> CallResult {
+    if !repairs.is_empty() {
+        result.metadata.insert("repairs".into(), json!(repairs));
+    }
+    result
+}
+
+fn props(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}

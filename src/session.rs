@@ -1,0 +1,130 @@
+//! The context of a call: what lasts for the whole process ([`Session`]: directory,
+//! session id, events, limits, the permission gate and the after-hook) and what is made
+//! fresh for each call ([`CallContext`], spec 8.1 step 2).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::events::EventSink;
+use crate::paths;
+use crate::tool::ToolDef;
+use crate::truncate::Limits;
+
+/// The permission hook of the execution flow (spec 8.1 step 3). The policy engine
+/// implements it; [`AllowAll`] stands in where no policy applies.
+pub trait PermissionGate: Send + Sync {
+    /// Decides a call before it runs; `Err` refuses it.
+    fn check(
+        &self,
+        ctx: &CallContext,
+        def: &ToolDef,
+        args: &Map<String, Value>,
+    ) -> Result<(), Refusal>;
+
+    /// Whether a tool is hidden from `tools` listings (disabled or denied outright).
+    fn hides(&self, _session: &Session, _def: &ToolDef) -> bool {
+        false
+    }
+
+    /// Whether a tool is disabled (a call answers `Tool <name> is disabled`).
+    fn is_disabled(&self, _name: &str) -> bool {
+        false
+    }
+}
+
+/// A refused call: the message the caller sees and the facts for `metadata`.
+#[derive(Debug, Clone, Default)]
+pub struct Refusal {
+    /// What was refused, why, and the rule that would allow it.
+    pub message: String,
+    /// Structured facts: permission, pattern, deciding rule.
+    pub metadata: Map<String, Value>,
+}
+
+/// A gate that allows every call.
+#[derive(Debug, Default)]
+pub struct AllowAll;
+
+impl PermissionGate for AllowAll {
+    fn check(&self, _: &CallContext, _: &ToolDef, _: &Map<String, Value>) -> Result<(), Refusal> {
+        Ok(())
+    }
+}
+
+/// Spec 8.1's AfterHook: may replace a successful call's output and error flag.
+pub trait AfterHook: Send + Sync {
+    /// Returns the new `(output, is_error)` when the hook changed the result.
+    fn apply(&self, ctx: &CallContext, output: &str, is_error: bool) -> Option<(String, bool)>;
+}
+
+/// Everything a call needs that lasts longer than the call.
+pub struct Session {
+    /// SessionID: todos, agent mode, jobs and approvals are per session.
+    pub id: String,
+    /// The Directory: relative paths resolve here (resolved, absolute).
+    pub dir: PathBuf,
+    /// Where bus events go.
+    pub events: EventSink,
+    /// Output limits for previews.
+    pub limits: Limits,
+    /// Subagent depth of this process (`TINYTOOL_SUBAGENT_DEPTH`).
+    pub depth: u32,
+    /// The permission hook.
+    pub gate: Box<dyn PermissionGate>,
+    /// The after-hook, when one is configured.
+    pub after_hook: Option<Box<dyn AfterHook>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session in `dir` (resolved here) that allows everything and records no events.
+    pub fn new(id: impl Into<String>, dir: &Path) -> Self {
+        Session {
+            id: id.into(),
+            dir: paths::resolve_symlinks(&paths::clean(dir)),
+            events: EventSink::none(),
+            limits: Limits::default(),
+            depth: 0,
+            gate: Box::new(AllowAll),
+            after_hook: None,
+        }
+    }
+}
+
+/// The fresh per-call context a tool runs with.
+#[derive(Debug)]
+pub struct CallContext<'a> {
+    /// The session the call belongs to.
+    pub session: &'a Session,
+    /// The tool being called.
+    pub tool: &'a str,
+}
+
+impl CallContext<'_> {
+    /// Resolves a path argument against the session's directory (see `paths::resolve`).
+    pub fn resolve(&self, input: &str) -> PathBuf {
+        paths::resolve(&self.session.dir, input)
+    }
+
+    /// How a path is shown in outputs: relative inside the directory, else absolute.
+    pub fn display(&self, path: &Path) -> String {
+        paths::display(&self.session.dir, path)
+    }
+
+    /// Publishes a bus event with the session id added to its properties.
+    pub fn publish(&self, kind: &str, mut properties: Map<String, Value>) {
+        if self.session.events.is_enabled() {
+            properties.insert("sessionID".into(), Value::String(self.session.id.clone()));
+            self.session.events.publish(kind, Value::Object(properties));
+        }
+    }
+}

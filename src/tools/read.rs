@@ -1,0 +1,481 @@
+//! `read`: a page of a file's lines, numbered `N<TAB>content` (spec 8.3, reference §6).
+//!
+//! The file is streamed: lines before `offset` are skipped, the page goes into a bounded
+//! capture, and the rest is only counted for the "more lines" footer, so memory depends on
+//! the page, never on the file — a 1 GB file, or one without a single newline, is no
+//! different. Lines are cut at 2,000 characters (on a character boundary, marked `...`),
+//! a trailing CR is not shown, and bytes that are not UTF-8 are replaced (`metadata.lossy`).
+//! Deliberate differences from the reference: a trailing newline does not produce an extra
+//! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
+//!
+//! Images (`.jpg`, `.jpeg`, `.png`, `.gif`, `.webp`) come back as a data URI of at most
+//! 5 MB of image, never previewed. Binary files are refused after scoring their first
+//! 8,192 bytes (NUL counts 10, other control bytes 1; binary above 30%).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, ErrorKind, Read};
+use std::path::Path;
+
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::schema;
+use crate::session::CallContext;
+use crate::tool::{Body, ToolDef, ToolDoc, ToolOutput, parse_args};
+use crate::truncate::Capture;
+
+/// Lines shown when no `limit` is given.
+pub const DEFAULT_LIMIT: u64 = 2_000;
+/// Characters of a line shown before it is cut with `...`.
+pub const MAX_LINE_CHARS: usize = 2_000;
+/// Bytes sniffed for binary content.
+pub const BINARY_CHECK_SIZE: usize = 8_192;
+/// Share of non-text bytes above which a file is binary.
+pub const BINARY_THRESHOLD: f64 = 0.30;
+/// Largest image returned as a data URI.
+pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// The `read` tool's definition.
+pub fn definition() -> ToolDef {
+    ToolDef {
+        name: "read",
+        summary: "Read a file's lines, numbered",
+        description: "Read a file. Returns its lines numbered as `N<TAB>content` (1-based), \
+            2000 lines from the start unless offset/limit say otherwise; lines longer than \
+            2000 characters are cut with `...`. Images (.png, .jpg, .jpeg, .gif, .webp) are \
+            returned as a base64 data URI. Binary files and directories are refused.",
+        permission: "read",
+        schema: parameters,
+        execute,
+        doc: ToolDoc {
+            output: "Numbered lines `N<TAB>content`, one per line of the file. When lines remain \
+                after the page, a footer `... (N more lines not shown, use offset/limit to read \
+                more)`. An empty file reads as `(empty file)`. metadata: path, total_lines, \
+                start_line, end_line; mime for images; lossy when bytes were not UTF-8.",
+            errors: "`File not found: PATH` (with `Did you mean: PATH?` when a sibling shares the \
+                first three or more characters); `PATH is a directory, not a file`; `Binary file \
+                detected`; `Offset N is beyond end of file (M lines)`; an image over 5 MB.",
+            examples: &[
+                (
+                    "Read the first 40 lines of a file",
+                    "tinytool read --file-path src/main.rs --limit 40",
+                ),
+                (
+                    "The same call as JSON on standard input",
+                    "echo '{\"file_path\":\"src/main.rs\",\"limit\":40}' | tinytool read",
+                ),
+                (
+                    "Read lines 101 to 150",
+                    "tinytool read --file-path big.log --offset 100 --limit 50",
+                ),
+            ],
+        },
+    }
+}
+
+fn parameters() -> Value {
+    schema::object(
+        json!({
+            "file_path": {
+                "type": "string",
+                "description": "Path of the file to read: absolute, or relative to the working directory."
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "0-based index of the first line to show (default 0)."
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Maximum number of lines to show (default 2000)."
+            }
+        }),
+        &["file_path"],
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    file_path: String,
+    #[serde(default)]
+    offset: u64,
+    limit: Option<u64>,
+}
+
+fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
+    let args: ReadArgs = match parse_args(args) {
+        Ok(args) => args,
+        Err(output) => return Ok(output),
+    };
+    let path = ctx.resolve(&args.file_path);
+    let shown = ctx.display(&path);
+    let meta = match std::fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == ErrorKind::NotFound => {
+            let mut message = format!("File not found: {shown}");
+            if let Some(suggestion) = suggest_similar(&path) {
+                message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
+            }
+            return Ok(ToolOutput::error(message));
+        }
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Error accessing file: {shown}: {err}"
+            )));
+        }
+    };
+    if meta.is_dir() {
+        return Ok(ToolOutput::error(format!(
+            "{shown} is a directory, not a file (use glob to list its files)"
+        )));
+    }
+    if !meta.is_file() {
+        return Ok(ToolOutput::error(format!(
+            "{shown} is not a regular file (a device, socket or pipe cannot be read)"
+        )));
+    }
+    if let Some(mime) = image_mime(&path) {
+        return read_image(&path, &shown, mime, meta.len());
+    }
+    let mut file = match File::open(&path) {
+        Ok(file) => file,
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Error reading file: {shown}: {err}"
+            )));
+        }
+    };
+    let mut sniff = Vec::with_capacity(BINARY_CHECK_SIZE);
+    (&mut file)
+        .take(BINARY_CHECK_SIZE as u64)
+        .read_to_end(&mut sniff)?;
+    if is_binary(&sniff) {
+        return Ok(ToolOutput::error(format!(
+            "Binary file detected: {shown} ({} bytes). Cannot display binary content.",
+            meta.len()
+        )));
+    }
+    let reader = BufReader::with_capacity(256 * 1024, std::io::Cursor::new(sniff).chain(file));
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    let page = read_page(reader, args.offset, limit, Capture::new(ctx.session.limits))?;
+    if page.total_lines == 0 && args.offset == 0 {
+        return Ok(ToolOutput::text("(empty file)")
+            .with("path", shown)
+            .with("total_lines", 0));
+    }
+    if args.offset >= page.total_lines {
+        return Ok(ToolOutput::error(format!(
+            "Offset {} is beyond end of file ({} lines)",
+            args.offset, page.total_lines
+        )));
+    }
+    let end = page.total_lines.min(args.offset.saturating_add(limit));
+    let mut capture = page.capture;
+    if end < page.total_lines {
+        capture.push_str(&format!(
+            "\n... ({} more lines not shown, use offset/limit to read more)\n",
+            page.total_lines - end
+        ));
+    }
+    let mut output = ToolOutput {
+        body: Body::Captured(Box::new(capture)),
+        is_error: false,
+        metadata: Map::new(),
+    }
+    .with("path", shown)
+    .with("total_lines", page.total_lines)
+    .with("start_line", args.offset + 1)
+    .with("end_line", end);
+    if page.lossy {
+        output = output.with("lossy", true);
+    }
+    Ok(output)
+}
+
+/// A page of numbered lines and what was learned about the whole file on the way.
+struct Page {
+    capture: Capture,
+    total_lines: u64,
+    lossy: bool,
+}
+
+/// Streams `reader`, writing lines `offset..offset+limit` into `capture` as
+/// `N<TAB>content` and counting every line.
+fn read_page(
+    mut reader: impl BufRead,
+    offset: u64,
+    limit: u64,
+    mut capture: Capture,
+) -> std::io::Result<Page> {
+    // Enough bytes for 2,000 characters of up to 4 bytes each, plus a possible CR.
+    const KEEP_BYTES: usize = 4 * MAX_LINE_CHARS + 1;
+    let end = offset.saturating_add(limit);
+    let mut index: u64 = 0;
+    let mut kept: Vec<u8> = Vec::new();
+    let mut line_len: u64 = 0;
+    let mut lossy = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let len = buf.len();
+        if index >= end {
+            // Past the page: only count the remaining lines.
+            index += memchr::memchr_iter(b'\n', buf).count() as u64;
+            line_len = match buf.last() {
+                Some(b'\n') => 0,
+                _ => line_len + 1,
+            };
+            reader.consume(len);
+            continue;
+        }
+        let mut pos = 0;
+        while pos < len {
+            let rest = &buf[pos..];
+            let (segment, newline) = match memchr::memchr(b'\n', rest) {
+                Some(i) => (&rest[..i], true),
+                None => (rest, false),
+            };
+            if index >= offset && index < end && kept.len() < KEEP_BYTES {
+                let room = KEEP_BYTES - kept.len();
+                kept.extend_from_slice(&segment[..segment.len().min(room)]);
+            }
+            line_len += segment.len() as u64;
+            pos += segment.len() + usize::from(newline);
+            if newline {
+                if index >= offset && index < end {
+                    lossy |= emit_line(&mut capture, index, &kept, line_len);
+                }
+                kept.clear();
+                line_len = 0;
+                index += 1;
+                if index >= end {
+                    let tail = &buf[pos..];
+                    index += memchr::memchr_iter(b'\n', tail).count() as u64;
+                    line_len = tail.len() as u64
+                        - tail
+                            .iter()
+                            .rposition(|&b| b == b'\n')
+                            .map_or(0, |p| p as u64 + 1);
+                    pos = len;
+                }
+            }
+        }
+        reader.consume(len);
+    }
+    if line_len > 0 {
+        // A last line without a newline.
+        if index >= offset && index < end {
+            lossy |= emit_line(&mut capture, index, &kept, line_len);
+        }
+        index += 1;
+    }
+    Ok(Page {
+        capture,
+        total_lines: index,
+        lossy,
+    })
+}
+
+/// Writes one numbered line; returns whether bytes had to be replaced.
+fn emit_line(capture: &mut Capture, index: u64, kept: &[u8], full_len: u64) -> bool {
+    let complete = kept.len() as u64 == full_len;
+    let bytes = match kept {
+        [rest @ .., b'\r'] if complete => rest,
+        _ => kept,
+    };
+    let (text, lossy) = match std::str::from_utf8(bytes) {
+        Ok(text) => (std::borrow::Cow::Borrowed(text), false),
+        Err(err) if !complete && err.error_len().is_none() => {
+            (String::from_utf8_lossy(&bytes[..err.valid_up_to()]), false)
+        }
+        Err(_) => (String::from_utf8_lossy(bytes), true),
+    };
+    let cut_at = text.char_indices().nth(MAX_LINE_CHARS).map(|(i, _)| i);
+    let line = match cut_at {
+        Some(i) => format!("{}\t{}...\n", index + 1, &text[..i]),
+        None if !complete => format!("{}\t{text}...\n", index + 1),
+        None => format!("{}\t{text}\n", index + 1),
+    };
+    capture.push_str(&line);
+    lossy
+}
+
+/// The reference's binary score: NUL counts 10, bytes 0x01–0x07 and 0x0E–0x1F (but ESC)
+/// count 1; binary when the score is more than 30% of the window.
+pub fn is_binary(bytes: &[u8]) -> bool {
+    let window = &bytes[..bytes.len().min(BINARY_CHECK_SIZE)];
+    if window.is_empty() {
+        return false;
+    }
+    let score: usize = window
+        .iter()
+        .map(|&b| match b {
+            0x00 => 10,
+            0x01..=0x07 => 1,
+            0x0E..=0x1F if b != 0x1B => 1,
+            _ => 0,
+        })
+        .sum();
+    score as f64 / window.len() as f64 > BINARY_THRESHOLD
+}
+
+fn image_mime(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "png" => Some("image/png"),
+        "gif" => Some("image/gif"),
+        "webp" => Some("image/webp"),
+        _ => None,
+    }
+}
+
+fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result<ToolOutput> {
+    if size > MAX_IMAGE_BYTES {
+        return Ok(ToolOutput::error(format!(
+            "Image too large: {shown} is {size} bytes; read returns images of at most {MAX_IMAGE_BYTES} bytes (5 MB)"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    File::open(path)?
+        .take(MAX_IMAGE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_IMAGE_BYTES {
+        return Ok(ToolOutput::error(format!(
+            "Image too large: {shown} grew past {MAX_IMAGE_BYTES} bytes while being read"
+        )));
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    Ok(ToolOutput {
+        body: Body::Image(format!("data:{mime};base64,{data}")),
+        is_error: false,
+        metadata: Map::new(),
+    }
+    .with("path", shown)
+    .with("mime", mime)
+    .with("bytes", bytes.len()))
+}
+
+/// A sibling of a missing path whose name shares the longest prefix (at least 3 bytes,
+/// ignoring case) with the missing name; the first in name order wins ties.
+fn suggest_similar(path: &Path) -> Option<std::path::PathBuf> {
+    let parent = path.parent()?;
+    let wanted = path.file_name()?.to_string_lossy().to_lowercase();
+    let mut names: Vec<String> = std::fs::read_dir(parent)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut best: Option<(usize, &String)> = None;
+    for name in &names {
+        let score = wanted
+            .bytes()
+            .zip(name.to_lowercase().bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if score >= 3 && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, name));
+        }
+    }
+    best.map(|(_, name)| parent.join(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::truncate::Limits;
+
+    fn page(text: &[u8], offset: u64, limit: u64) -> (String, u64) {
+        let page = read_page(text, offset, limit, Capture::new(Limits::default())).unwrap();
+        (page.capture.finish().text, page.total_lines)
+    }
+
+    #[test]
+    fn numbers_lines_without_an_extra_line_for_the_final_newline() {
+        assert_eq!(
+            page(b"line 1\nline 2\nline 3\n", 0, 2000),
+            ("1\tline 1\n2\tline 2\n3\tline 3\n".into(), 3)
+        );
+        assert_eq!(page(b"a\nb", 0, 2000), ("1\ta\n2\tb\n".into(), 2));
+        assert_eq!(page(b"", 0, 2000), (String::new(), 0));
+        assert_eq!(page(b"\n", 0, 2000), ("1\t\n".into(), 1));
+    }
+
+    #[test]
+    fn offset_and_limit_select_a_page_and_the_rest_is_counted() {
+        let text: String = (1..=100).map(|i| format!("x{i}\n")).collect();
+        let (out, total) = page(text.as_bytes(), 10, 5);
+        assert_eq!(out, "11\tx11\n12\tx12\n13\tx13\n14\tx14\n15\tx15\n");
+        assert_eq!(total, 100);
+        let (_, total) = page(b"a\nb\nc", 0, 1);
+        assert_eq!(total, 3);
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_2000_characters_on_a_boundary() {
+        let line = "ж".repeat(2_500);
+        let (out, _) = page(line.as_bytes(), 0, 10);
+        let shown = out
+            .strip_prefix("1\t")
+            .unwrap()
+            .strip_suffix("...\n")
+            .unwrap();
+        assert_eq!(shown.chars().count(), 2_000);
+        let exact = "a".repeat(2_000);
+        assert_eq!(page(exact.as_bytes(), 0, 1).0, format!("1\t{exact}\n"));
+        let huge = vec![b'q'; 1_000_000];
+        let (out, total) = page(&huge, 0, 1);
+        assert_eq!(total, 1);
+        assert_eq!(out.len(), "1\t".len() + 2_000 + "...\n".len());
+    }
+
+    #[test]
+    fn crlf_is_not_shown_and_invalid_utf8_is_replaced() {
+        assert_eq!(page(b"a\r\nb\r\n", 0, 10).0, "1\ta\n2\tb\n");
+        let page = read_page(&b"ok\n\xff\n"[..], 0, 10, Capture::new(Limits::default())).unwrap();
+        assert!(page.lossy);
+        assert_eq!(page.capture.finish().text, "1\tok\n2\t\u{fffd}\n");
+    }
+
+    #[test]
+    fn tiny_buffers_give_the_same_page() {
+        let text: String = (1..=50).map(|i| format!("line number {i}\n")).collect();
+        let reader = BufReader::with_capacity(3, text.as_bytes());
+        let got = read_page(reader, 7, 9, Capture::new(Limits::default())).unwrap();
+        assert_eq!(got.total_lines, 50);
+        assert_eq!(got.capture.finish().text, page(text.as_bytes(), 7, 9).0);
+    }
+
+    #[test]
+    fn binary_scoring_follows_the_reference() {
+        assert!(!is_binary(b""));
+        assert!(!is_binary(b"hello world\nthis is text"));
+        assert!(is_binary(&[0u8; 10]));
+        let mut mostly_ctrl = vec![0x01u8; 50];
+        mostly_ctrl.extend(vec![b'a'; 50]);
+        assert!(is_binary(&mostly_ctrl));
+        let mut few_ctrl = vec![0x01u8; 5];
+        few_ctrl.extend(vec![b'a'; 95]);
+        assert!(!is_binary(&few_ctrl));
+        assert!(!is_binary("日本語テスト hello world".as_bytes()));
+        assert!(!is_binary(b"\x1b[31mred\x1b[0m\n"));
+    }
+
+    #[test]
+    fn suggestions_need_three_common_characters() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.toml"), "").unwrap();
+        std::fs::write(dir.path().join("cargo.lock"), "").unwrap();
+        assert_eq!(
+            suggest_similar(&dir.path().join("Config.yaml")),
+            Some(dir.path().join("config.toml"))
+        );
+        assert_eq!(suggest_similar(&dir.path().join("cat.txt")), None);
+    }
+}

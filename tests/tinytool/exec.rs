@@ -1,0 +1,160 @@
+//! `exec` and `exec --jsonl`: call shapes, ids, repair, routing to `invalid`, streams.
+
+use serde_json::json;
+
+use crate::util::Room;
+
+fn room_with_file() -> Room {
+    let room = Room::new();
+    room.write("a.txt", "hello\n");
+    room
+}
+
+#[test]
+fn openai_flat_nested_and_anthropic_shapes_run_the_same_call() {
+    let room = room_with_file();
+    let flat = room
+        .exec(json!({"id": "call_1", "name": "read", "arguments": "{\"file_path\":\"a.txt\"}"}));
+    let nested = room.exec(json!({"id": "call_2", "type": "function",
+        "function": {"name": "read", "arguments": {"file_path": "a.txt"}}}));
+    let anthropic = room.exec(json!({"type": "tool_use", "id": "toolu_1", "name": "read",
+        "input": {"file_path": "a.txt"}}));
+    for (run, id) in [(flat, "call_1"), (nested, "call_2"), (anthropic, "toolu_1")] {
+        assert_eq!(run.code, 0);
+        let result = run.json();
+        assert_eq!(result["id"], id);
+        assert_eq!(result["output"], "1\thello\n");
+    }
+}
+
+#[test]
+fn results_without_an_id_leave_it_out() {
+    let room = room_with_file();
+    let result = room
+        .exec(json!({"name": "read", "arguments": {"file_path": "a.txt"}}))
+        .json();
+    assert!(result.get("id").is_none());
+    crate::snapshot!("exec_result_shape", result);
+}
+
+#[test]
+fn fenced_arguments_with_a_trailing_comma_are_repaired() {
+    let room = room_with_file();
+    let args = "```json\n{\"file_path\": \"a.txt\",}\n```";
+    let run = room.exec(json!({"id": "c", "name": "read", "arguments": args}));
+    assert_eq!(run.code, 0, "{run:?}");
+    let result = run.json();
+    assert_eq!(result["output"], "1\thello\n");
+    assert_eq!(
+        result["metadata"]["repairs"],
+        json!(["stripped a markdown code fence", "removed trailing commas"])
+    );
+}
+
+#[test]
+fn garbage_arguments_go_to_invalid_naming_the_tool() {
+    let room = room_with_file();
+    let run = room.exec(json!({"id": "c", "name": "read", "arguments": "{\"file_path\": \"a.txt"}));
+    assert_eq!(run.code, 1);
+    let result = run.json();
+    assert_eq!(result["tool"], "invalid");
+    assert_eq!(result["id"], "c");
+    assert_eq!(result["is_error"], true);
+    let out = result["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("Tool call to \"read\" failed: the arguments were not valid JSON."),
+        "{out}"
+    );
+    assert!(out.contains("Please retry"));
+}
+
+#[test]
+fn empty_arguments_are_an_empty_object() {
+    let room = room_with_file();
+    let run = room.exec(json!({"name": "read", "arguments": ""}));
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.output(),
+        "Invalid arguments: missing required parameter `file_path`"
+    );
+}
+
+#[test]
+fn unknown_tools_and_unknown_parameters() {
+    let room = room_with_file();
+    let run = room.exec(json!({"name": "nosuchtool", "arguments": {}}));
+    assert_eq!(run.code, 2);
+    assert_eq!(run.output(), "Unknown tool: nosuchtool");
+    let run = room.exec(json!({"name": "read", "arguments": {"path": "a.txt"}}));
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.output(),
+        "Invalid arguments: unknown parameter \"path\" (valid parameters are file_path, offset, limit); missing required parameter `file_path`"
+    );
+}
+
+#[test]
+fn null_optional_parameters_are_absent() {
+    let room = room_with_file();
+    let run = room.exec(
+        json!({"name": "read", "arguments": {"file_path": "a.txt", "offset": null, "limit": null}}),
+    );
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn a_malformed_envelope_is_a_usage_error_with_json() {
+    let room = room_with_file();
+    let run = room.run(&["exec"], Some("this is not json"));
+    assert_eq!(run.code, 2);
+    assert!(run.output().starts_with("Invalid tool call"));
+}
+
+#[test]
+fn jsonl_answers_every_line_in_order_even_a_malformed_one() {
+    let room = room_with_file();
+    let mut input = String::new();
+    for i in 0..1000 {
+        if i == 500 {
+            input.push_str("{oops\n");
+        } else {
+            input.push_str(&json!({"id": format!("c{i}"), "name": "read", "arguments": {"file_path": "a.txt"}}).to_string());
+            input.push('\n');
+        }
+    }
+    let run = room.run(&["exec", "--jsonl"], Some(&input));
+    assert_eq!(run.code, 0);
+    let lines = run.lines();
+    assert_eq!(lines.len(), 1000);
+    for (i, line) in lines.iter().enumerate() {
+        if i == 500 {
+            assert_eq!(line["is_error"], true);
+            assert!(
+                line["output"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Invalid tool call")
+            );
+        } else {
+            assert_eq!(line["id"], format!("c{i}"));
+            assert_eq!(line["output"], "1\thello\n");
+        }
+    }
+}
+
+#[test]
+fn the_exit_tool_ends_a_stream() {
+    let room = room_with_file();
+    let input = [
+        json!({"id": 1, "name": "read", "arguments": {"file_path": "a.txt"}}),
+        json!({"id": 2, "name": "exit", "arguments": {"reason": "done"}}),
+        json!({"id": 3, "name": "read", "arguments": {"file_path": "a.txt"}}),
+    ]
+    .map(|v| v.to_string())
+    .join("\n");
+    let run = room.run(&["exec", "--jsonl"], Some(&input));
+    let lines = run.lines();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["output"], "Exiting: done");
+    assert_eq!(lines[0]["id"], 1);
+}

@@ -1,0 +1,172 @@
+//! `read`: numbering, paging, previews, images, binary files and errors.
+
+use serde_json::json;
+
+use crate::util::Room;
+
+#[test]
+fn numbers_lines_relative_to_dir() {
+    let room = Room::new();
+    room.write("src/a.txt", "alpha\nbeta\n");
+    let run = room.call("read", json!({"file_path": "src/a.txt"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    let result = run.json();
+    crate::snapshot!("read_numbered", result);
+}
+
+#[test]
+fn flags_and_stdin_are_the_same_call() {
+    let room = Room::new();
+    room.write("a.txt", "1\n2\n3\n4\n");
+    let by_flags = room.run(&["read", "--file-path", "a.txt", "--limit", "2"], None);
+    let by_stdin = room.run(&["read"], Some(r#"{"file_path":"a.txt","limit":2}"#));
+    assert_eq!(by_flags.stdout, by_stdin.stdout);
+    assert!(
+        by_flags
+            .output()
+            .contains("(2 more lines not shown, use offset/limit to read more)")
+    );
+}
+
+#[test]
+fn offset_and_limit_page_through_the_file() {
+    let room = Room::new();
+    let text: String = (1..=100)
+        .map(|i| format!("{}\n", "x".repeat(10) + &i.to_string()))
+        .collect();
+    room.write("f.txt", text);
+    let run = room.call(
+        "read",
+        json!({"file_path": "f.txt", "offset": 10, "limit": 5}),
+    );
+    let out = run.output();
+    assert!(out.starts_with("11\txxxxxxxxxx11\n"), "{out}");
+    assert!(out.contains("15\t"));
+    assert!(!out.contains("16\t"));
+    assert!(out.ends_with("\n... (85 more lines not shown, use offset/limit to read more)\n"));
+    assert_eq!(run.json()["metadata"]["total_lines"], 100);
+}
+
+#[test]
+fn a_long_page_is_previewed_with_whole_counts_and_no_broken_character() {
+    let room = Room::new();
+    let text: String = (1..=3000)
+        .map(|i| format!("ligne {i} — café ✓\n"))
+        .collect();
+    room.write("long.txt", text);
+    let run = room.call("read", json!({"file_path": "long.txt", "limit": 3000}));
+    let result = run.json();
+    let out = result["output"].as_str().unwrap();
+    assert_eq!(result["truncated"], true);
+    assert!(out.contains("[preview: 50 of 3000 lines, "), "{out}");
+    assert!(!out.contains('\u{fffd}'));
+    assert!(out.starts_with("1\tligne 1 — café ✓\n"));
+    assert!(out.ends_with("3000\tligne 3000 — café ✓\n"));
+}
+
+#[test]
+fn a_huge_page_is_previewed_in_bounded_output() {
+    let room = Room::new();
+    let line = "é".repeat(3000);
+    let text: String = (0..500).map(|_| format!("{line}\n")).collect();
+    room.write("wide.txt", text);
+    let run = room.call("read", json!({"file_path": "wide.txt", "limit": 1000000}));
+    let result = run.json();
+    assert_eq!(result["truncated"], true);
+    assert!(result["output"].as_str().unwrap().len() < 60_000);
+}
+
+#[test]
+fn missing_file_suggests_a_sibling() {
+    let room = Room::new();
+    room.write("config.toml", "");
+    let run = room.call("read", json!({"file_path": "conf.yaml"}));
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.output(),
+        "File not found: conf.yaml\nDid you mean: config.toml?"
+    );
+    let run = room.call("read", json!({"file_path": "zzz"}));
+    assert_eq!(run.output(), "File not found: zzz");
+}
+
+#[test]
+fn directories_binaries_and_bad_offsets_are_clear_errors() {
+    let room = Room::new();
+    room.write("d/x", "");
+    let mut bin = vec![0u8; 100];
+    bin.extend_from_slice(b"abc");
+    room.write("blob.bin", bin);
+    room.write("two.txt", "a\nb\n");
+    let dir = room.call("read", json!({"file_path": "d"}));
+    assert_eq!(dir.code, 1);
+    assert!(dir.output().starts_with("d is a directory, not a file"));
+    let binary = room.call("read", json!({"file_path": "blob.bin"}));
+    assert_eq!(
+        binary.output(),
+        "Binary file detected: blob.bin (103 bytes). Cannot display binary content."
+    );
+    let beyond = room.call("read", json!({"file_path": "two.txt", "offset": 5}));
+    assert_eq!(beyond.output(), "Offset 5 is beyond end of file (2 lines)");
+    let negative = room.call("read", json!({"file_path": "two.txt", "offset": -1}));
+    assert_eq!(negative.code, 1);
+    assert_eq!(
+        negative.output(),
+        "Invalid arguments: `offset` must be at least 0 (got -1)"
+    );
+    let zero = room.call("read", json!({"file_path": "two.txt", "limit": 0}));
+    assert!(zero.output().contains("`limit` must be at least 1"));
+}
+
+#[test]
+fn empty_files_and_lossy_bytes_are_reported() {
+    let room = Room::new();
+    room.write("empty.txt", "");
+    room.write("latin1.txt", b"caf\xe9\n");
+    assert_eq!(
+        room.call("read", json!({"file_path": "empty.txt"}))
+            .output(),
+        "(empty file)"
+    );
+    let run = room.call("read", json!({"file_path": "latin1.txt"}));
+    let result = run.json();
+    assert_eq!(result["output"], "1\tcaf\u{fffd}\n");
+    assert_eq!(result["metadata"]["lossy"], true);
+}
+
+#[test]
+fn images_are_data_uris_never_previewed() {
+    let room = Room::new();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(std::iter::repeat_n(7u8, 200_000));
+    room.write("pic.PNG", &png);
+    let run = room.call("read", json!({"file_path": "pic.PNG"}));
+    let result = run.json();
+    assert_eq!(result["truncated"], false);
+    assert_eq!(result["metadata"]["mime"], "image/png");
+    let uri = result["output"].as_str().unwrap();
+    assert!(uri.starts_with("data:image/png;base64,iVBORw0KGgo"));
+    use base64::Engine;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(uri.split_once(",").unwrap().1)
+        .unwrap();
+    assert_eq!(decoded, png);
+}
+
+#[test]
+fn images_over_5_mb_are_refused_with_their_size() {
+    let room = Room::new();
+    room.write("big.jpg", vec![1u8; 5 * 1024 * 1024 + 1]);
+    let run = room.call("read", json!({"file_path": "big.jpg"}));
+    assert_eq!(run.code, 1);
+    assert!(run.output().contains("5242881 bytes"), "{}", run.output());
+}
+
+#[test]
+fn a_file_without_newlines_reads_its_first_2000_characters() {
+    let room = Room::new();
+    room.write("one.txt", "z".repeat(3_000_000));
+    let run = room.call("read", json!({"file_path": "one.txt"}));
+    let out = run.output();
+    assert_eq!(out, format!("1\t{}...\n", "z".repeat(2000)));
+}

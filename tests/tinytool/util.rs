@@ -1,0 +1,195 @@
+//! The harness every integration test uses: a clean room (temporary directory, scrubbed
+//! environment, private HOME and config directory) and a runner for the real binary that
+//! feeds stdin and parses the JSON result.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// A temporary working directory plus a private home, and the environment to run in.
+pub struct Room {
+    pub tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub home: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+/// What one run of the binary produced.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// stdout parsed as one JSON value.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON value ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// stdout parsed as JSON lines.
+    pub fn lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line ({e}): {l}")))
+            .collect()
+    }
+
+    /// The `output` text of a JSON result.
+    pub fn output(&self) -> String {
+        self.json()["output"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+impl Room {
+    pub fn new() -> Room {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(tmp.path()).expect("canonical tempdir");
+        let dir = root.join("work");
+        let home = root.join("home");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(home.join(".config")).unwrap();
+        let env = vec![
+            ("HOME".to_string(), home.to_string_lossy().into_owned()),
+            (
+                "XDG_CONFIG_HOME".to_string(),
+                home.join(".config").to_string_lossy().into_owned(),
+            ),
+            (
+                "PATH".to_string(),
+                std::env::var("PATH").unwrap_or_default(),
+            ),
+            ("LANG".to_string(), "C.UTF-8".to_string()),
+        ];
+        Room {
+            tmp,
+            dir,
+            home,
+            env,
+        }
+    }
+
+    /// Writes a file under the working directory (parents created).
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.join(rel)).unwrap()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    /// Sets an environment variable for later runs.
+    pub fn set_env(&mut self, key: &str, value: impl AsRef<str>) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), value.as_ref().to_string()));
+    }
+
+    /// The command for the binary in this room (nothing run yet).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.args(args).current_dir(&self.dir).env_clear();
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs the binary with `args` and `stdin` (None: stdin is /dev/null).
+    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        run_command(self.command(args), stdin.map(str::as_bytes))
+    }
+
+    /// Runs a direct tool call with a JSON object on stdin.
+    pub fn call(&self, tool: &str, args: Value) -> Run {
+        self.run(&[tool], Some(&args.to_string()))
+    }
+
+    /// Runs one `exec` call.
+    pub fn exec(&self, call: Value) -> Run {
+        self.run(&["exec"], Some(&call.to_string()))
+    }
+}
+
+/// Runs a prepared command, feeding `stdin`.
+pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let mut child = cmd.spawn().expect("spawn tinytool");
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
+    let out = child.wait_with_output().expect("wait");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tinytool")
+}
+
+/// Replaces a path prefix in a string (for snapshots).
+pub fn redact(text: &str, path: &Path, with: &str) -> String {
+    text.replace(&path.to_string_lossy().into_owned(), with)
+}
+
+/// insta settings that store snapshots in the repository's `snapshots/` folder.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
+
+/// Asserts a JSON snapshot stored in `snapshots/<name>.snap`.
+#[macro_export]
+macro_rules! snapshot {
+    ($name:expr, $value:expr) => {
+        $crate::util::snapshot_settings().bind(|| {
+            insta::assert_json_snapshot!($name, $value);
+        })
+    };
+}
+
+/// Asserts a text snapshot stored in `snapshots/<name>.snap`.
+#[macro_export]
+macro_rules! snapshot_text {
+    ($name:expr, $value:expr) => {
+        $crate::util::snapshot_settings().bind(|| {
+            insta::assert_snapshot!($name, $value);
+        })
+    };
+}
