@@ -13,10 +13,12 @@
 //! - [`cli`]: the command line derived from the registry.
 
 pub mod cli;
+pub mod config;
 pub mod dialects;
 pub mod events;
 pub mod exit;
 pub mod paths;
+pub mod project;
 pub mod registry;
 pub mod repair;
 pub mod schema;
@@ -24,4 +26,5 @@ pub mod session;
 pub mod tool;
 pub mod tools;
 pub mod truncate;
+pub mod wildcard;
 pub mod wire;

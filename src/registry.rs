@@ -224,7 +224,8 @@ impl Registry {
             session,
             tool: def.name,
         };
-        if let Err(refusal) = session.gate.check(&ctx, def, &args) {
+        let accesses = def.accesses(&ctx, &args);
+        if let Err(refusal) = session.gate.check(&ctx, &accesses) {
             let mut result =
                 CallResult::failure(id, def.name, refusal.message, ExitStatus::Refused);
             result.metadata = refusal.metadata;

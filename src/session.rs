@@ -6,21 +6,24 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::config::Config;
 use crate::events::EventSink;
 use crate::paths;
-use crate::tool::ToolDef;
+use crate::tool::{Access, ToolDef};
 use crate::truncate::Limits;
 
 /// The permission hook of the execution flow (spec 8.1 step 3). The policy engine
 /// implements it; [`AllowAll`] stands in where no policy applies.
 pub trait PermissionGate: Send + Sync {
-    /// Decides a call before it runs; `Err` refuses it.
-    fn check(
-        &self,
-        ctx: &CallContext,
-        def: &ToolDef,
-        args: &Map<String, Value>,
-    ) -> Result<(), Refusal>;
+    /// Decides the accesses of a call before it runs (every one must be allowed); `Err`
+    /// refuses the call. Tools also use it for commands they run on the side (formatters).
+    fn check(&self, ctx: &CallContext, accesses: &[Access]) -> Result<(), Refusal>;
+
+    /// Whether one access would be allowed without asking anybody (never prompts): grep
+    /// uses it to decide whether to search `.env*` files.
+    fn permits(&self, _ctx: &CallContext, _access: &Access) -> bool {
+        true
+    }
 
     /// Whether a tool is hidden from `tools` listings (disabled or denied outright).
     fn hides(&self, _session: &Session, _def: &ToolDef) -> bool {
@@ -47,7 +50,7 @@ pub struct Refusal {
 pub struct AllowAll;
 
 impl PermissionGate for AllowAll {
-    fn check(&self, _: &CallContext, _: &ToolDef, _: &Map<String, Value>) -> Result<(), Refusal> {
+    fn check(&self, _: &CallContext, _: &[Access]) -> Result<(), Refusal> {
         Ok(())
     }
 }
@@ -68,6 +71,8 @@ pub struct Session {
     pub events: EventSink,
     /// Output limits for previews.
     pub limits: Limits,
+    /// The merged config files.
+    pub config: Config,
     /// Subagent depth of this process (`TINYTOOL_SUBAGENT_DEPTH`).
     pub depth: u32,
     /// The permission hook.
@@ -93,6 +98,7 @@ impl Session {
             dir: paths::resolve_symlinks(&paths::clean(dir)),
             events: EventSink::none(),
             limits: Limits::default(),
+            config: Config::default(),
             depth: 0,
             gate: Box::new(AllowAll),
             after_hook: None,
@@ -118,6 +124,12 @@ impl CallContext<'_> {
     /// How a path is shown in outputs: relative inside the directory, else absolute.
     pub fn display(&self, path: &Path) -> String {
         paths::display(&self.session.dir, path)
+    }
+
+    /// Asks the permission gate about accesses the tool needs beyond the call's own (a
+    /// formatter or subagent command as a `shell` access).
+    pub fn allows(&self, accesses: &[Access]) -> Result<(), Refusal> {
+        self.session.gate.check(self, accesses)
     }
 
     /// Publishes a bus event with the session id added to its properties.

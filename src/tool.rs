@@ -5,6 +5,8 @@
 //! registry (`src/tools/mod.rs`) lists them. Subcommands, flags, `exec` dispatch,
 //! `tinytool tools`, man pages and completions are all derived from these records.
 
+use std::path::PathBuf;
+
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -15,6 +17,57 @@ use crate::truncate::Capture;
 /// An `Err` is an internal failure (spec 8.1 step 6); problems the caller can fix are an
 /// `Ok` output with `is_error` set.
 pub type ExecuteFn = fn(&CallContext, Map<String, Value>) -> anyhow::Result<ToolOutput>;
+
+/// What a call needs permission for, computed from its checked arguments without running
+/// it (file tools: each path; bash: the command and what the detectors find; webfetch: the
+/// URL). `None` in a definition means one access: the tool's category with its name as
+/// the pattern (none at all for tools without a category).
+pub type AccessFn = fn(&CallContext, &Map<String, Value>) -> Vec<Access>;
+
+/// One permission a call needs; the policy decides each in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    /// Permission category (spec 8.4): `read`, `edit`, `shell`, `secret-shell`, ...
+    pub permission: String,
+    /// What rule patterns are matched against: a path relative to the directory (absolute
+    /// outside it), a command, a URL, or the tool name.
+    pub pattern: String,
+    /// Why the permission is needed, when it is not obvious ("destructive: git push --force").
+    pub reason: Option<String>,
+    /// The resolved path, for file accesses: the policy adds `external_directory` for paths
+    /// outside the directory and applies the built-in protections.
+    pub path: Option<PathBuf>,
+}
+
+impl Access {
+    /// An access with a plain pattern.
+    pub fn new(permission: impl Into<String>, pattern: impl Into<String>) -> Self {
+        Access {
+            permission: permission.into(),
+            pattern: pattern.into(),
+            reason: None,
+            path: None,
+        }
+    }
+
+    /// A file access: `input` is resolved against the directory, and the pattern is the
+    /// path relative to it (forward slashes, symlinks resolved), or absolute outside it.
+    pub fn path(ctx: &CallContext, permission: impl Into<String>, input: &str) -> Self {
+        let resolved = ctx.resolve(input);
+        Access {
+            permission: permission.into(),
+            pattern: ctx.display(&resolved),
+            reason: None,
+            path: Some(resolved),
+        }
+    }
+
+    /// Adds the reason.
+    pub fn because(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+}
 
 /// A tool's definition record.
 #[derive(Clone, Copy)]
@@ -31,8 +84,21 @@ pub struct ToolDef {
     pub schema: fn() -> Value,
     /// The handler.
     pub execute: ExecuteFn,
+    /// What a call needs permission for (see [`AccessFn`]).
+    pub access: Option<AccessFn>,
     /// Extra documentation for the tool's man page.
     pub doc: ToolDoc,
+}
+
+impl ToolDef {
+    /// The accesses a call with these (checked) arguments needs, in order.
+    pub fn accesses(&self, ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
+        match self.access {
+            Some(access) => access(ctx, args),
+            None if self.permission.is_empty() => Vec::new(),
+            None => vec![Access::new(self.permission, self.name)],
+        }
+    }
 }
 
 /// Documentation a man page needs beyond the schema.

@@ -178,6 +178,13 @@ fn session_from(matches: &ArgMatches) -> Result<Session, String> {
         return Err("--session: the session id must not be empty".to_string());
     }
     let mut session = Session::new(id, &dir);
+    session.config = crate::config::Config::load(&session.dir)?;
+    if let Some(max_lines) = session.config.max_lines {
+        session.limits.max_lines = max_lines;
+    }
+    if let Some(max_bytes) = session.config.max_bytes {
+        session.limits.max_bytes = max_bytes;
+    }
     if let Some(spec) = matches.get_one::<String>("events") {
         session.events = EventSink::open(spec)
             .map_err(|e| format!("--events {spec}: cannot open for appending: {e}"))?;

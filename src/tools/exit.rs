@@ -17,6 +17,7 @@ pub fn definition() -> ToolDef {
         permission: "",
         schema: parameters,
         execute,
+        access: None,
         doc: ToolDoc {
             output: "`Exiting: REASON`. In `exec --jsonl` and `mcp`, no further calls are read.",
             errors: "None.",

@@ -21,6 +21,7 @@ pub fn definition() -> ToolDef {
         permission: "read",
         schema: parameters,
         execute,
+        access: None,
         doc: ToolDoc {
             output: "Never succeeds.",
             errors: "`Tool call to \"NAME\" failed: the arguments were not valid JSON.` followed by \

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::schema;
 use crate::session::CallContext;
-use crate::tool::{Body, ToolDef, ToolDoc, ToolOutput, parse_args};
+use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 use crate::truncate::Capture;
 
 /// Lines shown when no `limit` is given.
@@ -48,6 +48,7 @@ pub fn definition() -> ToolDef {
         permission: "read",
         schema: parameters,
         execute,
+        access: Some(access),
         doc: ToolDoc {
             output: "Numbered lines `N<TAB>content`, one per line of the file. When lines remain \
                 after the page, a footer `... (N more lines not shown, use offset/limit to read \
@@ -94,6 +95,15 @@ fn parameters() -> Value {
         }),
         &["file_path"],
     )
+}
+
+/// A read needs `read` of the resolved path.
+fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
+    let path = args
+        .get("file_path")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    vec![Access::path(ctx, "read", path)]
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,272 @@
+//! The config files (DESIGN §7): the user's `$XDG_CONFIG_HOME/tinytool/config.json` (else
+//! `~/.config/tinytool/config.json`), then the project's `<dir>/.tinytool/config.json`.
+//!
+//! ```json
+//! {
+//!   "formatters": {"*.rs": ["rustfmt", "{file}"]},
+//!   "subagents": {"build": {"command": ["my-agent", "--print"]}},
+//!   "task": {"deadline_ms": 1800000},
+//!   "skills": {"paths": ["/opt/skills"]},
+//!   "output": {"max_lines": 2000, "max_bytes": 51200},
+//!   "webfetch": {"allow_hosts": ["127.0.0.1:8080"]},
+//!   "websearch": {"endpoint": "https://api.exa.ai/search"},
+//!   "after_hook": ["my-hook", "--json"]
+//! }
+//! ```
+//!
+//! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
+//! line and column. The project file overrides the user file key by key (`skills.paths`
+//! adds to it), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
+//! which are taken from the user file only: a cloned repository cannot open the SSRF guard,
+//! redirect an API key, or hook every call. Commands from config (formatters, subagents,
+//! the after-hook) run only when the policy allows them as a `shell` call.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The merged configuration in effect.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// Formatter command per file glob (`{file}` is replaced by the path), in file order.
+    pub formatters: Vec<(String, Vec<String>)>,
+    /// Subagent command per type.
+    pub subagents: BTreeMap<String, Subagent>,
+    /// Deadline of a background task job, in milliseconds.
+    pub task_deadline_ms: Option<u64>,
+    /// Extra skill directories, user's first.
+    pub skill_paths: Vec<PathBuf>,
+    /// `output.max_lines`.
+    pub max_lines: Option<usize>,
+    /// `output.max_bytes`.
+    pub max_bytes: Option<usize>,
+    /// Hosts webfetch may reach even when they resolve to blocked addresses (user only).
+    pub allow_hosts: Vec<String>,
+    /// The websearch endpoint (user only).
+    pub websearch_endpoint: Option<String>,
+    /// The after-hook command (user only).
+    pub after_hook: Option<Vec<String>>,
+}
+
+/// A subagent type: the command that runs it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subagent {
+    /// Program and arguments; the prompt arrives on stdin.
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    formatters: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    subagents: BTreeMap<String, Subagent>,
+    #[serde(default)]
+    task: Option<TaskSection>,
+    #[serde(default)]
+    skills: Option<SkillsSection>,
+    #[serde(default)]
+    output: Option<OutputSection>,
+    #[serde(default)]
+    webfetch: Option<WebfetchSection>,
+    #[serde(default)]
+    websearch: Option<WebsearchSection>,
+    #[serde(default)]
+    after_hook: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskSection {
+    deadline_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SkillsSection {
+    #[serde(default)]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutputSection {
+    max_lines: Option<usize>,
+    max_bytes: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebfetchSection {
+    #[serde(default)]
+    allow_hosts: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebsearchSection {
+    endpoint: Option<String>,
+}
+
+/// tinytool's directory in the user's config home (`$XDG_CONFIG_HOME/tinytool`, else
+/// `~/.config/tinytool`).
+pub fn user_config_dir() -> Option<PathBuf> {
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        let xdg = PathBuf::from(xdg);
+        if xdg.is_absolute() {
+            return Some(xdg.join("tinytool"));
+        }
+    }
+    let home = std::env::var_os("HOME").filter(|v| !v.is_empty())?;
+    Some(PathBuf::from(home).join(".config").join("tinytool"))
+}
+
+/// Reads a JSON file strictly into `T`: `Ok(None)` when it does not exist, an error naming
+/// `file:line:column` when it does not parse or has unknown keys.
+pub fn read_json_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
+    };
+    serde_json::from_str(&text).map(Some).map_err(|err| {
+        let message = err.to_string();
+        // serde_json appends " at line L column C"; the prefix form reads better.
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(message.as_str(), |(m, _)| m);
+        format!(
+            "{}:{}:{}: {message}",
+            path.display(),
+            err.line(),
+            err.column()
+        )
+    })
+}
+
+impl Config {
+    /// Loads and merges the user and project config files for the project in `dir`.
+    pub fn load(dir: &Path) -> Result<Config, String> {
+        let user_path = user_config_dir().map(|d| d.join("config.json"));
+        let user = match &user_path {
+            Some(path) => read_json_file::<File>(path)?,
+            None => None,
+        };
+        let project = read_json_file::<File>(&dir.join(".tinytool").join("config.json"))?;
+        let mut config = Config::default();
+        if let Some(user) = user {
+            config.apply(user, true)?;
+        }
+        if let Some(project) = project {
+            config.apply(project, false)?;
+        }
+        Ok(config)
+    }
+
+    fn apply(&mut self, file: File, trusted: bool) -> Result<(), String> {
+        for (glob, command) in file.formatters {
+            let command: Vec<String> = serde_json::from_value(command).map_err(|_| {
+                format!("formatters.{glob}: expected a command as an array of strings")
+            })?;
+            if command.is_empty() {
+                return Err(format!("formatters.{glob}: the command is empty"));
+            }
+            self.formatters.retain(|(g, _)| *g != glob);
+            self.formatters.push((glob, command));
+        }
+        for (kind, subagent) in file.subagents {
+            if subagent.command.is_empty() {
+                return Err(format!("subagents.{kind}.command: the command is empty"));
+            }
+            self.subagents.insert(kind, subagent);
+        }
+        if let Some(task) = file.task {
+            self.task_deadline_ms = task.deadline_ms.or(self.task_deadline_ms);
+        }
+        if let Some(skills) = file.skills {
+            self.skill_paths.extend(skills.paths);
+        }
+        if let Some(output) = file.output {
+            self.max_lines = output.max_lines.filter(|n| *n > 0).or(self.max_lines);
+            self.max_bytes = output.max_bytes.filter(|n| *n > 0).or(self.max_bytes);
+        }
+        if trusted {
+            if let Some(webfetch) = file.webfetch {
+                self.allow_hosts = webfetch.allow_hosts;
+            }
+            if let Some(websearch) = file.websearch {
+                self.websearch_endpoint = websearch.endpoint;
+            }
+            if let Some(hook) = file.after_hook.filter(|h| !h.is_empty()) {
+                self.after_hook = Some(hook);
+            }
+        }
+        Ok(())
+    }
+
+    /// The formatter command for a path (relative to the project, forward slashes), with
+    /// `{file}` replaced by `file_arg`. A glob without `/` matches the base name.
+    pub fn formatter_for(&self, rel_path: &str, file_arg: &str) -> Option<Vec<String>> {
+        let base = rel_path.rsplit('/').next().unwrap_or(rel_path);
+        self.formatters.iter().find_map(|(glob, command)| {
+            let subject = if glob.contains('/') { rel_path } else { base };
+            crate::wildcard::matches(glob, subject).then(|| {
+                command
+                    .iter()
+                    .map(|part| part.replace("{file}", file_arg))
+                    .collect()
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Option<File>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, text).unwrap();
+        read_json_file::<File>(&path).map_err(|e| e.replace(&path.display().to_string(), "F"))
+    }
+
+    #[test]
+    fn errors_name_file_line_and_column() {
+        let err = parse("{\n  \"formatters\": {},\n  \"bogus\": 1\n}").unwrap_err();
+        assert!(err.starts_with("F:3:"), "{err}");
+        assert!(err.contains("unknown field `bogus`"), "{err}");
+        let err = parse("{\n  \"output\": {\"max_lines\": 5,}\n}").unwrap_err();
+        assert!(err.starts_with("F:2:"), "{err}");
+    }
+
+    #[test]
+    fn project_cannot_set_trusted_keys() {
+        let mut config = Config::default();
+        let file: File = serde_json::from_str(
+            r#"{"webfetch": {"allow_hosts": ["evil"]}, "after_hook": ["x"], "output": {"max_bytes": 100}}"#,
+        )
+        .unwrap();
+        config.apply(file, false).unwrap();
+        assert!(config.allow_hosts.is_empty());
+        assert!(config.after_hook.is_none());
+        assert_eq!(config.max_bytes, Some(100));
+    }
+
+    #[test]
+    fn formatters_match_base_names_and_substitute_the_file() {
+        let mut config = Config::default();
+        let file: File = serde_json::from_str(r#"{"formatters": {"*.rs": ["rustfmt", "{file}"], "web/*.js": ["prettier", "-w", "{file}"]}}"#).unwrap();
+        config.apply(file, true).unwrap();
+        assert_eq!(
+            config.formatter_for("src/a.rs", "/p/src/a.rs"),
+            Some(vec!["rustfmt".to_string(), "/p/src/a.rs".to_string()])
+        );
+        assert!(config.formatter_for("web/a.js", "x").is_some());
+        assert!(config.formatter_for("a.js", "x").is_none());
+        assert!(config.formatter_for("a.py", "x").is_none());
+    }
+}

@@ -1,0 +1,89 @@
+//! tinytool's own folder in a project, `<dir>/.tinytool/`: where the state database, the
+//! project policy and config, and the lock files live.
+//!
+//! The folder is created on first need with a `.gitignore` containing `*`, so the project's
+//! `git status` stays clean. Lock files (DESIGN §5) live in `.tinytool/locks/`, named by a
+//! hash of the resolved path they guard — never beside a user's file.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// `<dir>/.tinytool`.
+pub fn tinytool_dir(dir: &Path) -> PathBuf {
+    dir.join(".tinytool")
+}
+
+/// Creates `<dir>/.tinytool/` (with its `.gitignore`) when missing, and returns it.
+pub fn ensure_tinytool_dir(dir: &Path) -> io::Result<PathBuf> {
+    let folder = tinytool_dir(dir);
+    if !folder.is_dir() {
+        std::fs::create_dir_all(&folder)?;
+    }
+    let ignore = folder.join(".gitignore");
+    if !ignore.exists() {
+        // Another process may create it at the same moment; both write the same bytes.
+        std::fs::write(&ignore, "*\n")?;
+    }
+    Ok(folder)
+}
+
+/// An exclusive OS lock (flock) on the lock file of one resolved path, held until dropped.
+/// A holder that is killed releases it.
+#[derive(Debug)]
+pub struct PathLock {
+    _file: File,
+}
+
+impl PathLock {
+    /// Blocks until this process holds the lock for `path` (a resolved path) in the
+    /// project in `dir`.
+    pub fn acquire(dir: &Path, path: &Path) -> io::Result<PathLock> {
+        let locks = ensure_tinytool_dir(dir)?.join("locks");
+        std::fs::create_dir_all(&locks)?;
+        let name = format!("{:016x}.lock", fnv1a(path.as_os_str().as_encoded_bytes()));
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(locks.join(name))?;
+        file.lock()?;
+        Ok(PathLock { _file: file })
+    }
+}
+
+/// 64-bit FNV-1a: a stable hash, identical in every tinytool version and process.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_folder_is_created_with_a_gitignore() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = ensure_tinytool_dir(tmp.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(folder.join(".gitignore")).unwrap(),
+            "*\n"
+        );
+    }
+
+    #[test]
+    fn a_lock_excludes_a_second_holder_until_dropped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("file.txt");
+        let lock = PathLock::acquire(tmp.path(), &target).unwrap();
+        let locks = tmp.path().join(".tinytool/locks");
+        let entry = std::fs::read_dir(&locks).unwrap().next().unwrap().unwrap();
+        let other = File::options().write(true).open(entry.path()).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(lock);
+        assert!(other.try_lock().is_ok());
+        assert_ne!(fnv1a(b"a"), fnv1a(b"b"));
+    }
+}
