@@ -9,11 +9,13 @@
 //!   checks, permission, events, after-hook, preview);
 //! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
 //! - [`session`]: what a call runs with;
+//! - [`detect`]: the shell-command detectors behind `destructive-shell` and `secret-shell`;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
 //! - [`cli`]: the command line derived from the registry.
 
 pub mod cli;
 pub mod config;
+pub mod detect;
 pub mod dialects;
 pub mod events;
 pub mod exit;
