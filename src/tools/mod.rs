@@ -3,6 +3,7 @@
 //! Adding a tool is one file here plus one line in [`builtin`]: its subcommand, flags,
 //! `exec` dispatch, `tools` listing, man page and completions follow from the definition.
 
+pub mod bash;
 pub mod exit;
 pub mod invalid;
 pub mod read;
@@ -14,6 +15,7 @@ use crate::registry::Registry;
 pub fn builtin() -> Registry {
     let mut registry = Registry::new();
     registry.register(read::definition());
+    registry.register(bash::definition());
     registry.register(invalid::definition());
     registry.register(exit::definition());
     registry
