@@ -4,6 +4,7 @@
 
 mod util;
 
+mod bash;
 mod cli;
 mod exec;
 mod read;
