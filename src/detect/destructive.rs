@@ -85,7 +85,7 @@ pub fn check(argv: &[String]) -> Option<String> {
             .any(|a| a.starts_with("--delete") || a == "--remove-source-files"),
         "git" => git(args),
         "kill" => kill(args),
-        "pkill" | "killall" | "skill" => pkill(args),
+        "pkill" | "killall" | "killall5" | "skill" => pkill(args),
         "wipefs" => {
             let opts = args::parse(args, Spec::new("ot", &["offset", "types"]));
             args::has_short(&opts, 'a')
@@ -145,11 +145,19 @@ pub fn check(argv: &[String]) -> Option<String> {
         "tee" => args
             .iter()
             .filter(|a| !a.starts_with('-'))
-            .any(|a| is_raw_disk(a)),
-        "cp" | "mv" | "install" | "pv" => args
-            .iter()
-            .rfind(|a| !a.starts_with('-'))
-            .is_some_and(|a| is_raw_disk(a)),
+            .any(|a| is_raw_disk(a) || system_write(a).is_some()),
+        "cp" | "mv" | "install" | "pv" | "ln" => {
+            args.iter().rfind(|a| !a.starts_with('-')).is_some_and(|a| {
+                is_raw_disk(a) || system_write(a).is_some() || (name == "mv" && a == "/dev/null")
+            })
+        }
+        "chmod" | "chown" | "chgrp" => {
+            let recursive = args.iter().any(|a| {
+                a == "--recursive"
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('R'))
+            });
+            recursive && args.iter().any(|a| is_system_root(a))
+        }
         "init" | "telinit" => args.iter().any(|a| !a.starts_with('-')),
         "systemctl" => systemctl(args),
         "loginctl" => first_operand_in(
@@ -370,6 +378,40 @@ pub fn is_raw_disk(path: &str) -> bool {
         "/dev/root",
     ];
     PREFIXES.iter().any(|p| path.starts_with(p))
+}
+
+/// A file whose change alters accounts, privileges or the kernel: what a write there
+/// amounts to.
+pub fn system_write(path: &str) -> Option<&'static str> {
+    const ACCOUNTS: &[&str] = &[
+        "/etc/sudoers",
+        "/etc/passwd",
+        "/etc/shadow",
+        "/etc/group",
+        "/etc/gshadow",
+    ];
+    if ACCOUNTS.contains(&path) || path.starts_with("/etc/sudoers.d/") {
+        Some("account change")
+    } else if path.starts_with("/proc/sys/") || path == "/proc/sysrq-trigger" {
+        Some("kernel setting")
+    } else {
+        None
+    }
+}
+
+/// `/` and the top-level system directories (a recursive permission change there breaks
+/// the system).
+fn is_system_root(path: &str) -> bool {
+    const ROOTS: &[&str] = &[
+        "/", "/*", "/etc", "/usr", "/var", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/root",
+        "/sys", "/proc", "/dev", "/home", "/opt", "/srv",
+    ];
+    let trimmed = if path.len() > 1 {
+        path.trim_end_matches('/')
+    } else {
+        path
+    };
+    ROOTS.contains(&trimmed)
 }
 
 /// `dd of=`: any device but the harmless character devices.

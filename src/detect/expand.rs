@@ -16,6 +16,13 @@ use super::parse::{self, Item};
 /// Variables known from the command line itself.
 pub type Vars = HashMap<String, String>;
 
+/// The variables every shell starts with that obfuscations use (`rm${IFS}-rf`).
+pub fn initial_vars() -> Vars {
+    let mut vars = Vars::new();
+    vars.insert("IFS".to_string(), " ".to_string());
+    vars
+}
+
 /// One expanded field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arg {
@@ -209,50 +216,132 @@ fn find_brace(field: &Field) -> Option<(usize, usize, Vec<usize>)> {
     None
 }
 
-/// The output of a substitution whose result is known without running anything:
-/// `echo WORDS`, `printf FORMAT ARGS`, `which NAME`, `command -v NAME`, `type -P NAME`.
+/// The output of a substitution whose result is known without running anything: a
+/// pipeline of commands whose output [`printed`] knows (`$(echo rm)`, `$(which rm)`,
+/// `$(echo cm0= | base64 -d)`), with trailing newlines removed as the shell does.
 fn static_output(code: &str, vars: &Vars, depth: usize) -> Option<String> {
     if depth >= MAX_EVAL_DEPTH {
         return None;
     }
     let lexed = lex::lex(code);
     let items = parse::parse(&lexed);
-    let [Item::Simple(simple)] = items.as_slice() else {
-        return None;
-    };
-    if !simple.redirs.is_empty() {
-        return None;
+    let mut feed: Option<Feed> = None;
+    for (k, item) in items.iter().enumerate() {
+        let Item::Simple(simple) = item else {
+            return None;
+        };
+        if k > 0 && !simple.piped {
+            return None;
+        }
+        let mut input = feed.take();
+        for redir in &simple.redirs {
+            let doc = redir.heredoc.and_then(|i| lexed.heredocs.get(i));
+            match (redir.op, doc) {
+                (lex::RedirOp::HereDoc, Some(doc)) => input = Some(Feed::Text(doc.body.clone())),
+                (lex::RedirOp::HereString, _) => {
+                    let mut ignored = Vec::new();
+                    let text: Vec<String> = expand_at(&redir.target, vars, &mut ignored, depth + 1)
+                        .into_iter()
+                        .map(|a| a.text)
+                        .collect();
+                    input = Some(Feed::Text(format!("{}\n", text.join(" "))));
+                }
+                _ => return None,
+            }
+        }
+        let mut ignored = Vec::new();
+        let args: Vec<String> = simple
+            .words
+            .iter()
+            .flat_map(|w| expand_at(w, vars, &mut ignored, depth + 1))
+            .map(|a| a.text)
+            .collect();
+        feed = printed(&args, input.as_ref());
     }
-    let mut ignored = Vec::new();
-    let args: Vec<String> = simple
-        .words
-        .iter()
-        .flat_map(|w| expand_at(w, vars, &mut ignored, depth + 1))
-        .map(|a| a.text)
-        .collect();
-    let (name, rest) = args.split_first()?;
-    match name.as_str() {
+    match feed {
+        Some(Feed::Text(text)) => Some(text.trim_end_matches('\n').to_string()),
+        _ => None,
+    }
+}
+
+/// What a command writes to its standard output, as far as it is known without running
+/// it: for a pipe into an interpreter, and for command substitutions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Feed {
+    /// Known text (`echo`, `printf`, `cat <<EOF`, `base64 -d` of known text).
+    Text(String),
+    /// Unknown output of a command with these arguments: the only text there is, judged as
+    /// code when piped into an interpreter (`awk '{print "rm -rf " $1}' | sh`).
+    Args(Vec<String>),
+}
+
+/// What `argv` prints given its standard input `input` (here-documents included).
+pub fn printed(argv: &[String], input: Option<&Feed>) -> Option<Feed> {
+    let (name, args) = argv.split_first()?;
+    let input_text = match input {
+        Some(Feed::Text(text)) => Some(text.as_str()),
+        _ => None,
+    };
+    let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    match super::args::command_name(name) {
         "echo" => {
-            let rest: Vec<&String> = rest
+            let mut escapes = false;
+            let mut newline = true;
+            let words: Vec<&str> = args
                 .iter()
-                .skip_while(|a| matches!(a.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"))
+                .map(String::as_str)
+                .skip_while(|a| {
+                    let flag = a.len() > 1
+                        && a.starts_with('-')
+                        && a[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'));
+                    escapes |= flag && a.contains('e');
+                    newline &= !(flag && a.contains('n'));
+                    flag
+                })
                 .collect();
-            Some(
-                rest.iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            )
+            let mut text = words.join(" ");
+            if escapes {
+                text = unescape(&text);
+            }
+            if newline {
+                text.push('\n');
+            }
+            Some(Feed::Text(text))
         }
         "printf" => {
-            let (format, values) = rest.split_first()?;
-            Some(printf(format, values))
+            let (format, values) = args.split_first()?;
+            Some(Feed::Text(printf(format, values)))
         }
-        "which" | "command" | "type" => rest
-            .iter()
-            .find(|a| !a.starts_with('-'))
-            .map(|a| a.to_string()),
-        _ => None,
+        "which" | "type" => operands.first().map(|o| Feed::Text(format!("{o}\n"))),
+        "command" if args.iter().any(|a| a == "-v" || a == "-V") => {
+            operands.first().map(|o| Feed::Text(format!("{o}\n")))
+        }
+        "cat" | "tee" if operands.is_empty() => input.cloned(),
+        "cat" | "tee" => None,
+        "base64" | "b64"
+            if operands.is_empty()
+                && args
+                    .iter()
+                    .any(|a| matches!(a.as_str(), "-d" | "--decode" | "-D")) =>
+        {
+            let text = input_text?;
+            let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            use base64::Engine;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(compact.as_bytes())
+                .or_else(|_| {
+                    base64::engine::general_purpose::STANDARD_NO_PAD
+                        .decode(compact.trim_end_matches('=').as_bytes())
+                })
+                .ok()?;
+            String::from_utf8(bytes).ok().map(Feed::Text)
+        }
+        "rev" if operands.is_empty() => {
+            let text = input_text?;
+            let reversed: Vec<String> = text.lines().map(|l| l.chars().rev().collect()).collect();
+            Some(Feed::Text(format!("{}\n", reversed.join("\n"))))
+        }
+        _ => Some(Feed::Args(args.to_vec())),
     }
 }
 

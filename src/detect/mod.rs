@@ -32,7 +32,7 @@ pub mod sql;
 
 use std::path::{Path, PathBuf};
 
-use expand::{Arg, Vars};
+use expand::{Arg, Feed, Vars};
 use lex::{Lexed, RedirOp};
 use parse::{Item, Simple};
 use runs::{Inner, Lang};
@@ -108,8 +108,9 @@ pub fn judge(command: &str, places: &Places) -> Vec<Finding> {
         findings: Vec::new(),
         depth: 0,
         work: 0,
+        files: std::collections::HashMap::new(),
     };
-    judge.shell(command, &mut Vars::new());
+    judge.shell(command, &mut expand::initial_vars());
     let mut findings = judge.findings;
     findings.sort_by_key(|f| f.kind != Kind::Secret);
     findings
@@ -136,21 +137,14 @@ const MAX_WORK: usize = 20_000;
 /// The most findings kept.
 const MAX_FINDINGS: usize = 16;
 
-/// What a command writes to its standard output, when a consumer reads it as code.
-#[derive(Debug, Clone)]
-enum Feed {
-    /// Known text (`echo`, `printf`, `cat <<EOF`).
-    Text(String),
-    /// Unknown output of a command with these arguments: judged as code too, since they
-    /// are the only text there is (`awk '{print "rm -rf " $1}' | sh`).
-    Args(Vec<String>),
-}
-
 struct Judge<'a> {
     places: &'a Places,
     findings: Vec<Finding>,
     depth: usize,
     work: usize,
+    /// Files this command line writes with known text (`echo 'rm -rf x' > a.sh`), so that
+    /// running them later in the line (`sh a.sh`) is judged.
+    files: std::collections::HashMap<String, String>,
 }
 
 impl Judge<'_> {
@@ -320,13 +314,60 @@ impl Judge<'_> {
         }
         let texts: Vec<String> = argv.into_iter().map(|a| a.text).collect();
         self.command(&texts, input.as_ref());
-        printed(&texts, own_text)
+        let output = expand::printed(&texts, input.as_ref());
+        self.remember_files(simple, vars, &texts, input.as_ref(), output.as_ref());
+        output
     }
 
-    /// A write redirection onto a raw disk or the kernel's SysRq trigger.
+    /// Records files written with known text: stdout redirections and `tee` operands.
+    fn remember_files(
+        &mut self,
+        simple: &Simple,
+        vars: &Vars,
+        argv: &[String],
+        input: Option<&Feed>,
+        output: Option<&Feed>,
+    ) {
+        if let Some(Feed::Text(text)) = output {
+            for redir in &simple.redirs {
+                let to_stdout = matches!(redir.fd, None | Some(1));
+                let (truncate, append) = (
+                    matches!(redir.op, RedirOp::Out | RedirOp::OutAll),
+                    redir.op == RedirOp::Append,
+                );
+                if !(to_stdout && (truncate || append)) {
+                    continue;
+                }
+                let mut ignored = Vec::new();
+                for target in expand::expand(&redir.target, vars, &mut ignored) {
+                    let entry = self.files.entry(file_key(&target.text)).or_default();
+                    if truncate {
+                        entry.clear();
+                    }
+                    entry.push_str(text);
+                }
+            }
+        }
+        if let (Some(name), Some(Feed::Text(text))) = (argv.first(), input)
+            && args::command_name(name) == "tee"
+        {
+            let append = argv.iter().any(|a| a == "-a" || a == "--append");
+            for file in argv[1..].iter().filter(|a| !a.starts_with('-')) {
+                let entry = self.files.entry(file_key(file)).or_default();
+                if !append {
+                    entry.clear();
+                }
+                entry.push_str(text);
+            }
+        }
+    }
+
+    /// A write redirection onto a raw disk, an account file or a kernel setting.
     fn redirect_target(&mut self, target: &str) {
-        if destructive::is_raw_disk(target) || target == "/proc/sysrq-trigger" {
+        if destructive::is_raw_disk(target) {
             self.destructive(format!("write to {target}"));
+        } else if let Some(what) = destructive::system_write(target) {
+            self.destructive(format!("{what}: write to {target}"));
         }
     }
 
@@ -337,6 +378,16 @@ impl Judge<'_> {
         }
         if let Some(what) = destructive::check(argv) {
             self.destructive(what);
+        }
+        // Running a file written earlier in the line (`./a.sh`).
+        if let Some(text) = self.files.get(&file_key(&argv[0])).cloned() {
+            let lang =
+                if text.starts_with("#!") && !text.lines().next().unwrap_or("").contains("sh") {
+                    Lang::Script
+                } else {
+                    Lang::Shell
+                };
+            self.code(lang, &text);
         }
         for inner in runs::inners(argv) {
             match inner {
@@ -357,6 +408,11 @@ impl Judge<'_> {
                     }
                     None => {}
                 },
+                Inner::File(lang, file) => {
+                    if let Some(text) = self.files.get(&file_key(&file)).cloned() {
+                        self.code(lang, &text);
+                    }
+                }
             }
         }
         self.leave();
@@ -364,7 +420,7 @@ impl Judge<'_> {
 
     fn code(&mut self, lang: Lang, code: &str) {
         match lang {
-            Lang::Shell => self.shell(code, &mut Vars::new()),
+            Lang::Shell => self.shell(code, &mut expand::initial_vars()),
             Lang::Sql => self.sql(code),
             Lang::Script => self.script(code, false),
         }
@@ -381,7 +437,7 @@ impl Judge<'_> {
                 .strip_prefix("\\!")
                 .or_else(|| line.strip_prefix("system "));
             if let Some(shell) = shell {
-                self.shell(shell, &mut Vars::new());
+                self.shell(shell, &mut expand::initial_vars());
             }
         }
         for word in code
@@ -410,7 +466,7 @@ impl Judge<'_> {
                 self.destructive(statement);
             }
             if scan.runs_commands || commands {
-                self.shell(literal, &mut Vars::new());
+                self.shell(literal, &mut expand::initial_vars());
             } else {
                 self.path(&Arg {
                     text: literal.clone(),
@@ -420,7 +476,7 @@ impl Judge<'_> {
         }
         if scan.runs_commands || commands {
             for run in &scan.runs {
-                self.shell(run, &mut Vars::new());
+                self.shell(run, &mut expand::initial_vars());
             }
         }
         self.leave();
@@ -433,38 +489,9 @@ impl Judge<'_> {
     }
 }
 
-/// What a command prints, when that can be known (for a pipe into an interpreter).
-fn printed(argv: &[String], own_text: Option<String>) -> Option<Feed> {
-    let (name, args) = argv.split_first()?;
-    match args::command_name(name) {
-        "echo" => {
-            let mut escapes = false;
-            let words: Vec<&str> = args
-                .iter()
-                .map(String::as_str)
-                .skip_while(|a| {
-                    let flag = a.len() > 1
-                        && a.starts_with('-')
-                        && a[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'));
-                    escapes |= flag && a.contains('e');
-                    flag
-                })
-                .collect();
-            let text = words.join(" ");
-            Some(Feed::Text(if escapes {
-                expand::unescape(&text)
-            } else {
-                text
-            }))
-        }
-        "printf" => {
-            let (format, values) = args.split_first()?;
-            Some(Feed::Text(expand::printf(format, values)))
-        }
-        "cat" | "tee" if args.iter().all(|a| a.starts_with('-')) => own_text.map(Feed::Text),
-        "cat" => None,
-        _ => Some(Feed::Args(args.to_vec())),
-    }
+/// How a written or run file is recognised: the path without a leading `./`.
+fn file_key(path: &str) -> String {
+    path.trim_start_matches("./").to_string()
 }
 
 #[cfg(test)]

@@ -32,6 +32,9 @@ pub enum Inner {
     Code(Lang, String),
     /// Code read from standard input.
     Stdin(Lang),
+    /// Code read from a file (`sh script.sh`, `source x`, `python x.py`): judged when the
+    /// same command line wrote that file.
+    File(Lang, String),
 }
 
 /// What running `argv` runs in turn.
@@ -127,6 +130,16 @@ pub fn inners(argv: &[String]) -> Vec<Inner> {
         "parallel" => parallel(args),
         "find" => find(args),
         "eval" => vec![Inner::Code(Lang::Shell, args.join(" "))],
+        "source" | "." => args
+            .first()
+            .map(|file| vec![Inner::File(Lang::Shell, file.clone())])
+            .unwrap_or_default(),
+        // An alias's value is code the shell will run under that name.
+        "alias" => args
+            .iter()
+            .filter_map(|a| a.split_once('=').map(|(_, code)| code))
+            .map(|code| Inner::Code(Lang::Shell, code.to_string()))
+            .collect(),
         "trap" => trap(args),
         "su" | "runuser" => su(args),
         "sg" => sg(args),
@@ -279,6 +292,20 @@ pub fn inners(argv: &[String]) -> Vec<Inner> {
             sql_client(&args[1..], 'e', "execute", "d")
         }
         "sqlite3" | "sqlite" | "duckdb" => sqlite(args),
+        "redis-cli" | "valkey-cli" | "keydb-cli" => {
+            let spec = Spec::new("hpsaurindD", &["user", "pass", "pattern", "count", "eval"]);
+            let opts = args::parse(args, spec);
+            let modes = [
+                "scan", "bigkeys", "memkeys", "hotkeys", "stat", "latency", "eval",
+            ];
+            if args::operands(&opts).is_empty()
+                && !modes.iter().any(|m| args::has_long(&opts, m, 4))
+            {
+                vec![Inner::Stdin(Lang::Sql)]
+            } else {
+                Vec::new()
+            }
+        }
         "mongosh" | "mongo" => {
             let opts = args::parse(
                 args,
@@ -660,7 +687,7 @@ fn shell(args: &[String]) -> Vec<Inner> {
     if stdin_flag || rest.is_empty() {
         return vec![Inner::Stdin(Lang::Shell)];
     }
-    Vec::new()
+    vec![Inner::File(Lang::Shell, rest[0].clone())]
 }
 
 /// `ssh [options] HOST [options] [COMMAND…]`: the remote command is shell code; without
@@ -1002,6 +1029,12 @@ fn git(args: &[String]) -> Vec<Inner> {
             }
         }
         "bisect" if rest.first().map(String::as_str) == Some("run") => argv_of(&rest[1..]),
+        // `git config alias.x '!cmd'`: a shell alias.
+        "config" => rest
+            .iter()
+            .filter_map(|a| a.strip_prefix('!'))
+            .map(|code| Inner::Code(Lang::Shell, code.to_string()))
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -1039,9 +1072,14 @@ fn python(args: &[String]) -> Vec<Inner> {
         if arg == "-" {
             return vec![Inner::Stdin(Lang::Script)];
         }
-        if arg == "--" || !arg.starts_with('-') {
-            // A script file: its contents are unknown.
-            return Vec::new();
+        if arg == "--" {
+            return args
+                .get(i + 1)
+                .map(|script| vec![Inner::File(Lang::Script, script.clone())])
+                .unwrap_or_default();
+        }
+        if !arg.starts_with('-') {
+            return vec![Inner::File(Lang::Script, arg.to_string())];
         }
         if arg.starts_with("--") {
             i += 1;
@@ -1092,7 +1130,7 @@ fn node(args: &[String]) -> Vec<Inner> {
                 return vec![Inner::Code(Lang::Script, code.to_string())];
             }
             _ if arg.starts_with('-') => i += 1,
-            _ => return Vec::new(),
+            _ => return vec![Inner::File(Lang::Script, arg.to_string())],
         }
     }
     vec![Inner::Stdin(Lang::Script)]
@@ -1291,7 +1329,10 @@ mod tests {
             [Inner::Code(Lang::Shell, "ls".into())]
         );
         assert_eq!(inner("sh"), [Inner::Stdin(Lang::Shell)]);
-        assert!(inner("bash script.sh").is_empty());
+        assert_eq!(
+            inner("bash script.sh"),
+            [Inner::File(Lang::Shell, "script.sh".into())]
+        );
         assert_eq!(
             inner("ssh -p 22 host -t reboot now"),
             [Inner::Code(Lang::Shell, "reboot now".into())]

@@ -11,7 +11,10 @@
 //! - `credentials` as the whole name or stem, or a stem ending in `-credentials`
 //!   (`credentials.json`, `.git-credentials`);
 //! - a final `.key` or `.pem`, also when only a backup suffix follows (`server.key.bak`,
-//!   `tls.pem~`); public halves (`.pub`, `.crt`, `.csr`) are not secret.
+//!   `tls.pem~`); public halves (`.pub`, `.crt`, `.csr`) are not secret;
+//! - beyond the issue's list, files that hold secrets by convention: private SSH keys
+//!   (`id_rsa`, `id_ed25519`, …), `.netrc`, `.pgpass`, `.htpasswd`, `.vault-token`,
+//!   `secrets.*`, and key stores (`.p12`, `.pfx`, `.jks`, `.keystore`, `.kdbx`).
 //!
 //! A glob names a secret file when it would match one of a set of typical secret names
 //! and none of a set of ordinary names (`.env*` and `*.pem` do; `*` and `*.json` do not).
@@ -76,7 +79,11 @@ pub fn check_word(text: &str, glob: bool, places: &Places) -> Option<String> {
         let name: String = name.chars().filter(|c| *c != '\\').collect();
         let name = name.strip_prefix('^').unwrap_or(&name);
         let name = name.strip_suffix('$').unwrap_or(name).to_string();
-        if name.is_empty() {
+        // Text with blanks or code punctuation is not a file name (`load_dotenv('.env')` is
+        // code; its literal is judged on its own).
+        if name.is_empty()
+            || (!glob && name.contains(|c: char| c.is_whitespace() || "(){};,'\"<>|&`".contains(c)))
+        {
             continue;
         }
         let secret = if glob && has_glob(&name) {
@@ -97,6 +104,9 @@ fn candidates(text: &str) -> Vec<&str> {
     if let Some((_, value)) = text.split_once('=') {
         out.push(value);
     }
+    if let Some((_, value)) = text.rsplit_once('=') {
+        out.push(value);
+    }
     if let Some(rest) = text.strip_prefix('@') {
         out.push(rest);
     }
@@ -113,7 +123,37 @@ fn has_glob(name: &str) -> bool {
 
 /// Whether a file name (no directory) is a secret file's.
 pub fn name_is_secret(name: &str) -> bool {
-    env_file(name) || credentials(name) || key_file(name)
+    env_file(name) || credentials(name) || key_file(name) || other_secret(name)
+}
+
+/// Other files that hold secrets by convention: private SSH keys, `.netrc`, `.pgpass`,
+/// `secrets.*`, key stores.
+fn other_secret(name: &str) -> bool {
+    let mut lower = name.to_ascii_lowercase();
+    for _ in 0..3 {
+        match BACKUP_SUFFIXES.iter().find(|s| lower.ends_with(*s)) {
+            Some(suffix) => lower.truncate(lower.len() - suffix.len()),
+            None => break,
+        }
+    }
+    const NAMES: &[&str] = &[
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "id_ecdsa_sk",
+        "id_ed25519_sk",
+        ".netrc",
+        "_netrc",
+        ".pgpass",
+        ".htpasswd",
+        ".vault-token",
+    ];
+    const EXTENSIONS: &[&str] = &[".p12", ".pfx", ".jks", ".keystore", ".kdbx"];
+    let stem = lower.split('.').next().unwrap_or(&lower);
+    NAMES.contains(&lower.as_str())
+        || EXTENSIONS.iter().any(|e| lower.ends_with(e))
+        || (lower.contains('.') && matches!(stem, "secrets" | "secret"))
 }
 
 fn env_file(name: &str) -> bool {
@@ -350,6 +390,11 @@ mod tests {
             "server.key.bak",
             "tls.pem~",
             "$X.env",
+            "id_rsa",
+            "id_ed25519",
+            ".netrc",
+            "secrets.json",
+            "cert.p12",
         ] {
             assert!(name_is_secret(name), "{name}");
         }
@@ -375,6 +420,11 @@ mod tests {
             "server.csr",
             "keys.txt",
             "monkey",
+            "secret",
+            "secrets",
+            "id_rsa.pub",
+            "id_ed25519.pub",
+            "known_hosts",
         ] {
             assert!(!name_is_secret(name), "{name}");
         }
