@@ -10,11 +10,13 @@
 //! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
 //! - [`session`]: what a call runs with;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
-//! - [`cli`]: the command line derived from the registry.
+//! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
+//!   completion scripts generated from it.
 
 pub mod cli;
 pub mod config;
 pub mod dialects;
+pub mod docs;
 pub mod events;
 pub mod exit;
 pub mod paths;

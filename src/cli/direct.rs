@@ -22,8 +22,11 @@ use crate::tool::ToolDef;
 /// The clap id of a parameter's flag (namespaced so no parameter can clash with a global
 /// option).
 fn param_id(name: &str) -> String {
-    format!("param:{name}")
+    format!("{PARAM_PREFIX}{name}")
 }
+
+/// What the clap id of every parameter flag starts with.
+pub const PARAM_PREFIX: &str = "param:";
 
 /// The flag a parameter gets: `file_path` → `file-path`.
 pub fn flag_name(name: &str) -> String {

@@ -20,6 +20,7 @@ use crate::registry::Registry;
 use crate::session::Session;
 use crate::tools;
 
+pub use direct::{PARAM_PREFIX, flag_name};
 pub use output::Output;
 
 const ABOUT: &str = "The tool layer of an AI coding agent in one binary";
@@ -31,32 +32,46 @@ come from the tool's JSON Schema; the same call can be sent as a JSON object on 
 Every way in goes through one registry, so the policy, events and output limits always apply. \
 Each call prints one JSON result: {\"id\", \"tool\", \"output\", \"is_error\", \"truncated\", \"metadata\"}.";
 
-const EXIT_STATUS: &str = "Exit status:\n  \
-0  success (exec --jsonl: the stream was processed)\n  \
-1  the tool reported an error (is_error)\n  \
-2  usage error: bad flags, unknown tool, unreadable input\n  \
-3  refused by the policy";
+/// The exit-status table shown after the help, from the one table in `exit`.
+fn exit_status_help() -> String {
+    let mut text = String::from("Exit status:");
+    for status in ExitStatus::ALL {
+        text.push_str(&format!("\n  {}  {}", status.code(), status.meaning()));
+    }
+    text
+}
 
 /// Shells `tinytool completions` can write a script for.
 pub const SHELLS: &[&str] = &["bash", "zsh", "fish"];
 
 /// The whole command line, derived from the registry of every documented tool.
 pub fn command() -> Command {
-    command_for(&tools::documented())
+    command_for(&tools::documented(), true)
 }
 
-fn command_for(registry: &Registry) -> Command {
+/// The command line as documented: [`command`] without its hidden subcommands (the internal
+/// `invalid` tool and, later, the detached supervisors), for completions and man pages.
+pub fn public_command() -> Command {
+    command_for(&tools::documented(), false)
+}
+
+/// The command line over `registry`; hidden subcommands are added only when `hidden` is set
+/// (clap_complete would otherwise offer them).
+fn command_for(registry: &Registry, hidden: bool) -> Command {
     let mut cmd = Command::new("tinytool")
         .version(env!("CARGO_PKG_VERSION"))
         .about(ABOUT)
         .long_about(LONG_ABOUT)
-        .after_help(EXIT_STATUS)
+        .after_help(exit_status_help())
         .subcommand_required(true)
         .arg_required_else_help(true)
         .max_term_width(100)
         .args(global_args());
     for def in registry.all().iter() {
-        cmd = cmd.subcommand(direct::tool_command(def));
+        let sub = direct::tool_command(def);
+        if hidden || !sub.is_hide_set() {
+            cmd = cmd.subcommand(sub);
+        }
     }
     cmd.subcommand(exec::command())
         .subcommand(
@@ -200,20 +215,10 @@ fn completions(sub: &ArgMatches, out: &mut Output) -> ExitStatus {
     let shell = sub
         .get_one::<String>("shell")
         .map_or("bash", String::as_str);
-    out.raw(&completion_script(shell))
-}
-
-/// The completion script for `shell` (one of [`SHELLS`]), as committed in `completions/`.
-pub fn completion_script(shell: &str) -> Vec<u8> {
-    use clap_complete::Shell;
-    let shell = match shell {
-        "zsh" => Shell::Zsh,
-        "fish" => Shell::Fish,
-        _ => Shell::Bash,
-    };
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut command(), "tinytool", &mut buf);
-    buf
+    match crate::docs::completion_script(shell) {
+        Some(script) => out.raw(&script),
+        None => usage(&format!("no completion script for the shell {shell}")),
+    }
 }
 
 /// Reports a usage error on standard error.

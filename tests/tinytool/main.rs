@@ -5,5 +5,6 @@
 mod util;
 
 mod cli;
+mod docs;
 mod exec;
 mod read;
