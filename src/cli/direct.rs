@@ -149,8 +149,9 @@ fn merge(text: String, flags: Map<String, Value>) -> Arguments {
     }
 }
 
-/// The parameters given as flags, typed by the schema.
-fn flag_values(def: &ToolDef, sub: &ArgMatches) -> Result<Map<String, Value>, String> {
+/// The parameters given as flags on a tool's parsed subcommand, typed by the schema; an
+/// array or object flag that is not JSON of that kind is a usage error.
+pub fn flag_values(def: &ToolDef, sub: &ArgMatches) -> Result<Map<String, Value>, String> {
     let schema = (def.schema)();
     let mut values = Map::new();
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {

@@ -20,7 +20,8 @@ use crate::registry::Registry;
 use crate::session::Session;
 use crate::tools;
 
-pub use direct::{PARAM_PREFIX, flag_name};
+pub use direct::{PARAM_PREFIX, flag_name, flag_values};
+pub use exec::call_line;
 pub use output::Output;
 
 const ABOUT: &str = "The tool layer of an AI coding agent in one binary";

@@ -8,3 +8,4 @@ mod cli;
 mod docs;
 mod exec;
 mod read;
+mod robust;
