@@ -40,7 +40,19 @@ pub const COMPLETIONS_DIR: &str = "completions";
 const MANUAL: &str = "tinytool manual";
 
 /// Pages beyond `tinytool(1)` and the tool pages, one function each, in the order they are
-/// listed under SEE ALSO.
+/// listed under SEE ALSO. A page is built with [`ManPage`]:
+///
+/// ```
+/// use tinytool::docs::ManPage;
+///
+/// fn policy_page() -> ManPage {
+///     let mut page = ManPage::new("tinytool-policy", 5, "the permission policy file");
+///     page.heading("description")
+///         .paragraph("A JSON object with `rules`, `agents`, `ask` and `disabled`.");
+///     page
+/// }
+/// assert_eq!(policy_page().file_name(), "tinytool-policy.5");
+/// ```
 pub const EXTRA_PAGES: &[fn() -> ManPage] = &[];
 
 /// Variables tinytool reads that are not the twin of a global option (those are listed from
@@ -149,17 +161,19 @@ pub fn completions() -> Vec<Generated> {
         .iter()
         .filter_map(|shell| {
             let script = completion_script(shell)?;
-            Some((completion_file_name(shell).to_string(), script))
+            Some((completion_file_name(shell)?.to_string(), script))
         })
         .collect()
 }
 
-/// The file a shell's completion script is committed as.
-pub fn completion_file_name(shell: &str) -> &'static str {
+/// The file a shell's completion script is committed as (`None` for a shell not in
+/// [`cli::SHELLS`]).
+pub fn completion_file_name(shell: &str) -> Option<&'static str> {
     match shell {
-        "zsh" => "_tinytool",
-        "fish" => "tinytool.fish",
-        _ => "tinytool.bash",
+        "bash" => Some("tinytool.bash"),
+        "zsh" => Some("_tinytool"),
+        "fish" => Some("tinytool.fish"),
+        _ => None,
     }
 }
 

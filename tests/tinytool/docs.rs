@@ -59,7 +59,7 @@ fn the_completions_subcommand_prints_the_committed_scripts() {
         let run = room.run(&["completions", shell], None);
         assert_eq!(run.code, 0, "{run:?}");
         let committed = std::fs::read_to_string(
-            repo(docs::COMPLETIONS_DIR).join(docs::completion_file_name(shell)),
+            repo(docs::COMPLETIONS_DIR).join(docs::completion_file_name(shell).unwrap()),
         )
         .unwrap();
         assert!(
@@ -161,6 +161,7 @@ fn man_pages_render_without_warnings() {
 #[test]
 fn the_command_passes_clap_debug_asserts() {
     tinytool::cli::command().debug_assert();
+    tinytool::cli::public_command().debug_assert();
 }
 
 #[test]
