@@ -220,10 +220,7 @@ impl Registry {
                 return with_repairs(result, repairs);
             }
         };
-        let ctx = CallContext {
-            session,
-            tool: def.name,
-        };
+        let ctx = CallContext::new(session, def.name);
         let accesses = def.accesses(&ctx, &args);
         if let Err(refusal) = session.gate.check(&ctx, &accesses) {
             let mut result =
@@ -235,7 +232,9 @@ impl Registry {
             "tool.execute.before",
             props(json!({"tool": def.name, "args": raw})),
         );
-        let output = match (def.execute)(&ctx, args) {
+        let outcome = (def.execute)(&ctx, args);
+        ctx.run_deferred();
+        let output = match outcome {
             Ok(output) => output,
             Err(err) => {
                 ctx.publish(

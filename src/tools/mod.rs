@@ -5,7 +5,13 @@
 
 pub mod exit;
 pub mod invalid;
+pub mod notepad;
+pub mod plan;
+pub mod question;
 pub mod read;
+pub mod report_findings;
+pub mod skill;
+pub mod todowrite;
 
 use crate::registry::Registry;
 
@@ -14,8 +20,15 @@ use crate::registry::Registry;
 pub fn builtin() -> Registry {
     let mut registry = Registry::new();
     registry.register(read::definition());
+    registry.register(question::definition());
     registry.register(invalid::definition());
+    registry.register(todowrite::definition());
+    registry.register(report_findings::definition());
+    registry.register(notepad::definition());
+    registry.register(plan::enter());
+    registry.register(plan::exit());
     registry.register(exit::definition());
+    registry.register(skill::definition());
     registry
 }
 

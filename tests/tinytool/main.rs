@@ -6,4 +6,6 @@ mod util;
 
 mod cli;
 mod exec;
+mod policy;
 mod read;
+mod session_tools;
