@@ -17,6 +17,7 @@ pub mod config;
 pub mod dialects;
 pub mod events;
 pub mod exit;
+pub mod hook;
 pub mod paths;
 pub mod policy;
 pub mod project;

@@ -230,6 +230,9 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         .map(|p| crate::paths::resolve(&session.dir, p));
     let policy = Policy::load(&session.dir, explicit.as_deref())?;
     session.gate = Box::new(PolicyGate::new(policy.clone()));
+    if let Some(command) = session.config.after_hook.clone() {
+        session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));
+    }
     Ok((session, policy))
 }
 

@@ -232,3 +232,31 @@ fn ask_allow_turns_asks_into_allows_but_not_denies() {
     assert_eq!(room.call("read", json!({"file_path": ".env"})).code, 0);
     assert_eq!(room.call("read", json!({"file_path": "x.secret"})).code, 3);
 }
+
+#[test]
+fn the_after_hook_comes_from_the_user_config_only_and_can_change_results() {
+    let room = Room::new();
+    room.write("a.txt", "a\n");
+    let hook =
+        json!({"after_hook": ["sh", "-c", "cat > /dev/null; printf '{\"output\": \"hooked\"}'"]});
+    room.write(".tinytool/config.json", hook.to_string());
+    assert_eq!(
+        room.call("read", json!({"file_path": "a.txt"})).output(),
+        "1\ta\n"
+    );
+    let dir = room.home.join(".config/tinytool");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.json"), hook.to_string()).unwrap();
+    assert_eq!(
+        room.call("read", json!({"file_path": "a.txt"})).output(),
+        "hooked"
+    );
+    // A policy that does not allow the hook as a shell call skips it.
+    user_policy(
+        &room,
+        r#"{"rules": [{"permission": "shell", "pattern": "sh *", "action": "deny"}]}"#,
+    );
+    let run = room.call("read", json!({"file_path": "a.txt"}));
+    assert_eq!(run.output(), "1\ta\n");
+    assert!(run.stderr.contains("not allowed"), "{}", run.stderr);
+}
