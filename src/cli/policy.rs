@@ -17,6 +17,28 @@ pub fn command() -> Command {
         .about("Explain the policy's decisions")
         .subcommand_required(true)
         .subcommand(
+            Command::new("check")
+                .about("Check policy files for rules that would not do what they say")
+                .long_about(
+                    "Check the policies in effect (the user or --policy file, and the project \
+                     policy), or FILE alone, for unknown permission names, rules shadowed by a \
+                     later rule, failing rule examples, project rules that try to allow without \
+                     trust, and unknown tools in \"disabled\". Exit status: 0 nothing found, \
+                     1 findings, 2 a file that does not load.",
+                )
+                .arg(
+                    Arg::new("json")
+                        .long("json")
+                        .action(ArgAction::SetTrue)
+                        .help("Print the findings as a JSON array"),
+                )
+                .arg(
+                    Arg::new("file")
+                        .value_name("FILE")
+                        .help("Check only this policy file"),
+                ),
+        )
+        .subcommand(
             Command::new("explain")
                 .about("Show the decision on a tool call without running it")
                 .long_about(
@@ -55,7 +77,80 @@ pub fn run(
 ) -> ExitStatus {
     match sub.subcommand() {
         Some(("explain", m)) => explain(registry, session, policy, m, out),
+        Some(("check", m)) => check(session, policy, m, out),
         _ => ExitStatus::Usage,
+    }
+}
+
+fn check(session: &Session, policy: &Policy, m: &ArgMatches, out: &mut Output) -> ExitStatus {
+    let checked = match m.get_one::<String>("file") {
+        Some(file) => {
+            let path = crate::paths::resolve(&session.dir, file);
+            match crate::config::read_json_file::<crate::policy::PolicyFile>(&path) {
+                Ok(Some(file)) => {
+                    let loaded = crate::policy::Loaded {
+                        path: path.clone(),
+                        file,
+                    };
+                    let is_project =
+                        path == crate::project::tinytool_dir(&session.dir).join("policy.json");
+                    Policy {
+                        user: if is_project {
+                            policy.user.clone()
+                        } else {
+                            Some(loaded.clone())
+                        },
+                        explicit: !is_project,
+                        project: is_project.then_some(loaded),
+                        dir: session.dir.clone(),
+                    }
+                }
+                Ok(None) => {
+                    return super::usage(&format!("{}: no such policy file", path.display()));
+                }
+                Err(err) => return super::usage(&err),
+            }
+        }
+        None => policy.clone(),
+    };
+    let findings = crate::policy::check::check(&checked, crate::tools::ALL_NAMES);
+    let status = if m.get_flag("json") {
+        let list: Vec<Value> = findings
+            .iter()
+            .map(|f| json!({"file": f.file, "place": f.place, "message": f.message}))
+            .collect();
+        out.json(&Value::Array(list))
+    } else {
+        let mut text = String::new();
+        for finding in &findings {
+            text.push_str(&format!("{finding}\n"));
+        }
+        let files: Vec<String> = checked
+            .user
+            .iter()
+            .chain(checked.project.iter())
+            .map(|l| l.path.display().to_string())
+            .collect();
+        if files.is_empty() {
+            text.push_str("no policy file is in effect (the built-in defaults apply)\n");
+        } else if findings.is_empty() {
+            text.push_str(&format!("ok: {} (no findings)\n", files.join(", ")));
+        } else {
+            text.push_str(&format!(
+                "{} finding(s) in {}\n",
+                findings.len(),
+                files.join(", ")
+            ));
+        }
+        out.raw(text.as_bytes())
+    };
+    if status != ExitStatus::Success {
+        return status;
+    }
+    if findings.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::ToolError
     }
 }
 
@@ -82,8 +177,8 @@ fn explain(
     let gate = PolicyGate::new(policy.clone());
     let ctx = CallContext::new(session, def.name);
     let accesses = def.accesses(&ctx, &args);
-    let decisions = match gate.decide(session, &accesses) {
-        Ok(decisions) => decisions,
+    let (decisions, chain) = match gate.decide(session, &accesses) {
+        Ok(decided) => decided,
         Err(refusal) => return super::usage(&refusal.message),
     };
     let disabled = gate.policy().disabled().any(|d| d == def.name);
@@ -127,6 +222,12 @@ fn explain(
             if d.action != Action::Allow {
                 entry.insert("how_to_allow".into(), json!(gate::how_to_allow(policy, d)));
             }
+            if let Some((rule, sentence)) = gate::near_miss(&chain, d) {
+                entry.insert(
+                    "closest_allow".into(),
+                    json!({"rule": rule.to_string(), "source": rule.location(), "mismatch": sentence}),
+                );
+            }
             Value::Object(entry)
         })
         .collect();
@@ -165,6 +266,12 @@ fn explain(
         ));
         if let Some(reason) = &d.access.reason {
             text.push_str(&format!("    reason: {reason}\n"));
+        }
+        if let Some((rule, sentence)) = gate::near_miss(&chain, d) {
+            text.push_str(&format!(
+                "    closest allow rule: `{rule}` ({}) did not match: {sentence}\n",
+                rule.location()
+            ));
         }
         if d.action != Action::Allow {
             for line in gate::how_to_allow(policy, d).lines() {

@@ -28,11 +28,16 @@ impl PolicyGate {
         &self.policy
     }
 
-    /// Decides accesses for the session without asking anybody: every decision, in order.
-    pub fn decide(&self, session: &Session, accesses: &[Access]) -> Result<Vec<Decision>, Refusal> {
+    /// Decides accesses for the session without asking anybody: every decision, in order,
+    /// and the rule chain they were decided with.
+    pub fn decide(
+        &self,
+        session: &Session,
+        accesses: &[Access],
+    ) -> Result<(Vec<Decision>, Vec<Rule>), Refusal> {
         let (agent, approvals) = session_facts(session)?;
         let chain = self.policy.chain(&agent);
-        Ok(self.policy.decide(&chain, &approvals, accesses))
+        Ok((self.policy.decide(&chain, &approvals, accesses), chain))
     }
 }
 
@@ -59,22 +64,22 @@ impl PermissionGate for PolicyGate {
         if accesses.is_empty() {
             return Ok(());
         }
-        let decisions = self.decide(ctx.session, accesses)?;
+        let (decisions, chain) = self.decide(ctx.session, accesses)?;
         if let Some(denied) = decisions.iter().find(|d| d.action == Action::Deny) {
-            return Err(refusal(&self.policy, denied, None));
+            return Err(refusal(&self.policy, &chain, denied, None));
         }
         for asked in decisions.iter().filter(|d| d.action == Action::Ask) {
             match self.policy.ask_mode() {
                 AskMode::Allow => {}
-                AskMode::Deny => return Err(refusal(&self.policy, asked, None)),
-                AskMode::Tty => prompt(ctx, &self.policy, asked)?,
+                AskMode::Deny => return Err(refusal(&self.policy, &chain, asked, None)),
+                AskMode::Tty => prompt(ctx, &self.policy, &chain, asked)?,
             }
         }
         Ok(())
     }
 
     fn permits(&self, ctx: &CallContext, access: &Access) -> bool {
-        let Ok(decisions) = self.decide(ctx.session, std::slice::from_ref(access)) else {
+        let Ok((decisions, _)) = self.decide(ctx.session, std::slice::from_ref(access)) else {
             return false;
         };
         decisions.iter().all(|d| match d.action {
@@ -152,8 +157,28 @@ pub fn deciding_rule_text(rule: Option<&Rule>) -> String {
     }
 }
 
+/// The near-miss sentence for a decision that was not an allow: the closest allow rule and
+/// where it stopped matching.
+pub fn near_miss(chain: &[Rule], decision: &Decision) -> Option<(Rule, String)> {
+    if decision.action == Action::Allow {
+        return None;
+    }
+    if matches!(
+        decision.rule.as_ref().map(|r| &r.source),
+        Some(Source::Protection)
+    ) {
+        return None;
+    }
+    super::analysis::closest_allow(chain, &decision.access)
+}
+
 /// The refusal of one decision; `note` adds a line (for example a terminal rejection).
-pub fn refusal(policy: &Policy, decision: &Decision, note: Option<&str>) -> Refusal {
+pub fn refusal(
+    policy: &Policy,
+    chain: &[Rule],
+    decision: &Decision,
+    note: Option<&str>,
+) -> Refusal {
     let access = &decision.access;
     let what = format!(
         "`{}` permission for `{}`",
@@ -171,6 +196,13 @@ pub fn refusal(policy: &Policy, decision: &Decision, note: Option<&str>) -> Refu
     };
     if let Some(reason) = &access.reason {
         message.push_str(&format!("\nReason: {reason}."));
+    }
+    let closest = near_miss(chain, decision);
+    if let Some((rule, sentence)) = &closest {
+        message.push_str(&format!(
+            "\nClosest allow rule: `{rule}` ({}) did not match: {sentence}.",
+            rule.location()
+        ));
     }
     message.push('\n');
     message.push_str(&how_to_allow(policy, decision));
@@ -208,12 +240,23 @@ pub fn refusal(policy: &Policy, decision: &Decision, note: Option<&str>) -> Refu
     ) {
         metadata.insert("suggested_rule".into(), suggested_rule(access));
     }
+    if let Some((rule, sentence)) = closest {
+        metadata.insert(
+            "closest_allow".into(),
+            json!({"rule": rule.to_string(), "source": rule.location(), "mismatch": sentence}),
+        );
+    }
     Refusal { message, metadata }
 }
 
 /// Asks on the controlling terminal: once / always / reject. Without a terminal the ask is
 /// a refusal, as with `ask: "deny"`.
-fn prompt(ctx: &CallContext, policy: &Policy, decision: &Decision) -> Result<(), Refusal> {
+fn prompt(
+    ctx: &CallContext,
+    policy: &Policy,
+    chain: &[Rule],
+    decision: &Decision,
+) -> Result<(), Refusal> {
     let access = &decision.access;
     let Ok(tty) = std::fs::OpenOptions::new()
         .read(true)
@@ -222,6 +265,7 @@ fn prompt(ctx: &CallContext, policy: &Policy, decision: &Decision) -> Result<(),
     else {
         return Err(refusal(
             policy,
+            chain,
             decision,
             Some("it needs approval and there is no terminal to ask"),
         ));
@@ -277,6 +321,11 @@ fn prompt(ctx: &CallContext, policy: &Policy, decision: &Decision) -> Result<(),
             }
             Ok(())
         }
-        _ => Err(refusal(policy, decision, Some("rejected at the terminal"))),
+        _ => Err(refusal(
+            policy,
+            chain,
+            decision,
+            Some("rejected at the terminal"),
+        )),
     }
 }

@@ -21,6 +21,8 @@
 //! `external_directory` for its absolute path. Edits under `<dir>/.tinytool/` and the user
 //! config directory are refused whatever the rules say.
 
+mod analysis;
+pub mod check;
 mod file;
 pub mod gate;
 

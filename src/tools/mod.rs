@@ -15,6 +15,31 @@ pub mod todowrite;
 
 use crate::registry::Registry;
 
+/// Every tool name of the spec and DESIGN §2, registered here or not (websearch only
+/// exists with `EXA_API_KEY`): what a policy's `disabled` list may name.
+pub const ALL_NAMES: &[&str] = &[
+    "read",
+    "write",
+    "edit",
+    "apply_patch",
+    "bash",
+    "grep",
+    "glob",
+    "question",
+    "webfetch",
+    "invalid",
+    "task",
+    "todowrite",
+    "report_findings",
+    "monitor",
+    "notepad",
+    "plan_enter",
+    "plan_exit",
+    "exit",
+    "skill",
+    "websearch",
+];
+
 /// The registry of every built-in tool, in the reference's order (spec 8.1 `RegisterBuiltins`,
 /// then `RegisterConditional`). `websearch` is registered only when `EXA_API_KEY` is set.
 pub fn builtin() -> Registry {

@@ -7,5 +7,6 @@ mod util;
 mod cli;
 mod exec;
 mod policy;
+mod policy_tooling;
 mod read;
 mod session_tools;
