@@ -18,6 +18,7 @@ pub mod dialects;
 pub mod events;
 pub mod exit;
 pub mod hook;
+pub mod mcp;
 pub mod paths;
 pub mod policy;
 pub mod project;

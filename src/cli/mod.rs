@@ -79,6 +79,22 @@ fn command_for(registry: &Registry) -> Command {
                         .value_parser(dialects::FORMATS.to_vec())
                         .default_value("json")
                         .help("Shape of each definition"),
+                )
+                .arg(
+                    Arg::new("strict")
+                        .long("strict")
+                        .action(ArgAction::SetTrue)
+                        .help("With --format openai: strict function schemas (every property required, optionals nullable, objects closed)"),
+                ),
+        )
+        .subcommand(
+            Command::new("mcp")
+                .about("Serve every tool over the Model Context Protocol on stdio")
+                .long_about(
+                    "Serve every tool over the Model Context Protocol (JSON-RPC 2.0, one message \
+                     per line on stdin and stdout), through the same registry, policy, events \
+                     and output limits as every other way in. Ends at end of input or with the \
+                     exit tool.",
                 ),
         )
         .subcommand(
@@ -171,9 +187,14 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
             let format = sub
                 .get_one::<String>("format")
                 .map_or("json", String::as_str);
+            let strict = sub.get_flag("strict");
+            if strict && format != "openai" {
+                return usage("--strict applies to --format openai only");
+            }
             let visible = registry.visible(&session);
-            out.json(&dialects::render(&visible, format))
+            out.json(&dialects::render(&visible, format, strict))
         }
+        "mcp" => crate::mcp::serve(&registry, session),
         "exec" => exec::run(&registry, &session, sub, &mut out),
         "policy" => policy::run(&registry, &session, &policy, sub, &mut out),
         "state" => state::run(&session, sub, &mut out),

@@ -6,6 +6,7 @@ mod util;
 
 mod cli;
 mod exec;
+mod mcp;
 mod policy;
 mod policy_tooling;
 mod read;
