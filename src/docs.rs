@@ -45,15 +45,22 @@ const MANUAL: &str = "tinytool manual";
 /// ```
 /// use tinytool::docs::ManPage;
 ///
-/// fn policy_page() -> ManPage {
-///     let mut page = ManPage::new("tinytool-policy", 5, "the permission policy file");
+/// fn mcp_page() -> ManPage {
+///     let mut page = ManPage::new("tinytool-mcp", 1, "the Model Context Protocol server");
 ///     page.heading("description")
-///         .paragraph("A JSON object with `rules`, `agents`, `ask` and `disabled`.");
+///         .paragraph("`tinytool mcp` serves every tool over JSON-RPC on stdio.");
 ///     page
 /// }
-/// assert_eq!(policy_page().file_name(), "tinytool-policy.5");
+/// assert_eq!(mcp_page().file_name(), "tinytool-mcp.1");
+/// assert_eq!(mcp_page().reference(), "tinytool-mcp(1)");
 /// ```
-pub const EXTRA_PAGES: &[fn() -> ManPage] = &[];
+pub const EXTRA_PAGES: &[fn() -> ManPage] = &[policy_page];
+
+/// `tinytool-policy(5)`: the policy file format, written by hand as roff beside the policy
+/// engine.
+fn policy_page() -> ManPage {
+    ManPage::from_roff("tinytool-policy", 5, include_str!("policy/manual.roff"))
+}
 
 /// Variables tinytool reads that are not the twin of a global option (those are listed from
 /// the command line itself): `(name, meaning)`.
@@ -85,16 +92,39 @@ const FILES: &[(&str, &str)] = &[
          and column.",
     ),
     (
+        "$XDG_CONFIG_HOME/tinytool/policy.json",
+        "The user policy (else `~/.config/tinytool/policy.json`), replaced by `--policy`; \
+         see tinytool-policy(5).",
+    ),
+    (
+        "$XDG_CONFIG_HOME/tinytool/skills/*/SKILL.md",
+        "The user's skills, for the `skill` tool.",
+    ),
+    (
+        "DIR/.tinytool/",
+        "tinytool's folder in the project (DIR is the `--dir` directory), created on first \
+         need with a `.gitignore` containing `*`, so `git status` stays clean.",
+    ),
+    (
         "DIR/.tinytool/config.json",
         "The project configuration; it overrides the user file key by key, except \
          `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`, which are taken from \
          the user file only.",
     ),
     (
-        "DIR/.tinytool/",
-        "tinytool's folder in the project (DIR is the `--dir` directory): the state \
-         database, the project configuration and `locks/`, the per-file lock files. It is \
-         created on first need with a `.gitignore` containing `*`, so `git status` stays clean.",
+        "DIR/.tinytool/policy.json",
+        "The project policy: its rules can only restrict, unless the user policy sets \
+         `trust_project`.",
+    ),
+    (
+        "DIR/.tinytool/state.db",
+        "The session state (SQLite, unless `--state` names another file): todos, notes, \
+         findings, agent modes, approvals, answers used, jobs. Read-only work never creates it.",
+    ),
+    ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
+    (
+        "DIR/.tinytool/locks/",
+        "Lock files, one per file being changed, named by a hash of its path.",
     ),
 ];
 
@@ -256,7 +286,7 @@ fn main_page(cmd: &Command, tools: &[&ToolDef], see_also: &[String]) -> ManPage 
             "{} [{}] {}",
             bold("tinytool"),
             italic("OPTIONS"),
-            usage(mode)
+            usage(&mode, Style::Roff)
         ));
     }
     page.mangen(cmd, Section::Description);
@@ -268,14 +298,15 @@ fn main_page(cmd: &Command, tools: &[&ToolDef], see_also: &[String]) -> ManPage 
          apply to each.",
     );
     for mode in modes(cmd) {
-        page.subheading(&format!("tinytool {}", plain_usage(mode)));
+        page.subheading(&format!("tinytool {}", usage(&mode, Style::Plain)));
         let about = mode
+            .cmd
             .get_long_about()
-            .or_else(|| mode.get_about())
+            .or_else(|| mode.cmd.get_about())
             .map(|a| a.to_string())
             .unwrap_or_default();
         page.paragraph(&about);
-        for arg in own_args(mode) {
+        for arg in own_args(mode.cmd) {
             page.item(&arg_spec(arg, Style::Roff), &arg_help(arg));
         }
     }
@@ -343,13 +374,40 @@ fn main_page(cmd: &Command, tools: &[&ToolDef], see_also: &[String]) -> ManPage 
     page
 }
 
-/// The visible subcommands that are not tools, in command-line order.
-fn modes(cmd: &Command) -> Vec<&Command> {
+/// A mode of the command line: a subcommand that is not a tool, or one subcommand of such
+/// a group (`policy check`).
+struct Mode<'a> {
+    /// The group it belongs to (`policy`), when it is nested.
+    group: Option<&'a str>,
+    cmd: &'a Command,
+}
+
+/// The visible subcommands that are not tools, in command-line order; a group of
+/// subcommands (`policy check|explain`) is listed as its members.
+fn modes(cmd: &Command) -> Vec<Mode<'_>> {
     let registry = tools::documented();
+    let mut modes = Vec::new();
+    for sub in visible_subcommands(cmd).filter(|sub| registry.get(sub.get_name()).is_none()) {
+        let members: Vec<&Command> = visible_subcommands(sub).collect();
+        if members.is_empty() {
+            modes.push(Mode {
+                group: None,
+                cmd: sub,
+            });
+        }
+        for member in members {
+            modes.push(Mode {
+                group: Some(sub.get_name()),
+                cmd: member,
+            });
+        }
+    }
+    modes
+}
+
+fn visible_subcommands(cmd: &Command) -> impl Iterator<Item = &Command> {
     cmd.get_subcommands()
         .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
-        .filter(|sub| registry.get(sub.get_name()).is_none())
-        .collect()
 }
 
 /// The arguments a subcommand defines itself (not the propagated globals, not help).
@@ -364,17 +422,15 @@ fn own_args(cmd: &Command) -> impl Iterator<Item = &Arg> {
     })
 }
 
-/// A subcommand's usage, in roff: **exec** \[**--jsonl**\].
-fn usage(cmd: &Command) -> String {
-    let mut parts = vec![bold(cmd.get_name())];
-    parts.extend(own_args(cmd).map(|arg| arg_usage(arg, Style::Roff)));
-    parts.join(" ")
-}
-
-/// The same usage as plain text, for a subsection heading.
-fn plain_usage(cmd: &Command) -> String {
-    let mut parts = vec![cmd.get_name().to_string()];
-    parts.extend(own_args(cmd).map(|arg| arg_usage(arg, Style::Plain)));
+/// A mode's usage: **policy** **check** \[**--json**\] \[_FILE_\] in roff, or plain.
+fn usage(mode: &Mode, style: Style) -> String {
+    let name = |text: &str| match style {
+        Style::Roff => bold(text),
+        Style::Plain => text.to_string(),
+    };
+    let mut parts: Vec<String> = mode.group.map(name).into_iter().collect();
+    parts.push(name(mode.cmd.get_name()));
+    parts.extend(own_args(mode.cmd).map(|arg| arg_usage(arg, style)));
     parts.join(" ")
 }
 
@@ -510,8 +566,7 @@ fn tool_page(cmd: &Command, sub: &Command, def: &ToolDef) -> ManPage {
     page.paragraph(&match def.permission {
         "" => "This tool needs no permission: the policy is never asked about it.".to_string(),
         category => format!(
-            "The policy decides each call as permission `{category}` (see {}).",
-            "tinytool(1)"
+            "The policy decides each call as permission `{category}` (see tinytool-policy(5))."
         ),
     });
 
@@ -740,8 +795,9 @@ impl ManPage {
             name.to_uppercase(),
             env!("CARGO_PKG_VERSION"),
         ));
-        // No hyphenation: option names and JSON keys must stay whole.
-        roff.push_str(".nh\n");
+        // No hyphenation and no justification: option names, JSON keys and lists of page
+        // names must stay whole and readable.
+        roff.push_str(".nh\n.ad l\n");
         let mut page = ManPage {
             name: name.to_string(),
             section,
@@ -750,6 +806,16 @@ impl ManPage {
         page.heading("NAME");
         page.text_line(&format!("{} \\- {}", escape(name), escape(summary)));
         page
+    }
+
+    /// A page written by hand as roff (`.TH` line included); `@VERSION@` is replaced by
+    /// the crate's version.
+    pub fn from_roff(name: &str, section: u8, roff: &str) -> Self {
+        ManPage {
+            name: name.to_string(),
+            section,
+            roff: roff.replace("@VERSION@", env!("CARGO_PKG_VERSION")),
+        }
     }
 
     /// The file name: `name.section`.
@@ -972,6 +1038,22 @@ mod tests {
                 def.name != crate::registry::INVALID,
                 "{page}"
             );
+        }
+    }
+
+    #[test]
+    fn extra_pages_are_listed_under_see_also() {
+        let pages = man_pages();
+        let main = String::from_utf8_lossy(&pages[0].1).into_owned();
+        for page in EXTRA_PAGES {
+            let page = page();
+            let (file, bytes) = page.clone().finish();
+            assert!(
+                pages.iter().any(|(n, b)| *n == file && *b == bytes),
+                "{file}"
+            );
+            assert!(main.contains(&escape(&page.reference())), "{file}");
+            assert!(!String::from_utf8_lossy(&bytes).contains("@VERSION@"));
         }
     }
 

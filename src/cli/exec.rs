@@ -71,16 +71,11 @@ fn run_stream(registry: &Registry, session: &Session, out: &mut Output) -> ExitS
         }
         let result = call_line(registry, session, &line);
         out.result(&result);
-        if out.is_closed() || ends_loop(&result) {
+        if out.is_closed() || result.ends_loop() {
             break;
         }
     }
     ExitStatus::Success
-}
-
-/// Whether a result is the `exit` tool's.
-pub fn ends_loop(result: &CallResult) -> bool {
-    result.tool == "exit" && !result.is_error
 }
 
 /// Parses and runs one call given as raw bytes (one `exec` input or `--jsonl` line); input
