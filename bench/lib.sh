@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/lib.sh — the benchmark harness every bench/NN-<area>.sh script sources.
 #
 # `make bench` runs bench/run, which sets up once, runs every bench/[0-9][0-9]-*.sh in name
@@ -16,6 +17,10 @@
 #   BENCH_CACHE   where generated inputs live between runs, outside the repository:
 #                 ${TINYTOOL_BENCH_CACHE:-$HOME/.cache/tinytool-bench}
 #   BENCH_TMP     a scratch directory for this run (removed at the end); scripts run in it
+#   XDG_CONFIG_HOME  an empty directory of BENCH_TMP, so the user's tinytool config and
+#                 policy do not change the figures. The default policy refuses paths outside
+#                 --dir: give tinytool `--dir "$BENCH_CACHE"` (or a folder in it) and
+#                 relative paths.
 #   bench_cached NAME 'GENERATOR'
 #                 prints $BENCH_CACHE/NAME, first creating it from the standard output of
 #                 the shell command GENERATOR when it is missing (written to a temporary
@@ -23,6 +28,8 @@
 #   bench_row NAME 'TINYTOOL CMD' 'PEER LABEL' 'PEER CMD'
 #                 one hyperfine run measuring both commands; records the median wall time
 #                 of each and the ratio tinytool/peer (below 1 means tinytool is faster).
+#                 A failing command marks the row `failed`; the other rows still run and
+#                 `make bench` exits 1.
 #                 Commands are shell text; without shell syntax (| < > ; & $ ...; quotes are
 #                 fine) they run without a shell (hyperfine -N), else under bash with hyperfine's
 #                 correction for the shell's start. Output is discarded, a non-zero exit
@@ -76,7 +83,10 @@ bench_setup() {
     BENCH_TMP="$(mktemp -d "${TMPDIR:-/tmp}/tinytool-bench.XXXXXX")"
     BENCH_RESULTS="$BENCH_TMP/results.tsv"
     : >"$BENCH_RESULTS"
-    export TT BENCH_CACHE BENCH_TMP BENCH_RESULTS
+    # The user's own config and policy must not change the figures.
+    XDG_CONFIG_HOME="$BENCH_TMP/config"
+    mkdir -p "$XDG_CONFIG_HOME"
+    export TT BENCH_CACHE BENCH_TMP BENCH_RESULTS XDG_CONFIG_HOME
 }
 
 bench_cached() {
@@ -88,6 +98,12 @@ bench_cached() {
         mv "$path.partial" "$path"
     fi
     printf '%s\n' "$path"
+}
+
+# Records a row whose commands failed; the other rows still run, the exit status says so.
+_bench_failed() {
+    printf '%s\t%s\tfailed\t%s\t-\t-\n' "$1" "$2" "$3" >>"$BENCH_RESULTS"
+    echo "$2" >>"$BENCH_TMP/failed"
 }
 
 bench_note() {
@@ -114,8 +130,8 @@ bench_row() {
     fi
     echo "bench: $name" >&2
     if ! hyperfine "${opts[@]}" "$ours" "$peer" >/dev/null; then
-        printf 'time\t%s\tfailed\t%s\t-\t-\n' "$name" "$label" >>"$BENCH_RESULTS"
-        return 1
+        _bench_failed time "$name" "$label"
+        return 0
     fi
     local medians
     medians=$(grep -o '"median": *[0-9.eE+-]*' "$json" | sed 's/.*: *//' | tr '\n' ' ')
@@ -146,8 +162,8 @@ mem_row() {
     local name="$1" ours="$2" label="$3" peer="$4" a b
     echo "bench: $name (memory)" >&2
     if ! a=$(_bench_peak_kib "$ours") || ! b=$(_bench_peak_kib "$peer"); then
-        printf 'mem\t%s\tfailed\t%s\t-\t-\n' "$name" "$label" >>"$BENCH_RESULTS"
-        return 1
+        _bench_failed mem "$name" "$label"
+        return 0
     fi
     printf 'mem\t%s\t%s\t%s\t%s\t%s\n' "$name" "$a" "$label" "$b" \
         "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
@@ -187,6 +203,13 @@ bench_table() {
 # Set up unless bench/run already did; a script run alone prints its table at exit.
 if [ -z "${BENCH_RESULTS:-}" ]; then
     bench_setup
-    trap 'status=$?; bench_table; rm -rf "$BENCH_TMP"; exit $status' EXIT
+    _bench_finish() {
+        local status=$?
+        [ -s "$BENCH_TMP/failed" ] && status=1
+        bench_table
+        rm -rf "$BENCH_TMP"
+        exit "$status"
+    }
+    trap _bench_finish EXIT
 fi
 cd "$BENCH_TMP"
