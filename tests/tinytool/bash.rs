@@ -118,13 +118,13 @@ fn timeout_output_shape() {
 #[test]
 fn a_signal_ends_the_command() {
     let room = Room::new();
-    let run = room.call("bash", json!({"command": "echo before; kill -9 $$"}));
+    let run = room.call("bash", json!({"command": "echo before; kill -TERM $$"}));
     assert_eq!(run.code, 1);
     assert_eq!(
         run.output(),
-        "Command exited with error: signal: killed\nbefore\n"
+        "Command exited with error: signal: terminated\nbefore\n"
     );
-    assert_eq!(run.json()["metadata"]["signal"], "SIGKILL");
+    assert_eq!(run.json()["metadata"]["signal"], "SIGTERM");
     assert_eq!(run.json()["metadata"]["exit_code"], Value::Null);
 }
 
@@ -342,5 +342,96 @@ fn the_shell_dies_when_tinytool_is_killed() {
     assert_eq!(
         wait_gone(&sleep, Duration::from_secs(10)),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn without_a_policy_destructive_and_secret_commands_are_refused() {
+    let room = Room::new();
+    room.write("build/out.o", "x");
+    let run = room.call("bash", json!({"command": "rm -rf build"}));
+    assert_eq!(run.code, 3, "{run:?}");
+    let result = run.json();
+    assert_eq!(result["metadata"]["permission"], "destructive-shell");
+    assert_eq!(result["metadata"]["reason"], "destructive: rm -rf build");
+    assert!(run.output().contains("destructive-shell"));
+    assert!(room.path("build/out.o").exists());
+
+    room.write(".env", "KEY=x\n");
+    let run = room.call("bash", json!({"command": "cat .e''nv | head -1"}));
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(run.json()["metadata"]["permission"], "secret-shell");
+    assert_eq!(run.json()["metadata"]["reason"], "secret file: .env");
+
+    // Harmless look-alikes run.
+    let run = room.call(
+        "bash",
+        json!({"command": "echo rm -rf build; grep -c x build/out.o"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "rm -rf build\n1\n");
+}
+
+#[test]
+fn a_policy_rule_can_allow_a_destructive_command() {
+    let room = Room::new();
+    room.write("build/out.o", "x");
+    let policy = room.write(
+        "policy.json",
+        r#"{"rules":[{"permission":"destructive-shell","pattern":"rm -rf build","action":"allow"}]}"#,
+    );
+    let run = room.run(
+        &[
+            "--policy",
+            policy.to_str().unwrap(),
+            "bash",
+            "--command",
+            "rm -rf build",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!room.path("build").exists());
+}
+
+#[test]
+fn policy_explain_shows_each_detection_with_its_reason() {
+    let room = Room::new();
+    let run = room.run(
+        &[
+            "policy",
+            "explain",
+            "--json",
+            "bash",
+            r#"{"command":"sudo git -C repo push --force origin main; cat ~/.aws/credentials"}"#,
+        ],
+        None,
+    );
+    let result = run.json();
+    let permissions: Vec<(String, String)> = result["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["permission"].as_str().unwrap().to_string(),
+                p["reason"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(permissions[0].0, "shell");
+    assert_eq!(
+        permissions[1],
+        (
+            "secret-shell".to_string(),
+            "secret file: ~/.aws/credentials".to_string()
+        )
+    );
+    assert_eq!(
+        permissions[2],
+        (
+            "destructive-shell".to_string(),
+            "destructive: git -C repo push --force origin main".to_string()
+        )
     );
 }

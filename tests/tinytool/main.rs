@@ -6,5 +6,11 @@ mod util;
 
 mod bash;
 mod cli;
+mod docs;
 mod exec;
+mod mcp;
+mod policy;
+mod policy_tooling;
 mod read;
+mod robust;
+mod session_tools;
