@@ -150,10 +150,18 @@ fn other_secret(name: &str) -> bool {
         ".vault-token",
     ];
     const EXTENSIONS: &[&str] = &[".p12", ".pfx", ".jks", ".keystore", ".kdbx"];
+    // `secrets.md` or `secret.rs` is documentation or code about secrets, not a store.
+    const NOT_DATA: &[&str] = &[
+        "md", "rst", "adoc", "rs", "py", "go", "ts", "tsx", "js", "jsx", "mjs", "java", "kt", "rb",
+        "php", "cs", "c", "h", "cpp", "hpp", "swift", "scala", "sh", "html", "css",
+    ];
     let stem = lower.split('.').next().unwrap_or(&lower);
+    let extension = lower.rsplit('.').next().unwrap_or("");
     NAMES.contains(&lower.as_str())
         || EXTENSIONS.iter().any(|e| lower.ends_with(e))
-        || (lower.contains('.') && matches!(stem, "secrets" | "secret"))
+        || (lower.contains('.')
+            && matches!(stem, "secrets" | "secret")
+            && !NOT_DATA.contains(&extension))
 }
 
 fn env_file(name: &str) -> bool {
@@ -185,8 +193,10 @@ fn env_file(name: &str) -> bool {
 
 fn trailing_identifier(text: &str) -> &str {
     let start = text
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |k| k + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+        .map_or(0, |(k, c)| k + c.len_utf8());
     &text[start..]
 }
 
@@ -425,6 +435,9 @@ mod tests {
             "id_rsa.pub",
             "id_ed25519.pub",
             "known_hosts",
+            "secrets.md",
+            "secret.rs",
+            "é.env.HOME",
         ] {
             assert!(!name_is_secret(name), "{name}");
         }

@@ -97,3 +97,32 @@ fn hostile_inputs_terminate() {
     let long = "a ".repeat(200_000);
     assert!(judge(&long, &places).is_empty());
 }
+
+#[test]
+fn random_inputs_never_panic() {
+    // A fixed xorshift sequence over shell-significant characters, multi-byte ones too.
+    const ALPHABET: &[&str] = &[
+        "rm", " ", "-", "r", "f", "'", "\"", "\\", "$", "(", ")", "`", "{", "}", "[", "]", ";",
+        "&", "|", "<", ">", "\n", "#", "=", ".", "env", "/", "*", "?", "é", "€", "😀", "sh", "-c",
+        "<<", "EOF", "ssh", "sudo", "kill", "-9", "git", "push", "--force", ":", "@", "~", "$'\\x",
+        "${", "$((", "\t", ",", "!", "%", "psql", "python", "-e", "awk",
+    ];
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let places = Places::fixed();
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut total = 0;
+    for _ in 0..3_000 {
+        let mut command = String::new();
+        for _ in 0..next() % 40 {
+            command.push_str(ALPHABET[(next() % ALPHABET.len() as u64) as usize]);
+        }
+        total += command.len();
+        let _ = judge(&command, &places);
+    }
+    assert!(total > 30_000, "the generator must produce real inputs");
+}
