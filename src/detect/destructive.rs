@@ -65,7 +65,7 @@ pub fn check(argv: &[String]) -> Option<String> {
     let hit = match name {
         _ if init_script => args
             .first()
-            .is_some_and(|verb| !matches!(verb.as_str(), "status" | "help")),
+            .is_some_and(|verb| !matches!(verb.as_str(), "status" | "help" | "configtest")),
         "rm" => rm(args),
         "shred" | "srm" | "wipe" | "rimraf" | "blkdiscard" | "dropdb" | "dropuser" | "mkswap"
         | "mke2fs" | "mkdosfs" | "mkntfs" | "mkexfatfs" | "newfs" | "load_policy"
@@ -660,7 +660,7 @@ fn systemctl(args: &[String]) -> bool {
 fn service(args: &[String]) -> bool {
     let ops = operands_of(args);
     match ops.get(1) {
-        Some(verb) => !matches!(*verb, "status" | "--status-all" | "help"),
+        Some(verb) => !matches!(*verb, "status" | "--status-all" | "help" | "configtest"),
         None => false,
     }
 }

@@ -246,8 +246,11 @@ impl Judge<'_> {
             .iter()
             .flat_map(|w| expand::expand(w, vars, &mut subs))
             .collect();
-        for arg in &argv {
-            self.path(arg);
+        let filter = query_filter(&argv);
+        for (k, arg) in argv.iter().enumerate() {
+            if Some(k) != filter {
+                self.path(arg);
+            }
         }
         if argv.is_empty() {
             vars.extend(assigned);
@@ -487,6 +490,28 @@ impl Judge<'_> {
             self.add(Kind::Secret, reason);
         }
     }
+}
+
+/// The index of a JSON/YAML query filter (`jq .scripts.env`): an expression, not a path.
+fn query_filter(argv: &[Arg]) -> Option<usize> {
+    let name = args::command_name(&argv.first()?.text);
+    if !matches!(name, "jq" | "yq" | "gojq" | "jaq") {
+        return None;
+    }
+    let mut k = 1;
+    while k < argv.len() {
+        let text = argv[k].text.as_str();
+        if !text.starts_with('-') || text == "-" {
+            return Some(k);
+        }
+        // Options whose values are not the filter.
+        k += match text {
+            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => 3,
+            "-L" | "--indent" => 2,
+            _ => 1,
+        };
+    }
+    None
 }
 
 /// How a written or run file is recognised: the path without a leading `./`.

@@ -218,9 +218,11 @@ fn is_variable_name(text: &str) -> bool {
 
 fn credentials(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    let stem = lower.trim_start_matches('.');
-    let stem = stem.split('.').next().unwrap_or(stem);
-    stem == "credentials" || stem.ends_with("-credentials")
+    let hidden = lower.starts_with('.');
+    let bare = lower.trim_start_matches('.');
+    let stem = bare.split('.').next().unwrap_or(bare);
+    // `.git-credentials`, `gcp-credentials.json` — but not a word like `set-credentials`.
+    stem == "credentials" || (stem.ends_with("-credentials") && (hidden || bare.contains('.')))
 }
 
 fn key_file(name: &str) -> bool {
@@ -438,6 +440,7 @@ mod tests {
             "secrets.md",
             "secret.rs",
             "é.env.HOME",
+            "set-credentials",
         ] {
             assert!(!name_is_secret(name), "{name}");
         }
