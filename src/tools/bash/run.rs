@@ -16,9 +16,9 @@
 //!   shell is reaped (the zombie keeps the group id from being reused), what is already
 //!   in the pipes is read for at most 250 ms more, and the call returns: a background
 //!   process holding the pipes open never makes it wait.
-//! - tinytool is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so the killed leftovers
-//!   become its children and are reaped before the call returns: not even a zombie of
-//!   the command is left behind.
+//! - During the call tinytool is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so the
+//!   killed leftovers become its children and are reaped before the call returns: not
+//!   even a zombie of the command is left behind.
 //! - At the deadline the group gets SIGTERM (and SIGCONT, so stopped processes see it),
 //!   then SIGKILL 500 ms later if the shell is still there; the call returns within
 //!   timeout + 1 s even if the shell cannot be reaped.
@@ -96,7 +96,7 @@ pub struct Finished {
 /// the shell cannot be started or the pipes cannot be watched.
 pub fn run(request: Request) -> io::Result<Finished> {
     signals::install();
-    become_subreaper();
+    let _subreaper = Subreaper::enter();
     let start = Instant::now();
     let mut child = spawn(&request)?;
     let pid = child.id() as libc::pid_t;
@@ -133,16 +133,39 @@ fn reap_group(pgid: libc::pid_t, until: Instant) {
     }
 }
 
-/// Makes orphaned descendants tinytool's children (once per process), so that killed
-/// leftovers can be reaped.
-fn become_subreaper() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: prctl with integer arguments; failure only means no reaping.
-        unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+/// While any command runs, orphaned descendants become tinytool's children
+/// (`PR_SET_CHILD_SUBREAPER`), so that killed leftovers can be reaped; outside calls the
+/// flag is off, so processes that escaped a command's group are not adopted for good.
+struct Subreaper;
+
+static RUNNING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
+impl Subreaper {
+    fn enter() -> Subreaper {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        if *running == 0 {
+            set_subreaper(1);
         }
-    });
+        *running += 1;
+        Subreaper
+    }
+}
+
+impl Drop for Subreaper {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        *running = running.saturating_sub(1);
+        if *running == 0 {
+            set_subreaper(0);
+        }
+    }
+}
+
+fn set_subreaper(on: libc::c_ulong) {
+    // SAFETY: prctl with integer arguments; failure only means no reaping.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, on, 0, 0, 0);
+    }
 }
 
 fn spawn(request: &Request) -> io::Result<Child> {
