@@ -67,7 +67,8 @@ pub fn definition() -> ToolDef {
                 exited with error: signal: killed` or `Command timed out after 2m0s`, \
                 followed by the output so far. metadata: exit_code (null when a signal \
                 ended the shell), signal, timed_out, duration_ms, timeout_ms, stdout_bytes, \
-                stderr_bytes; lossy when output was not UTF-8.",
+                stderr_bytes; cancelled when an MCP cancellation killed the command; lossy \
+                when output was not UTF-8.",
             errors: "`Command cannot be empty`; the failures above; a refusal (exit status \
                 3) when the policy does not allow `shell` for the command, `secret-shell` \
                 for a command naming a secret file (`.env`, `credentials.json`, `*.key`, \
@@ -137,6 +138,7 @@ pub fn shell_accesses(command: &str, places: &Places) -> Vec<Access> {
 struct BashArgs {
     command: String,
     timeout: Option<i64>,
+    /// Accepted and otherwise unused: the reference only logs it.
     #[allow(dead_code)]
     description: Option<String>,
 }
@@ -165,6 +167,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         env: environment::child_env(std::env::vars_os()),
         timeout,
         limits: ctx.session.limits,
+        cancel: Some(ctx.session.cancel.clone()),
     };
     let finished = match run::run(request) {
         Ok(finished) => finished,
@@ -185,6 +188,7 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
         stderr,
         ending,
         timed_out,
+        cancelled,
         duration,
     } = finished;
     let failure = if timed_out {
@@ -228,6 +232,9 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
         .with("stderr_bytes", stderr_bytes);
     if let Some(signal) = signal {
         result = result.with("signal", signal);
+    }
+    if cancelled {
+        result = result.with("cancelled", true);
     }
     result.is_error = failure.is_some();
     result

@@ -19,6 +19,7 @@
 //! - During the call tinytool is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so the
 //!   killed leftovers become its children and are reaped before the call returns: not
 //!   even a zombie of the command is left behind.
+//! - A cancelled call (MCP `notifications/cancelled`) kills the group at once.
 //! - At the deadline the group gets SIGTERM (and SIGCONT, so stopped processes see it),
 //!   then SIGKILL 500 ms later if the shell is still there; the call returns within
 //!   timeout + 1 s even if the shell cannot be reaped.
@@ -31,6 +32,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::session::CancelFlag;
 use crate::truncate::{Capture, Limits};
 
 /// Time between SIGTERM and SIGKILL on timeout.
@@ -39,6 +41,8 @@ pub const GRACE: Duration = Duration::from_millis(500);
 pub const DRAIN: Duration = Duration::from_millis(250);
 /// The latest a timed-out call returns, after its deadline.
 pub const HARD_STOP: Duration = Duration::from_millis(950);
+/// How often a cancellation is looked for while a command runs.
+const CANCEL_TICK: Duration = Duration::from_millis(50);
 /// How long the killed leftovers of a group are waited for.
 const REAP: Duration = Duration::from_millis(200);
 /// Bytes read per `read` call.
@@ -61,6 +65,9 @@ pub struct Request<'a> {
     pub timeout: Duration,
     /// Limits of the output captures.
     pub limits: Limits,
+    /// Set when the call is cancelled (MCP `notifications/cancelled`): the group is killed
+    /// at once, as the reference kills a command whose context is cancelled.
+    pub cancel: Option<CancelFlag>,
 }
 
 /// How the shell ended.
@@ -88,6 +95,8 @@ pub struct Finished {
     pub ending: Ending,
     /// Whether the deadline ended it.
     pub timed_out: bool,
+    /// Whether a cancellation ended it.
+    pub cancelled: bool,
     /// How long the call took.
     pub duration: Duration,
 }
@@ -269,6 +278,7 @@ fn watch(
     let hard_stop = deadline + HARD_STOP;
     let mut buf = vec![0u8; CHUNK];
     let mut timed_out = false;
+    let mut cancelled = false;
     let mut kill_at: Option<Instant> = None;
     let mut ending: Option<Ending> = None;
     let mut drain_until: Option<Instant> = None;
@@ -298,6 +308,10 @@ fn watch(
             break;
         }
         if ending.is_none() {
+            if !cancelled && request.cancel.as_ref().is_some_and(CancelFlag::is_set) {
+                cancelled = true;
+                kill_group(pid, libc::SIGKILL);
+            }
             if !timed_out && now >= deadline {
                 timed_out = true;
                 kill_group(pid, libc::SIGTERM);
@@ -333,6 +347,9 @@ fn watch(
         if watch_exit && pidfd.is_none() {
             wait = wait.min(Duration::from_millis(10));
         }
+        if watch_exit && request.cancel.is_some() {
+            wait = wait.min(CANCEL_TICK);
+        }
         poll_and_read(
             &mut streams,
             pidfd.as_ref().filter(|_| watch_exit),
@@ -346,6 +363,7 @@ fn watch(
         stderr: err.capture,
         ending: ending.unwrap_or(Ending::Exited(-1)),
         timed_out,
+        cancelled,
         duration: start.elapsed(),
     })
 }
@@ -534,6 +552,7 @@ mod tests {
             env: std::env::vars_os().collect(),
             timeout: Duration::from_millis(timeout_ms),
             limits: Limits::default(),
+            cancel: None,
         })
         .unwrap()
     }
@@ -557,6 +576,37 @@ mod tests {
                 core: false
             }
         );
+    }
+
+    #[test]
+    fn a_cancellation_kills_the_group() {
+        let cancel = CancelFlag::default();
+        let setter = cancel.clone();
+        let waker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            setter.set();
+        });
+        let dir = std::env::temp_dir();
+        let done = run(Request {
+            command: "echo started; sleep 30",
+            dir: &dir,
+            env: std::env::vars_os().collect(),
+            timeout: Duration::from_secs(60),
+            limits: Limits::default(),
+            cancel: Some(cancel),
+        })
+        .unwrap();
+        waker.join().unwrap();
+        assert!(done.cancelled);
+        assert!(!done.timed_out);
+        assert_eq!(
+            done.ending,
+            Ending::Signaled {
+                signal: libc::SIGKILL,
+                core: false
+            }
+        );
+        assert_eq!(done.stdout.finish().text, "started\n");
     }
 
     #[test]
