@@ -310,9 +310,11 @@ pub fn check(argv: &[String]) -> Option<String> {
             .iter()
             .any(|a| a.eq_ignore_ascii_case("flushall") || a.eq_ignore_ascii_case("flushdb")),
         "crontab" => args.iter().any(|a| a == "-r" || a == "--remove"),
-        "Remove-Item" | "ri" | "rmdir" | "del" | "erase" | "rd" => args
-            .iter()
-            .any(|a| a.len() >= 3 && "-recurse".starts_with(&a.to_ascii_lowercase())),
+        // PowerShell's `-Recurse` (any abbreviation) and cmd.exe's `/s`.
+        "Remove-Item" | "ri" | "rmdir" | "del" | "erase" | "rd" => args.iter().any(|a| {
+            (a.len() >= 3 && "-recurse".starts_with(&a.to_ascii_lowercase()))
+                || a.eq_ignore_ascii_case("/s")
+        }),
         _ => false,
     };
     hit.then(|| shown(argv))

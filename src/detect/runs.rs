@@ -58,10 +58,12 @@ pub fn inners(argv: &[String]) -> Vec<Inner> {
         }
         "builtin" | "nohup" | "busybox" | "toybox" | "unbuffer" | "catchsegv" | "torsocks"
         | "proxychains" | "proxychains4" | "fakeroot" | "setsid" | "valgrind" | "firejail"
-        | "dbus-run-session" | "coproc" | "then" | "do" | "else" => {
+        | "dbus-run-session" | "coproc" | "then" | "do" | "else" | "eatmydata" | "prlimit" => {
             wrapped(args, Spec::default(), 0)
         }
         "exec" => wrapped(args, Spec::new("a", &[]), 0),
+        "cgexec" => wrapped(args, Spec::new("g", &[]), 0),
+        "numactl" => wrapped(args, Spec::new("NmCpiP", &[]), 0),
         "time" => wrapped(args, Spec::new("fo", &["format", "output"]), 0),
         "nice" => wrapped(args, Spec::new("n", &["adjustment"]), 0),
         "ionice" => wrapped(
