@@ -4,6 +4,8 @@
 //! `exec` dispatch, `tools` listing, man page and completions follow from the definition.
 
 pub mod exit;
+pub mod glob;
+pub mod grep;
 pub mod invalid;
 pub mod read;
 
@@ -14,6 +16,8 @@ use crate::registry::Registry;
 pub fn builtin() -> Registry {
     let mut registry = Registry::new();
     registry.register(read::definition());
+    registry.register(grep::definition());
+    registry.register(glob::definition());
     registry.register(invalid::definition());
     registry.register(exit::definition());
     registry

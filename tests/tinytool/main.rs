@@ -6,4 +6,7 @@ mod util;
 
 mod cli;
 mod exec;
+mod glob;
+mod grep;
 mod read;
+mod search_tree;
