@@ -126,6 +126,12 @@ impl Shown {
         }
     }
 
+    /// Whether paths are shown exactly as they are relative to the root (the root is the
+    /// directory itself).
+    pub fn is_relative_to_root(&self) -> bool {
+        self.prefix.is_empty()
+    }
+
     /// The shown form of `path`, which must be the root or below it.
     pub fn path(&self, path: &Path) -> String {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);

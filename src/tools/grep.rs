@@ -5,7 +5,7 @@
 //! modification time (ties by path), lines in file order, paths relative to `--dir`
 //! (absolute outside it). Lines are cut at 2,000 characters on a character boundary
 //! (marked `...`); bytes that are not UTF-8 are replaced (`metadata.lossy`). Files over
-//! 1 MB, binary files (a NUL byte in what was read), files named `.env*` that the policy
+//! 1 MB, binary files (a NUL byte anywhere in them), files named `.env*` that the policy
 //! does not let the caller `read`, and the skip directories are left out, and the output
 //! says so: it ends with the summary line of [`crate::search`] whenever anything was
 //! skipped or the list was cut, and always when nothing matched.
@@ -80,8 +80,9 @@ pub fn definition() -> ToolDef {
                 ends with a summary line such as `[skipped: 1 file over 1 MB, 0 binary, 0 \
                 secret-looking, 2 skip directories pruned; not cut]` whenever a file was \
                 skipped, a skip directory was pruned or the list was cut (`cut at N matches, \
-                more exist`), and always when nothing matched. Binary counts the files found \
-                to be binary among those read. metadata: matches, files, cut, \
+                more exist`), and always when nothing matched. A file is binary when it \
+                holds a NUL byte; the count covers the files read (after a cut, later files \
+                are not read). metadata: matches, files, cut, \
                 skipped_over_1mb, skipped_binary, skipped_secret, pruned_dirs, unreadable, \
                 and lossy when bytes were not UTF-8.",
             errors: "`Invalid regex pattern: ...` quoting the regex error (a pattern that \
@@ -273,8 +274,10 @@ impl Include {
             return true;
         }
         let rel = path.strip_prefix(&search.root).unwrap_or(path);
-        !rel.as_os_str().is_empty() && self.glob.is_match(rel)
-            || self.glob.is_match(search.shown.path(path))
+        if !rel.as_os_str().is_empty() && self.glob.is_match(rel) {
+            return true;
+        }
+        !search.shown.is_relative_to_root() && self.glob.is_match(search.shown.path(path))
     }
 }
 
@@ -400,8 +403,7 @@ impl<'s> ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(WalkVisitor {
             shared: self.shared,
-            searcher: new_searcher(),
-            matcher: self.shared.search.matcher.clone(),
+            files: FileSearcher::new(self.shared.search),
             local: Walked::default(),
         })
     }
@@ -410,8 +412,7 @@ impl<'s> ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
 /// One walker thread: lists candidates and searches them while that is still useful.
 struct WalkVisitor<'s> {
     shared: &'s WalkShared<'s>,
-    searcher: Searcher,
-    matcher: RegexMatcher,
+    files: FileSearcher,
     local: Walked,
 }
 
@@ -449,13 +450,9 @@ impl WalkVisitor<'_> {
                 self.local.over_size += 1;
                 return;
             }
-            let outcome = search_file(
-                &mut self.searcher,
-                &self.matcher,
-                &file,
-                search.cap,
-                &AtomicBool::new(false),
-            );
+            let outcome = self
+                .files
+                .search(file, size, search.cap, &AtomicBool::new(false));
             if let Outcome::Matches { lines, .. } = &outcome {
                 self.shared
                     .found
@@ -506,37 +503,70 @@ fn open(path: &Path) -> Option<(File, u64, SystemTime)> {
     Some((file, meta.len(), mtime))
 }
 
-fn new_searcher() -> Searcher {
-    SearcherBuilder::new()
-        .line_terminator(LineTerminator::crlf())
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(b'\0'))
-        .build()
+/// What one thread needs to search files: its own searcher, matcher and read buffer.
+struct FileSearcher {
+    searcher: Searcher,
+    matcher: RegexMatcher,
+    /// Holds the file being searched; it only grows, up to [`MAX_FILE_BYTES`].
+    buf: Vec<u8>,
 }
 
-/// Searches one open file, keeping at most `cap` matching lines; `cancel` stops it early
-/// (its result is then thrown away by the caller).
-fn search_file(
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
-    file: &File,
-    cap: u64,
-    cancel: &AtomicBool,
-) -> Outcome {
-    let mut sink = Collect {
-        lines: Vec::new(),
-        lossy: false,
-        binary: false,
-        cap,
-        cancel,
-    };
-    match searcher.search_file(matcher, file, &mut sink) {
-        Err(_) => Outcome::Unreadable,
-        Ok(()) if sink.binary => Outcome::Binary,
-        Ok(()) => Outcome::Matches {
-            lines: sink.lines,
-            lossy: sink.lossy,
-        },
+impl FileSearcher {
+    fn new(search: &Search) -> Self {
+        FileSearcher {
+            searcher: SearcherBuilder::new()
+                .line_terminator(LineTerminator::crlf())
+                .line_number(true)
+                .binary_detection(BinaryDetection::quit(b'\0'))
+                .build(),
+            matcher: search.matcher.clone(),
+            buf: Vec::new(),
+        }
+    }
+
+    /// Searches an open file of `size` bytes (at most [`MAX_FILE_BYTES`]), keeping at most
+    /// `cap` matching lines; `cancel` stops it early (its result is then thrown away).
+    ///
+    /// The file is read whole with one read call, as far as its size at `stat` time: the
+    /// searcher's own reader would sniff for a byte-order mark and probe for the end with
+    /// reads of its own, half again as many system calls for the small files most trees
+    /// are made of. A file with a NUL byte anywhere is binary (a UTF-16 file, recognised by
+    /// its byte-order mark, is transcoded by the searcher and judged after that).
+    fn search(&mut self, mut file: File, size: u64, cap: u64, cancel: &AtomicBool) -> Outcome {
+        use std::io::Read;
+        let want = usize::try_from(size.min(MAX_FILE_BYTES)).unwrap_or(0);
+        if self.buf.len() < want {
+            self.buf.resize(want, 0);
+        }
+        let mut filled = 0;
+        while filled < want {
+            match file.read(&mut self.buf[filled..want]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return Outcome::Unreadable,
+            }
+        }
+        let data = &self.buf[..filled];
+        let utf16 = data.starts_with(&[0xFF, 0xFE]) || data.starts_with(&[0xFE, 0xFF]);
+        if !utf16 && memchr::memchr(0, data).is_some() {
+            return Outcome::Binary;
+        }
+        let mut sink = Collect {
+            lines: Vec::new(),
+            lossy: false,
+            binary: false,
+            cap,
+            cancel,
+        };
+        match self.searcher.search_slice(&self.matcher, data, &mut sink) {
+            Err(_) => Outcome::Unreadable,
+            Ok(()) if sink.binary => Outcome::Binary,
+            Ok(()) => Outcome::Matches {
+                lines: sink.lines,
+                lossy: sink.lossy,
+            },
+        }
     }
 }
 
@@ -640,9 +670,9 @@ fn collect(
     max_count: u64,
     capture: Capture,
 ) -> Report {
-    let n = candidates.len();
     let (paths, done): (Vec<PathBuf>, Vec<Option<Outcome>>) =
         candidates.into_iter().map(|c| (c.path, c.outcome)).unzip();
+    let unsearched = done.iter().filter(|outcome| outcome.is_none()).count();
     let threads = search::threads();
     let pipeline = Pipeline {
         search,
@@ -653,6 +683,8 @@ fn collect(
             consumed: 0,
             certain: 0,
             stop: false,
+            workers_waiting: 0,
+            consumer_waiting: false,
             done,
         }),
         ready: Condvar::new(),
@@ -671,7 +703,7 @@ fn collect(
         searched: 0,
     };
     std::thread::scope(|scope| {
-        for _ in 0..threads.min(n) {
+        for _ in 0..threads.min(unsearched) {
             scope.spawn(|| pipeline.work());
         }
         for (k, path) in paths.iter().enumerate() {
@@ -733,6 +765,11 @@ struct PipeState {
     /// Matches in the results taken so far.
     certain: u64,
     stop: bool,
+    /// Workers waiting for room (only then is there anybody to wake: a wake-up is a system
+    /// call, too dear to make for every one of a hundred thousand files).
+    workers_waiting: usize,
+    /// Whether the consumer waits for a result.
+    consumer_waiting: bool,
     /// Results by candidate index; the walk's results are there from the start.
     done: Vec<Option<Outcome>>,
 }
@@ -740,8 +777,7 @@ struct PipeState {
 impl Pipeline<'_> {
     /// A worker: takes the next unsearched candidate within the window and searches it.
     fn work(&self) {
-        let mut searcher = new_searcher();
-        let matcher = self.search.matcher.clone();
+        let mut files = FileSearcher::new(self.search);
         loop {
             let (index, cap) = {
                 let mut state = lock(&self.state);
@@ -758,10 +794,12 @@ impl Pipeline<'_> {
                     if state.next < state.consumed + self.window {
                         break;
                     }
+                    state.workers_waiting += 1;
                     state = self
                         .room
                         .wait(state)
                         .unwrap_or_else(PoisonError::into_inner);
+                    state.workers_waiting -= 1;
                 }
                 let index = state.next;
                 state.next += 1;
@@ -771,14 +809,14 @@ impl Pipeline<'_> {
             };
             self.searched.fetch_add(1, Ordering::Relaxed);
             let outcome = match open(&self.paths[index]) {
-                Some((file, _, _)) => {
-                    search_file(&mut searcher, &matcher, &file, cap, &self.cancel)
-                }
+                Some((file, size, _)) => files.search(file, size, cap, &self.cancel),
                 None => Outcome::Unreadable,
             };
             let mut state = lock(&self.state);
             state.done[index] = Some(outcome);
-            self.ready.notify_all();
+            if state.consumer_waiting {
+                self.ready.notify_one();
+            }
         }
     }
 
@@ -796,13 +834,17 @@ impl Pipeline<'_> {
                     state.stop = true;
                     self.cancel.store(true, Ordering::Relaxed);
                 }
-                self.room.notify_all();
+                if state.workers_waiting > 0 {
+                    self.room.notify_all();
+                }
                 return outcome;
             }
+            state.consumer_waiting = true;
             state = self
                 .ready
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
+            state.consumer_waiting = false;
         }
     }
 
@@ -1082,6 +1124,25 @@ mod tests {
              0 skip directories pruned; not cut]\n"
         );
         assert_eq!(meta["skipped_binary"], 2);
+        // The whole file is judged, even when its first line already fills the cap.
+        let (text, _, _) = run(&session, json!({"pattern": "hit", "max_count": 1}));
+        assert!(text.starts_with("text.txt:1:hit\n[skipped: 0 files over 1 MB, 2 binary"));
+    }
+
+    #[test]
+    fn utf16_files_with_a_byte_order_mark_are_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut data = vec![0xFF, 0xFE];
+        data.extend(
+            "first\r\nhit here\r\n"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes),
+        );
+        write(tmp.path(), "wide.txt", &data, 10);
+        let session = Session::new("t", tmp.path());
+        let (text, meta, _) = run(&session, json!({"pattern": "hit"}));
+        assert_eq!(text, "wide.txt:2:hit here\n");
+        assert_eq!(meta["skipped_binary"], 0);
     }
 
     #[test]
