@@ -454,6 +454,10 @@ impl WalkVisitor<'_> {
                 .files
                 .search(file, size, search.cap, &AtomicBool::new(false));
             if let Outcome::Matches { lines, .. } = &outcome {
+                if lines.is_empty() {
+                    // A file without matches adds nothing wherever it sorts: forget it.
+                    return;
+                }
                 self.shared
                     .found
                     .fetch_add(lines.len() as u64, Ordering::Relaxed);
