@@ -11,20 +11,26 @@
 //! - [`search`]: what grep and glob share (skip directories, walker, summary line);
 //! - [`session`]: what a call runs with;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
-//! - [`cli`]: the command line derived from the registry.
+//! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
+//!   completion scripts generated from it.
 
 pub mod cli;
 pub mod config;
 pub mod dialects;
+pub mod docs;
 pub mod events;
 pub mod exit;
+pub mod hook;
+pub mod mcp;
 pub mod paths;
+pub mod policy;
 pub mod project;
 pub mod registry;
 pub mod repair;
 pub mod schema;
 pub mod search;
 pub mod session;
+pub mod state;
 pub mod tool;
 pub mod tools;
 pub mod truncate;

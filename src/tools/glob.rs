@@ -55,7 +55,7 @@ pub fn definition() -> ToolDef {
         doc: ToolDoc {
             output: "One path per line, relative to the working directory (absolute outside it), \
                 newest first by modification time (ties by path), at most 1000. When nothing \
-                matches: `No files matched the pattern.`. The output ends with a summary line \
+                matches, the first line says `No files matched the pattern.` The output ends with a summary line \
                 such as `[skipped: 2 skip directories pruned; not cut]` or `[skipped: 0 skip \
                 directories pruned; cut at 1000 files, 234 more matched]` whenever a skip \
                 directory was pruned or the list was cut, and always when nothing matched. \
@@ -402,10 +402,7 @@ mod tests {
     fn access_is_read_of_where_the_walk_starts() {
         let tmp = tempfile::tempdir().unwrap();
         let session = Session::new("t", tmp.path());
-        let ctx = CallContext {
-            session: &session,
-            tool: "glob",
-        };
+        let ctx = CallContext::new(&session, "glob");
         let def = definition();
         let pattern = |args: serde_json::Value| {
             let accesses = def.accesses(&ctx, args.as_object().unwrap());

@@ -65,7 +65,8 @@ pub fn definition() -> ToolDef {
             a single file; `include` filters files by a glob on the base name or relative \
             path (`*.rs`, `*.{ts,tsx}`, `src/**/*.go`); at most `max_count` lines are \
             returned (default 500). Directories .git, node_modules, vendor, .tinycode and \
-            .tinytool are not searched, nor files over 1 MB, binary files or .env files; \
+            .tinytool are not searched, nor files over 1 MB, binary files, or .env* files \
+            the policy does not let you read; \
             when anything was skipped or the list was cut, the last line, starting with \
             `[`, says so.",
         permission: "read",
@@ -75,8 +76,9 @@ pub fn definition() -> ToolDef {
         doc: ToolDoc {
             output: "One line per matching line: `path:lineNumber:line`, files newest first by \
                 modification time (ties by path), lines in file order; paths relative to the \
-                working directory (absolute outside it). Lines longer than 2000 characters are \
-                cut and end in `...`. When nothing matches: `No matches found.`. The output \
+                working directory (absolute outside it). A line longer than 2000 characters is \
+                cut there, with `...` appended. When nothing matches, the first line says `No \
+                matches found.` The output \
                 ends with a summary line such as `[skipped: 1 file over 1 MB, 0 binary, 0 \
                 secret-looking, 2 skip directories pruned; not cut]` whenever a file was \
                 skipped, a skip directory was pruned or the list was cut (`cut at N matches, \
@@ -953,10 +955,7 @@ mod tests {
     }
 
     fn run(session: &Session, args: Value) -> (String, Map<String, Value>, bool) {
-        let ctx = CallContext {
-            session,
-            tool: "grep",
-        };
+        let ctx = CallContext::new(session, "grep");
         let output = execute(&ctx, args.as_object().unwrap().clone()).unwrap();
         let text = match output.body {
             Body::Text(text) => text,
@@ -1178,10 +1177,7 @@ mod tests {
     fn access_is_read_of_the_root() {
         let tmp = tempfile::tempdir().unwrap();
         let session = Session::new("t", tmp.path());
-        let ctx = CallContext {
-            session: &session,
-            tool: "grep",
-        };
+        let ctx = CallContext::new(&session, "grep");
         let def = definition();
         let args = |v: Value| v.as_object().unwrap().clone();
         let one = def.accesses(&ctx, &args(json!({"pattern": "x"})));

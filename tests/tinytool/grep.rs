@@ -232,3 +232,34 @@ fn many_files_keep_a_stable_order_and_the_summary_survives_the_preview() {
     let again = room.call("grep", json!({"pattern": "needle", "max_count": 100}));
     assert_eq!(again.stdout, run.stdout);
 }
+
+#[test]
+fn env_files_are_skipped_unless_the_policy_allows_reading_them() {
+    let room = Room::new();
+    put(&room, ".env", "TOKEN=needle\n", 30);
+    put(&room, "config/.env.local", "needle\n", 20);
+    put(&room, "app.txt", "needle\n", 10);
+    let run = room.call("grep", json!({"pattern": "needle"}));
+    let result = run.json();
+    assert_eq!(
+        result["output"],
+        "app.txt:1:needle\n[skipped: 0 files over 1 MB, 0 binary, 2 secret-looking, \
+         0 skip directories pruned; not cut]\n"
+    );
+    assert_eq!(result["metadata"]["skipped_secret"], 2);
+    // A rule that allows reading them lets grep search them.
+    std::fs::write(
+        room.path("allow.json"),
+        r#"{"rules": [{"permission": "read", "pattern": ".env*", "action": "allow"},
+                      {"permission": "read", "pattern": "*/.env*", "action": "allow"}]}"#,
+    )
+    .unwrap();
+    let run = room.run(
+        &["--policy", "allow.json", "grep", "--pattern", "needle"],
+        None,
+    );
+    assert_eq!(
+        run.output(),
+        ".env:1:TOKEN=needle\nconfig/.env.local:1:needle\napp.txt:1:needle\n"
+    );
+}

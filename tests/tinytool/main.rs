@@ -5,8 +5,14 @@
 mod util;
 
 mod cli;
+mod docs;
 mod exec;
 mod glob;
 mod grep;
+mod mcp;
+mod policy;
+mod policy_tooling;
 mod read;
+mod robust;
 mod search_tree;
+mod session_tools;
