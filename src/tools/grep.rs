@@ -445,7 +445,9 @@ impl WalkVisitor<'_> {
         if !secret && self.shared.found.load(Ordering::Relaxed) < search.cap {
             // Search now: opening the file also gives its size and time.
             let Some((file, size, mtime)) = open(&path) else {
-                self.local.unreadable += 1;
+                // Counted only if it sorts before a cut, as when phase 2 fails to open it:
+                // the counts must not depend on which phase met the file.
+                self.list(path, secret, Some(Outcome::Unreadable));
                 return;
             };
             if size > MAX_FILE_BYTES {
@@ -473,6 +475,11 @@ impl WalkVisitor<'_> {
             });
             return;
         }
+        self.list(path, secret, None);
+    }
+
+    /// Lists a candidate by its `lstat`, with the outcome already known, if any.
+    fn list(&mut self, path: PathBuf, secret: bool, outcome: Option<Outcome>) {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             self.local.unreadable += 1;
             return;
@@ -486,7 +493,7 @@ impl WalkVisitor<'_> {
             mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
             size: meta.len(),
             secret,
-            outcome: None,
+            outcome,
         });
     }
 }
