@@ -8,6 +8,7 @@
 //! - [`registry`]: the one execution flow every call goes through (lookup, repair, schema
 //!   checks, permission, events, after-hook, preview);
 //! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
+//! - [`search`]: what grep and glob share (skip directories, walker, summary line);
 //! - [`session`]: what a call runs with;
 //! - [`detect`]: the shell-command detectors behind `destructive-shell` and `secret-shell`;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
@@ -29,6 +30,7 @@ pub mod project;
 pub mod registry;
 pub mod repair;
 pub mod schema;
+pub mod search;
 pub mod session;
 pub mod state;
 pub mod tool;

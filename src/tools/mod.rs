@@ -5,6 +5,8 @@
 
 pub mod bash;
 pub mod exit;
+pub mod glob;
+pub mod grep;
 pub mod invalid;
 pub mod notepad;
 pub mod plan;
@@ -47,6 +49,8 @@ pub fn builtin() -> Registry {
     let mut registry = Registry::new();
     registry.register(read::definition());
     registry.register(bash::definition());
+    registry.register(grep::definition());
+    registry.register(glob::definition());
     registry.register(question::definition());
     registry.register(invalid::definition());
     registry.register(todowrite::definition());
