@@ -9,7 +9,8 @@
 //!   checks, permission, events, after-hook, preview);
 //! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
 //! - [`search`]: what grep and glob share (skip directories, walker, summary line);
-//! - [`session`]: what a call runs with;
+//! - [`session`]: what a call runs with; [`state`]: the SQLite store behind it;
+//! - [`process`]: child processes that cannot hang or outlive a call (bash, monitor, task);
 //! - [`detect`]: the shell-command detectors behind `destructive-shell` and `secret-shell`;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
 //! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
@@ -26,6 +27,7 @@ pub mod hook;
 pub mod mcp;
 pub mod paths;
 pub mod policy;
+pub mod process;
 pub mod project;
 pub mod registry;
 pub mod repair;

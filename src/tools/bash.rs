@@ -3,7 +3,7 @@
 //! The command runs as `sh -c COMMAND` in the working directory, in its own session and
 //! process group, with stdin `/dev/null` and a filtered, non-interactive environment
 //! ([`environment`]); it is stopped at its timeout and whatever it leaves behind is killed
-//! ([`run`]). Deliberate improvements over the reference: the whole process group is
+//! ([`run`]: the process handling bash shares with `monitor` and `task`). Deliberate improvements over the reference: the whole process group is
 //! killed (the reference kills only `sh`), a background process never makes the call
 //! wait, and output is streamed into bounded captures instead of 10 MB buffers (so there
 //! is no `[output truncated at 10MB]` marker: the preview says the real size).
@@ -22,20 +22,18 @@
 //! of stdout (`seq 1 20000000` ends with `20000000`) — and its counts are those of
 //! everything printed.
 
-pub mod environment;
-pub mod run;
-
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::detect::{self, Kind, Places};
+use crate::process::{environment, run};
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use crate::truncate::Capture;
-use run::{Ending, Finished, Request};
+use run::{Ending, Finished, Isolation, Program, Request};
 
 /// Timeout when none is given, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -162,12 +160,14 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
     let timeout = effective_timeout(args.timeout);
     let request = Request {
-        command: &args.command,
+        program: Program::Shell(&args.command),
         dir: &ctx.session.dir,
         env: environment::child_env(std::env::vars_os()),
+        stdin: None,
         timeout,
         limits: ctx.session.limits,
         cancel: Some(ctx.session.cancel.clone()),
+        isolation: Isolation::Session,
     };
     let finished = match run::run(request) {
         Ok(finished) => finished,
@@ -269,7 +269,7 @@ pub fn go_duration(duration: Duration) -> String {
 }
 
 /// Go's text for a signal (`killed`, `terminated`, …).
-fn signal_text(signal: i32) -> String {
+pub fn signal_text(signal: i32) -> String {
     let text = match signal {
         libc::SIGHUP => "hangup",
         libc::SIGINT => "interrupt",
@@ -292,7 +292,7 @@ fn signal_text(signal: i32) -> String {
 }
 
 /// The conventional name of a signal (`SIGKILL`), for metadata.
-fn signal_name(signal: i32) -> String {
+pub fn signal_name(signal: i32) -> String {
     let name = match signal {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",

@@ -10,6 +10,11 @@
 //! `GIT_TERMINAL_PROMPT=0`, `GCM_INTERACTIVE=never`, `GIT_EDITOR=true`,
 //! `GIT_SEQUENCE_EDITOR=true`, `EDITOR=true`, `VISUAL=true`, `PAGER=cat`, `GIT_PAGER=cat`,
 //! `MANPAGER=cat`, `DEBIAN_FRONTEND=noninteractive`, `PIP_NO_INPUT=1`.
+//!
+//! A subagent ([`subagent_env`]) is not a command a model wrote but a program the user
+//! configured and the policy allowed, and an agent needs its model's API key: it keeps the
+//! parent's variables (credentials included, as formatters and the after-hook do), gets
+//! the same non-interactive defaults, and `TINYTOOL_SUBAGENT_DEPTH` set to its depth.
 
 use std::ffi::{OsStr, OsString};
 
@@ -120,6 +125,32 @@ pub fn child_env(
     env
 }
 
+/// The variable that carries a subagent's depth.
+pub const DEPTH_VAR: &str = "TINYTOOL_SUBAGENT_DEPTH";
+
+/// The environment of a subagent at `depth` (parent + 1), built from `parent`.
+pub fn subagent_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    depth: u32,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = parent
+        .into_iter()
+        .filter(|(name, _)| {
+            name != DEPTH_VAR
+                && !NON_INTERACTIVE
+                    .iter()
+                    .any(|(fixed, _, _)| OsStr::new(fixed) == name)
+        })
+        .collect();
+    env.extend(
+        NON_INTERACTIVE
+            .iter()
+            .map(|(name, value, _)| (OsString::from(name), OsString::from(value))),
+    );
+    env.push((OsString::from(DEPTH_VAR), OsString::from(depth.to_string())));
+    env
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,5 +206,24 @@ mod tests {
         assert_eq!(get("PAGER"), [OsString::from("cat")]);
         assert!(get("GITHUB_TOKEN").is_empty());
         assert_eq!(get("GIT_TERMINAL_PROMPT"), [OsString::from("0")]);
+    }
+
+    #[test]
+    fn a_subagent_keeps_credentials_and_gets_its_depth() {
+        let parent = vec![
+            (OsString::from("OPENAI_API_KEY"), OsString::from("sk-x")),
+            (OsString::from(DEPTH_VAR), OsString::from("2")),
+            (OsString::from("PAGER"), OsString::from("less")),
+        ];
+        let env = subagent_env(parent, 3);
+        let get = |k: &str| {
+            env.iter()
+                .filter(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(get("OPENAI_API_KEY"), [OsString::from("sk-x")]);
+        assert_eq!(get(DEPTH_VAR), [OsString::from("3")]);
+        assert_eq!(get("PAGER"), [OsString::from("cat")]);
     }
 }

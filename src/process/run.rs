@@ -1,0 +1,822 @@
+//! Running one command so that it can neither hang its caller nor outlive it.
+//!
+//! - The command (`sh -c COMMAND` for bash and monitor, a program with arguments for a
+//!   subagent) starts in the working directory with stdin `/dev/null` (so `read x` gets
+//!   end of file even when tinytool's own stdin is an open pipe) or a pipe fed with the
+//!   given bytes (a subagent's prompt), and the environment it is given (see
+//!   `environment`).
+//! - Isolation ([`Isolation`]): as the leader of a new session (bash, a foreground task: a
+//!   new process group and no controlling terminal, so `ssh`, `sudo` and friends cannot
+//!   open `/dev/tty` to ask for a password), or, under a supervisor that is itself a
+//!   session leader without a terminal, as the leader of a new process group joined by a
+//!   sentinel (see `sentinel`): the group can then not outlive the supervisor even when
+//!   the supervisor is killed with SIGKILL, nor its deadline by more than about two
+//!   seconds even when the supervisor is stopped or hung.
+//! - The leader gets `PR_SET_PDEATHSIG` = SIGKILL: if its parent dies, so does it. A
+//!   SIGINT/SIGTERM/SIGHUP handler kills every running group before tinytool dies of the
+//!   signal (or, in a supervisor, asks the running command to stop: [`super::stop_on_signals`]).
+//!   A SIGKILL of a tinytool that runs a command without a sentinel cannot be caught: then
+//!   only the leader dies, and what it started in the background may survive.
+//! - stdout and stderr are read with `poll` and handed to a [`Watcher`]: [`run`] keeps them
+//!   in two bounded captures, so memory does not depend on how much the command prints; a
+//!   monitor's supervisor splits them into lines. A pidfd (or, on kernels without one, a
+//!   10 ms tick) wakes the loop when the leader exits.
+//! - When the leader exits, everything left in its group is killed (SIGKILL) before the
+//!   leader is reaped (the zombie keeps the group id from being reused), what is already
+//!   in the pipes is read for at most 250 ms more, and the call returns: a background
+//!   process holding the pipes open never makes it wait.
+//! - While a command runs, tinytool is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so the
+//!   killed leftovers become its children and are reaped before the call returns: not
+//!   even a zombie of the command is left behind.
+//! - A cancellation ([`Request::cancel`]: an MCP `notifications/cancelled`, a monitor's
+//!   `stop`, a job's `cancel`) kills the group at once.
+//! - At the deadline the group gets SIGTERM (and SIGCONT, so stopped processes see it),
+//!   then SIGKILL 500 ms later if the leader is still there; the call returns within
+//!   timeout + 1 s even if the leader cannot be reaped.
+
+use std::ffi::OsString;
+use std::io::{self, ErrorKind, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{kill_group, sentinel};
+use crate::session::CancelFlag;
+use crate::truncate::{Capture, Limits};
+
+/// Time between SIGTERM and SIGKILL on timeout.
+pub const GRACE: Duration = Duration::from_millis(500);
+/// How long output is still read after the leader exited.
+pub const DRAIN: Duration = Duration::from_millis(250);
+/// The latest a timed-out call returns, after its deadline.
+pub const HARD_STOP: Duration = Duration::from_millis(950);
+/// How long after the latest a supervisor stops its command at the deadline its
+/// sentinel kills the group itself (the supervisor is then stopped or hung).
+const BACKSTOP: Duration = Duration::from_secs(1);
+/// How often a cancellation is looked for while a command runs.
+const CANCEL_TICK: Duration = Duration::from_millis(50);
+/// How long the killed leftovers of a group are waited for.
+const REAP: Duration = Duration::from_millis(200);
+/// Bytes read per `read` call.
+const CHUNK: usize = 256 * 1024;
+/// The pipe buffer asked for (the default is 64 KiB).
+const PIPE_SIZE: libc::c_int = 1024 * 1024;
+/// Reads per stream per loop turn, so one flooding stream cannot starve the timers.
+const READS_PER_TURN: usize = 16;
+
+/// What to start.
+#[derive(Debug, Clone, Copy)]
+pub enum Program<'a> {
+    /// A command line, run as `sh -c COMMAND`.
+    Shell(&'a str),
+    /// A program and its arguments (a subagent command from the config).
+    Argv(&'a [String]),
+}
+
+/// How the command is separated from the process that runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// The leader of a new session: a new process group without a controlling terminal.
+    Session,
+    /// The leader of a new process group in the caller's session, joined by a sentinel
+    /// that kills the group when the caller dies. For supervisors, which are session
+    /// leaders without a terminal themselves (a process can only join a group of its own
+    /// session, so the command must stay in the supervisor's).
+    GroupWithSentinel,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The program.
+    pub program: Program<'a>,
+    /// The working directory.
+    pub dir: &'a Path,
+    /// The whole environment of the child.
+    pub env: Vec<(OsString, OsString)>,
+    /// Bytes fed to the child's stdin, which is then closed; `None`: stdin is `/dev/null`.
+    pub stdin: Option<&'a [u8]>,
+    /// When to stop it.
+    pub timeout: Duration,
+    /// Limits of the output captures of [`run`] (unused by [`run_with`]).
+    pub limits: Limits,
+    /// Set when the call is cancelled (MCP `notifications/cancelled`, a monitor's stop, a
+    /// job's cancel): the group is killed at once, as the reference kills a command whose
+    /// context is cancelled.
+    pub cancel: Option<CancelFlag>,
+    /// How the command is separated from tinytool.
+    pub isolation: Isolation,
+}
+
+/// Which output stream bytes came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// Receives what a running command does, on the thread that runs it.
+pub trait Watcher {
+    /// The command started as the leader of process group `pgid`. An error kills the group
+    /// at once, and [`run_with`] returns it.
+    fn started(&mut self, _pgid: libc::pid_t) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Bytes the command wrote.
+    fn output(&mut self, stream: Stream, bytes: &[u8]);
+
+    /// Called on every turn of the loop; returns when it wants to be called again at the
+    /// latest (a monitor flushes its lines on a timer).
+    fn tick(&mut self, _now: Instant) -> Option<Instant> {
+        None
+    }
+}
+
+/// How the leader ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// It exited with this status.
+    Exited(i32),
+    /// A signal ended it.
+    Signaled {
+        /// The signal number.
+        signal: i32,
+        /// Whether it dumped core.
+        core: bool,
+    },
+}
+
+/// How a run ended, whatever watched its output.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome {
+    /// How the leader ended.
+    pub ending: Ending,
+    /// Whether the deadline ended it.
+    pub timed_out: bool,
+    /// Whether a cancellation ended it.
+    pub cancelled: bool,
+    /// How long the run took.
+    pub duration: Duration,
+}
+
+/// A finished run of [`run`].
+#[derive(Debug)]
+pub struct Finished {
+    /// What it wrote to stdout (bounded).
+    pub stdout: Capture,
+    /// What it wrote to stderr (bounded).
+    pub stderr: Capture,
+    /// How the leader ended.
+    pub ending: Ending,
+    /// Whether the deadline ended it.
+    pub timed_out: bool,
+    /// Whether a cancellation ended it.
+    pub cancelled: bool,
+    /// How long the call took.
+    pub duration: Duration,
+}
+
+/// A [`Watcher`] keeping both streams in bounded captures.
+#[derive(Debug)]
+pub struct Captures {
+    /// What was written to stdout.
+    pub stdout: Capture,
+    /// What was written to stderr.
+    pub stderr: Capture,
+}
+
+impl Captures {
+    /// Two empty captures.
+    pub fn new(limits: Limits) -> Captures {
+        Captures {
+            stdout: Capture::new(limits),
+            stderr: Capture::new(limits),
+        }
+    }
+}
+
+impl Watcher for Captures {
+    fn output(&mut self, stream: Stream, bytes: &[u8]) {
+        match stream {
+            Stream::Stdout => self.stdout.push(bytes),
+            Stream::Stderr => self.stderr.push(bytes),
+        }
+    }
+}
+
+/// Runs a command to completion, timeout or kill (see the module doc), keeping its output
+/// in two captures. `Err` only when it cannot be started or the pipes cannot be watched.
+pub fn run(request: Request) -> io::Result<Finished> {
+    let mut captures = Captures::new(request.limits);
+    let outcome = run_with(request, &mut captures)?;
+    Ok(Finished {
+        stdout: captures.stdout,
+        stderr: captures.stderr,
+        ending: outcome.ending,
+        timed_out: outcome.timed_out,
+        cancelled: outcome.cancelled,
+        duration: outcome.duration,
+    })
+}
+
+/// Runs a command to completion, timeout or kill (see the module doc), handing what it
+/// does to `watcher`. `Err` when it cannot be started, the pipes cannot be watched, or
+/// the watcher refused the start.
+pub fn run_with(request: Request, watcher: &mut dyn Watcher) -> io::Result<Outcome> {
+    super::signals::install();
+    let _subreaper = Subreaper::enter();
+    let start = Instant::now();
+    let mut child = spawn(&request)?;
+    let pid = child.id() as libc::pid_t;
+    let _registered = super::signals::Registration::new(pid);
+    // Without a sentinel the death signal and the reaping of later calls still apply; a
+    // failed fork must not fail a command that is already running.
+    let sentinel = (request.isolation == Isolation::GroupWithSentinel)
+        .then(|| sentinel::spawn(pid, request.timeout + HARD_STOP + BACKSTOP).ok())
+        .flatten();
+    if let Err(err) = watcher.started(pid) {
+        kill_group(pid, libc::SIGKILL);
+        let _ = child.wait();
+        reap_group(pid, Instant::now() + REAP);
+        reap_sentinel(sentinel);
+        return Err(err);
+    }
+    if let (Some(input), Some(pipe)) = (request.stdin, child.stdin.take()) {
+        feed(pipe, input.to_vec());
+    }
+    let result = watch(&mut child, pid, &request, start, watcher);
+    if result.is_err() {
+        kill_group(pid, libc::SIGKILL);
+        let _ = child.wait();
+    }
+    let hard_stop = start + request.timeout + HARD_STOP;
+    reap_group(pid, (Instant::now() + REAP).min(hard_stop));
+    reap_sentinel(sentinel);
+    result
+}
+
+/// Reaps a sentinel that could not join the group (it exits at once; one that joined died
+/// with the group and was reaped with it).
+fn reap_sentinel(sentinel: Option<libc::pid_t>) {
+    if let Some(pid) = sentinel {
+        let mut status = 0;
+        // SAFETY: waitpid writes the status into a valid integer.
+        unsafe {
+            libc::waitpid(pid, &mut status, libc::WNOHANG);
+        }
+    }
+}
+
+/// Writes the input on a thread of its own, then closes the pipe. The thread is not
+/// waited for: a reader that never reads (or a leftover that escaped the group holding
+/// the pipe) must not hold up the call; it ends with EPIPE once the readers are gone.
+fn feed(mut pipe: ChildStdin, input: Vec<u8>) {
+    let spawned = std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    // Without a thread the pipe is dropped here: the command sees end of file at once.
+    drop(spawned);
+}
+
+/// Reaps the (killed) members of a group that became tinytool's children, until none is
+/// left or `until`.
+fn reap_group(pgid: libc::pid_t, until: Instant) {
+    loop {
+        // SAFETY: kill with signal 0 only checks for existence.
+        let members_left = unsafe { libc::kill(-pgid, 0) } == 0;
+        if !members_left {
+            return;
+        }
+        let mut status = 0;
+        // SAFETY: waitpid writes the status into a valid integer.
+        let reaped = unsafe { libc::waitpid(-pgid, &mut status, libc::WNOHANG) };
+        if reaped > 0 {
+            continue;
+        }
+        if Instant::now() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// While any command runs, orphaned descendants become tinytool's children
+/// (`PR_SET_CHILD_SUBREAPER`), so that killed leftovers can be reaped; outside calls the
+/// flag is off, so processes that escaped a command's group are not adopted for good.
+struct Subreaper;
+
+static RUNNING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
+impl Subreaper {
+    fn enter() -> Subreaper {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        if *running == 0 {
+            set_subreaper(1);
+        }
+        *running += 1;
+        Subreaper
+    }
+}
+
+impl Drop for Subreaper {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        *running = running.saturating_sub(1);
+        if *running == 0 {
+            set_subreaper(0);
+        }
+    }
+}
+
+fn set_subreaper(on: libc::c_ulong) {
+    // SAFETY: prctl with integer arguments; failure only means no reaping.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, on, 0, 0, 0);
+    }
+}
+
+fn spawn(request: &Request) -> io::Result<Child> {
+    let mut command = match request.program {
+        Program::Shell(line) => {
+            let mut command = Command::new("sh");
+            command.arg("-c").arg(line);
+            command
+        }
+        Program::Argv(argv) => {
+            let (program, args) = argv
+                .split_first()
+                .ok_or_else(|| io::Error::new(ErrorKind::InvalidInput, "the command is empty"))?;
+            let mut command = Command::new(program);
+            command.args(args);
+            command
+        }
+    };
+    command
+        .current_dir(request.dir)
+        .env_clear()
+        .envs(request.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if request.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    isolate(&mut command, request.isolation);
+    command.spawn()
+}
+
+/// Makes the child a session or group leader that dies with tinytool.
+fn isolate(command: &mut Command, isolation: Isolation) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe system calls (setsid, setpgid, prctl, getppid, raise).
+    unsafe {
+        command.pre_exec(move || {
+            let separated = match isolation {
+                Isolation::Session => libc::setsid(),
+                Isolation::GroupWithSentinel => libc::setpgid(0, 0),
+            };
+            if separated == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            // The parent died between fork and prctl: the death signal would never come.
+            if libc::getppid() != parent {
+                libc::raise(libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// One output stream being read.
+struct Pipe {
+    fd: Option<std::fs::File>,
+    stream: Stream,
+}
+
+impl Pipe {
+    fn new(fd: Option<OwnedFd>, stream: Stream) -> io::Result<Pipe> {
+        if let Some(fd) = &fd {
+            set_nonblocking(fd.as_raw_fd())?;
+            // A larger pipe means fewer wake-ups for a command that prints a lot; failure
+            // (a lower system limit) only costs speed.
+            // SAFETY: fcntl on a descriptor we own, with integer arguments.
+            unsafe {
+                libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_SIZE);
+            }
+        }
+        Ok(Pipe {
+            fd: fd.map(std::fs::File::from),
+            stream,
+        })
+    }
+
+    fn is_open(&self) -> bool {
+        self.fd.is_some()
+    }
+
+    /// Reads what is available; closes the pipe at end of file or on error.
+    fn read_available(&mut self, buf: &mut [u8], watcher: &mut dyn Watcher) {
+        let Some(file) = &mut self.fd else { return };
+        for _ in 0..READS_PER_TURN {
+            match file.read(buf) {
+                Ok(0) => {
+                    self.fd = None;
+                    return;
+                }
+                Ok(n) => watcher.output(self.stream, &buf[..n]),
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(err) if err.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    self.fd = None;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn watch(
+    child: &mut Child,
+    pid: libc::pid_t,
+    request: &Request,
+    start: Instant,
+    watcher: &mut dyn Watcher,
+) -> io::Result<Outcome> {
+    let stdout = child.stdout.take().map(OwnedFd::from);
+    let stderr = child.stderr.take().map(OwnedFd::from);
+    let mut pipes = [
+        Pipe::new(stdout, Stream::Stdout)?,
+        Pipe::new(stderr, Stream::Stderr)?,
+    ];
+    let pidfd = pidfd_open(pid);
+    let deadline = start + request.timeout;
+    let hard_stop = deadline + HARD_STOP;
+    let mut buf = vec![0u8; CHUNK];
+    let mut timed_out = false;
+    let mut cancelled = false;
+    let mut kill_at: Option<Instant> = None;
+    let mut ending: Option<Ending> = None;
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        if ending.is_none() && has_exited(pid) {
+            // Leftovers die while the unreaped leader still holds the group id.
+            kill_group(pid, libc::SIGKILL);
+            let status = child.wait()?;
+            ending = Some(match (status.code(), status.signal()) {
+                (Some(code), _) => Ending::Exited(code),
+                (None, Some(signal)) => Ending::Signaled {
+                    signal,
+                    core: status.core_dumped(),
+                },
+                (None, None) => Ending::Exited(-1),
+            });
+            let mut until = Instant::now() + DRAIN;
+            if timed_out {
+                until = until.min(hard_stop);
+            }
+            drain_until = Some(until);
+        }
+        let now = Instant::now();
+        let watcher_wake = watcher.tick(now);
+        if let Some(until) = drain_until
+            && (now >= until || pipes.iter().all(|p| !p.is_open()))
+        {
+            break;
+        }
+        if ending.is_none() {
+            if !cancelled && request.cancel.as_ref().is_some_and(CancelFlag::is_set) {
+                cancelled = true;
+                kill_group(pid, libc::SIGKILL);
+            }
+            if !timed_out && now >= deadline {
+                timed_out = true;
+                kill_group(pid, libc::SIGTERM);
+                kill_group(pid, libc::SIGCONT);
+                kill_at = Some(now + GRACE);
+            }
+            if let Some(at) = kill_at
+                && now >= at
+            {
+                kill_group(pid, libc::SIGKILL);
+                kill_at = None;
+            }
+            if timed_out && now >= hard_stop {
+                // The leader cannot be reaped (uninterruptible sleep): give up on it.
+                ending = Some(Ending::Signaled {
+                    signal: libc::SIGKILL,
+                    core: false,
+                });
+                break;
+            }
+        }
+        let wake = [
+            (!timed_out && ending.is_none()).then_some(deadline),
+            kill_at,
+            (timed_out && ending.is_none()).then_some(hard_stop),
+            drain_until,
+            watcher_wake,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let mut wait = wake.map_or(Duration::from_secs(1), |w| w.saturating_duration_since(now));
+        let watch_exit = ending.is_none();
+        if watch_exit && pidfd.is_none() {
+            wait = wait.min(Duration::from_millis(10));
+        }
+        if watch_exit && request.cancel.is_some() {
+            wait = wait.min(CANCEL_TICK);
+        }
+        poll_and_read(
+            &mut pipes,
+            pidfd.as_ref().filter(|_| watch_exit),
+            wait,
+            &mut buf,
+            watcher,
+        )?;
+    }
+    Ok(Outcome {
+        ending: ending.unwrap_or(Ending::Exited(-1)),
+        timed_out,
+        cancelled,
+        duration: start.elapsed(),
+    })
+}
+
+fn poll_and_read(
+    pipes: &mut [Pipe; 2],
+    pidfd: Option<&OwnedFd>,
+    wait: Duration,
+    buf: &mut [u8],
+    watcher: &mut dyn Watcher,
+) -> io::Result<()> {
+    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(3);
+    let mut owners: Vec<Option<usize>> = Vec::with_capacity(3);
+    for (k, pipe) in pipes.iter().enumerate() {
+        if let Some(fd) = &pipe.fd {
+            fds.push(libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+            owners.push(Some(k));
+        }
+    }
+    if let Some(pidfd) = pidfd {
+        fds.push(libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        owners.push(None);
+    }
+    // Round up so that a wait of a few microseconds does not spin.
+    let millis = wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+    if fds.is_empty() {
+        std::thread::sleep(wait);
+        return Ok(());
+    }
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfd records for the whole call.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+    if ready < 0 {
+        let err = io::Error::last_os_error();
+        return if err.kind() == ErrorKind::Interrupted {
+            Ok(())
+        } else {
+            Err(err)
+        };
+    }
+    for (pfd, owner) in fds.iter().zip(owners) {
+        if let Some(k) = owner
+            && pfd.revents != 0
+        {
+            pipes[k].read_available(buf, watcher);
+        }
+    }
+    Ok(())
+}
+
+/// Whether the process has exited, without reaping it.
+fn has_exited(pid: libc::pid_t) -> bool {
+    // SAFETY: a zeroed siginfo_t is a valid out-parameter; waitid only writes to it.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let rc = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        rc == 0 && info.si_pid() != 0
+    }
+}
+
+/// A pidfd for `pid` (Linux ≥ 5.3), readable once the process exits.
+fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor was just created and is owned by nobody else.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own, with integer arguments.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request<'a>(program: Program<'a>, dir: &'a Path, timeout_ms: u64) -> Request<'a> {
+        Request {
+            program,
+            dir,
+            env: std::env::vars_os().collect(),
+            stdin: None,
+            timeout: Duration::from_millis(timeout_ms),
+            limits: Limits::default(),
+            cancel: None,
+            isolation: Isolation::Session,
+        }
+    }
+
+    fn run_sh(command: &str, timeout_ms: u64) -> Finished {
+        let dir = std::env::temp_dir();
+        run(request(Program::Shell(command), &dir, timeout_ms)).unwrap()
+    }
+
+    #[test]
+    fn exit_status_and_streams() {
+        let done = run_sh("echo out; echo err >&2; exit 3", 10_000);
+        assert_eq!(done.ending, Ending::Exited(3));
+        assert!(!done.timed_out);
+        assert_eq!(done.stdout.finish().text, "out\n");
+        assert_eq!(done.stderr.finish().text, "err\n");
+    }
+
+    #[test]
+    fn a_signal_is_reported() {
+        let done = run_sh("kill -TERM $$", 10_000);
+        assert_eq!(
+            done.ending,
+            Ending::Signaled {
+                signal: libc::SIGTERM,
+                core: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_cancellation_kills_the_group() {
+        let cancel = CancelFlag::default();
+        let setter = cancel.clone();
+        let waker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            setter.set();
+        });
+        let dir = std::env::temp_dir();
+        let mut req = request(Program::Shell("echo started; sleep 30"), &dir, 60_000);
+        req.cancel = Some(cancel);
+        let done = run(req).unwrap();
+        waker.join().unwrap();
+        assert!(done.cancelled);
+        assert!(!done.timed_out);
+        assert_eq!(
+            done.ending,
+            Ending::Signaled {
+                signal: libc::SIGKILL,
+                core: false
+            }
+        );
+        assert_eq!(done.stdout.finish().text, "started\n");
+    }
+
+    #[test]
+    fn the_deadline_stops_the_group() {
+        let done = run_sh("trap '' TERM; sleep 30", 200);
+        assert!(done.timed_out);
+        assert!(matches!(done.ending, Ending::Signaled { signal, .. } if signal == libc::SIGKILL));
+    }
+
+    #[test]
+    fn a_program_gets_its_input_on_stdin() {
+        let dir = std::env::temp_dir();
+        let argv = ["sh".to_string(), "-c".to_string(), "tr a-z A-Z".to_string()];
+        let mut req = request(Program::Argv(&argv), &dir, 10_000);
+        req.stdin = Some(b"prompt text");
+        let done = run(req).unwrap();
+        assert_eq!(done.ending, Ending::Exited(0));
+        assert_eq!(done.stdout.finish().text, "PROMPT TEXT");
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        let dir = std::env::temp_dir();
+        let argv = ["/nonexistent/agent".to_string()];
+        assert!(run(request(Program::Argv(&argv), &dir, 1_000)).is_err());
+        assert!(run(request(Program::Argv(&[]), &dir, 1_000)).is_err());
+    }
+
+    #[test]
+    fn a_watcher_can_refuse_the_start() {
+        struct Refuse(Option<libc::pid_t>);
+        impl Watcher for Refuse {
+            fn started(&mut self, pgid: libc::pid_t) -> io::Result<()> {
+                self.0 = Some(pgid);
+                Err(io::Error::other("no"))
+            }
+            fn output(&mut self, _: Stream, _: &[u8]) {}
+        }
+        let dir = std::env::temp_dir();
+        let mut refuse = Refuse(None);
+        let err = run_with(
+            request(Program::Shell("sleep 30"), &dir, 60_000),
+            &mut refuse,
+        );
+        assert!(err.is_err());
+        let pgid = refuse.0.unwrap();
+        // SAFETY: existence check only.
+        assert_ne!(unsafe { libc::kill(-pgid, 0) }, 0, "the group is gone");
+    }
+
+    /// Processes in group `pgid` as `(pid, comm, state)`.
+    fn members(pgid: libc::pid_t) -> Vec<(i32, String, char)> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                let (head, rest) = stat.rsplit_once(')')?;
+                let comm = head.split_once('(')?.1.to_string();
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                let state = fields.first()?.chars().next()?;
+                (fields.get(2)?.parse::<i32>().ok()? == pgid).then_some((pid, comm, state))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_sentinel_joins_the_group_and_is_gone_with_it() {
+        struct Look(Option<libc::pid_t>, Vec<(i32, String, char)>);
+        impl Watcher for Look {
+            fn started(&mut self, pgid: libc::pid_t) -> io::Result<()> {
+                self.0 = Some(pgid);
+                // The sentinel is a member already; it names itself a moment later.
+                let until = Instant::now() + Duration::from_secs(5);
+                loop {
+                    self.1 = members(pgid);
+                    let named = self.1.iter().any(|(_, comm, _)| comm == "tinytool-guard");
+                    if named || Instant::now() >= until {
+                        return Ok(());
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            fn output(&mut self, _: Stream, _: &[u8]) {}
+        }
+        let dir = std::env::temp_dir();
+        let mut req = request(Program::Shell("sleep 30 & echo started"), &dir, 10_000);
+        req.isolation = Isolation::GroupWithSentinel;
+        let mut look = Look(None, Vec::new());
+        let outcome = run_with(req, &mut look).unwrap();
+        assert_eq!(outcome.ending, Ending::Exited(0));
+        let pgid = look.0.unwrap();
+        assert!(
+            look.1.iter().any(|(_, comm, _)| comm == "tinytool-guard"),
+            "no sentinel in the group: {:?}",
+            look.1
+        );
+        assert_eq!(
+            members(pgid),
+            Vec::new(),
+            "the group is gone, zombies included"
+        );
+    }
+}
