@@ -1261,4 +1261,142 @@ mod tests {
         assert_eq!(store.take_answer_index("s").unwrap(), 1);
         assert_eq!(store.take_answer_index("t").unwrap(), 0);
     }
+
+    #[test]
+    fn a_version_one_database_migrates_and_keeps_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute(
+                "INSERT INTO notes (session_id, key, content, time_updated) VALUES ('s', 'k', 'v', 1)",
+                [],
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path, dir.path()).unwrap();
+        assert_eq!(store.note("s", "k").unwrap().as_deref(), Some("v"));
+        assert_eq!(
+            store.start_monitor(&new_monitor("a"), 5).unwrap(),
+            MonitorSlot::Taken(1)
+        );
+    }
+
+    fn new_monitor<'a>(command: &'a str) -> NewMonitor<'a> {
+        NewMonitor {
+            session_id: "s",
+            command,
+            description: command,
+            timeout_ms: 1_000,
+            token: "t",
+        }
+    }
+
+    #[test]
+    fn monitor_starts_respect_the_limit_and_ids_are_never_reused() {
+        let (_dir, mut store) = store();
+        assert_eq!(
+            store.start_monitor(&new_monitor("a"), 2).unwrap(),
+            MonitorSlot::Taken(1)
+        );
+        assert_eq!(
+            store.start_monitor(&new_monitor("b"), 2).unwrap(),
+            MonitorSlot::Taken(2)
+        );
+        assert_eq!(
+            store.start_monitor(&new_monitor("c"), 2).unwrap(),
+            MonitorSlot::Full(vec![1, 2])
+        );
+        assert!(
+            store
+                .finish_monitor(1, "exited", Some(0), None, None)
+                .unwrap()
+        );
+        assert!(
+            !store
+                .finish_monitor(1, "stopped", None, None, None)
+                .unwrap()
+        );
+        assert_eq!(store.monitor(1).unwrap().unwrap().status, "exited");
+        assert_eq!(
+            store.start_monitor(&new_monitor("d"), 2).unwrap(),
+            MonitorSlot::Taken(3)
+        );
+        let supervision = Supervision {
+            pid: 10,
+            start: 20,
+            boot_id: "b".into(),
+            pgid: 11,
+        };
+        assert!(
+            store
+                .set_running(Background::Monitor, 3, &supervision)
+                .unwrap()
+        );
+        assert!(
+            !store
+                .set_running(Background::Monitor, 3, &supervision)
+                .unwrap()
+        );
+        let unfinished = store.unfinished(Background::Monitor).unwrap();
+        assert_eq!(unfinished.iter().map(|u| u.id).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(unfinished[1].supervision, Some(supervision));
+        assert_eq!(unfinished[0].supervision, None);
+    }
+
+    #[test]
+    fn monitor_lines_keep_the_newest_and_count_the_dropped() {
+        let (_dir, mut store) = store();
+        store.start_monitor(&new_monitor("a"), 5).unwrap();
+        let lines = |range: std::ops::RangeInclusive<u32>| -> Vec<String> {
+            range.map(|n| n.to_string()).collect()
+        };
+        store.append_monitor_lines(1, &lines(1..=3), 0, 4).unwrap();
+        store.append_monitor_lines(1, &lines(4..=6), 2, 4).unwrap();
+        assert_eq!(store.monitor(1).unwrap().unwrap().buffered, 4);
+        let (taken, dropped) = store.take_monitor_lines(1).unwrap();
+        assert_eq!(taken, lines(3..=6));
+        assert_eq!(dropped, 4, "2 from the supervisor, 2 from the table");
+        assert_eq!(store.take_monitor_lines(1).unwrap(), (Vec::new(), 0));
+        store.append_monitor_lines(1, &lines(7..=7), 0, 4).unwrap();
+        assert_eq!(store.take_monitor_lines(1).unwrap().0, lines(7..=7));
+    }
+
+    #[test]
+    fn jobs_finish_once_and_finished_work_is_pruned() {
+        let (_dir, mut store) = store();
+        let command = vec!["agent".to_string(), "--print".to_string()];
+        let id = store
+            .insert_job(&NewJob {
+                session_id: "s",
+                subagent_type: "build",
+                description: "d",
+                prompt: "p",
+                command: &command,
+                depth: 1,
+                deadline_ms: 1_000,
+                token: "t",
+            })
+            .unwrap();
+        let job = store.job(id).unwrap().unwrap();
+        assert_eq!(job.command, command);
+        assert_eq!(job.status, "starting");
+        assert!(store.finish_job(id, "completed", "out", "").unwrap());
+        assert!(
+            !store
+                .abandon(Background::Job, id, "failed", "late")
+                .unwrap()
+        );
+        assert_eq!(store.jobs("s").unwrap()[0].result, "out");
+        assert!(store.jobs("other").unwrap().is_empty());
+        store.start_monitor(&new_monitor("a"), 5).unwrap();
+        let now = unix_millis() as i64;
+        assert!(!store.has_prunable(now - 60_000).unwrap());
+        assert!(store.has_prunable(now + 60_000).unwrap());
+        assert_eq!(store.prune_background(now + 60_000).unwrap(), 1);
+        assert!(store.job(id).unwrap().is_none());
+        assert!(store.monitor(1).unwrap().is_some(), "unfinished work stays");
+    }
 }
