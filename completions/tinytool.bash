@@ -40,6 +40,9 @@ _tinytool() {
             tinytool,mcp)
                 cmd="tinytool__subcmd__mcp"
                 ;;
+            tinytool,monitor)
+                cmd="tinytool__subcmd__monitor"
+                ;;
             tinytool,notepad)
                 cmd="tinytool__subcmd__notepad"
                 ;;
@@ -66,6 +69,9 @@ _tinytool() {
                 ;;
             tinytool,state)
                 cmd="tinytool__subcmd__state"
+                ;;
+            tinytool,task)
+                cmd="tinytool__subcmd__task"
                 ;;
             tinytool,todowrite)
                 cmd="tinytool__subcmd__todowrite"
@@ -97,6 +103,9 @@ _tinytool() {
             tinytool__subcmd__help,mcp)
                 cmd="tinytool__subcmd__help__subcmd__mcp"
                 ;;
+            tinytool__subcmd__help,monitor)
+                cmd="tinytool__subcmd__help__subcmd__monitor"
+                ;;
             tinytool__subcmd__help,notepad)
                 cmd="tinytool__subcmd__help__subcmd__notepad"
                 ;;
@@ -123,6 +132,9 @@ _tinytool() {
                 ;;
             tinytool__subcmd__help,state)
                 cmd="tinytool__subcmd__help__subcmd__state"
+                ;;
+            tinytool__subcmd__help,task)
+                cmd="tinytool__subcmd__help__subcmd__task"
                 ;;
             tinytool__subcmd__help,todowrite)
                 cmd="tinytool__subcmd__help__subcmd__todowrite"
@@ -161,7 +173,7 @@ _tinytool() {
 
     case "${cmd}" in
         tinytool)
-            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help"
+            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -467,7 +479,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help)
-            opts="read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help"
+            opts="read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -579,6 +591,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help__subcmd__mcp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__monitor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -746,6 +772,20 @@ _tinytool() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tinytool__subcmd__help__subcmd__task)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tinytool__subcmd__help__subcmd__todowrite)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -781,6 +821,64 @@ _tinytool() {
                 return 0
             fi
             case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__monitor)
+            opts="-h --action --command --timeout-ms --description --monitor-id --stdin --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --action)
+                    COMPREPLY=($(compgen -W "start list read stop" -- "${cur}"))
+                    return 0
+                    ;;
+                --command)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --description)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --monitor-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1297,12 +1395,74 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__state)
-            opts="-h --dir --session --policy --state --events --answers --text --help todos notes findings"
+            opts="-h --dir --session --policy --state --events --answers --text --help todos notes findings jobs monitors"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__task)
+            opts="-h --description --prompt --subagent-type --task-id --background --cancel --stdin --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --description)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --subagent-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --task-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --background)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --cancel)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

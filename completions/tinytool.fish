@@ -38,8 +38,10 @@ complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "bash" -d 'Run a s
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "grep" -d 'Search file contents with a regular expression'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "glob" -d 'Find files by name with a glob pattern'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "question" -d 'Ask the user a question'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "task" -d 'Run a subagent, in the foreground or as a background job'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "todowrite" -d 'Replace the session\'s todo list'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "report_findings" -d 'Record review findings for the session'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "monitor" -d 'Run a long-lived command in the background and read its output later'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "notepad" -d 'Keep notes for the session'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "plan_enter" -d 'Switch the session into plan mode'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "plan_exit" -d 'Switch the session back to build mode'
@@ -111,6 +113,23 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l answers -
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l description -d 'A short (3-5 word) description of the task. Required to start one.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l prompt -d 'The complete task for the subagent, which sees nothing else. Required to start one.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l subagent-type -d 'Which configured subagent runs it (a key of `subagents` in the config; default build).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l task-id -d 'A background job\'s id (job_N): returns its status and result; no prompt or description needed.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l background -d 'Run in the background and return a job id at once (default false).' -r -f -a "true\t''
+false\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l cancel -d 'With task_id: cancel that running job.' -r -f -a "true\t''
+false\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l todos -d 'The complete todo list, in order. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
@@ -132,6 +151,23 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l an
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l action -d 'What to do (default: start, or stop when only monitor_id is given).' -r -f -a "start\t''
+list\t''
+read\t''
+stop\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l command -d 'The shell command to run (sh -c, in the working directory). Required to start.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l timeout-ms -d 'Stop the command after this many milliseconds (default 300000, at most 1800000; 0 or less means the default).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l description -d 'A short label for the monitor (default: the command).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l monitor-id -d 'The monitor to read or stop (mon_N).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l action -d 'What to do. [required]' -r -f -a "read\t''
 write\t''
 list\t''
@@ -265,24 +301,26 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l events
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "read" -d 'Read a file\'s lines, numbered'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "bash" -d 'Run a shell command'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "grep" -d 'Search file contents with a regular expression'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "glob" -d 'Find files by name with a glob pattern'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "question" -d 'Ask the user a question'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "todowrite" -d 'Replace the session\'s todo list'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "report_findings" -d 'Record review findings for the session'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "notepad" -d 'Keep notes for the session'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "plan_enter" -d 'Switch the session into plan mode'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "plan_exit" -d 'Switch the session back to build mode'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "exit" -d 'End the session\'s tool loop'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "skill" -d 'Run a skill by name'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "exec" -d 'Run tool calls given as JSON on standard input'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "policy" -d 'Explain the policy\'s decisions'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "state" -d 'Print the session\'s stored state as JSON'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "tools" -d 'Print the tool definitions as one JSON array'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol on stdio'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "read" -d 'Read a file\'s lines, numbered'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "bash" -d 'Run a shell command'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "grep" -d 'Search file contents with a regular expression'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "glob" -d 'Find files by name with a glob pattern'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "question" -d 'Ask the user a question'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "task" -d 'Run a subagent, in the foreground or as a background job'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "todowrite" -d 'Replace the session\'s todo list'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "report_findings" -d 'Record review findings for the session'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "monitor" -d 'Run a long-lived command in the background and read its output later'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "notepad" -d 'Keep notes for the session'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "plan_enter" -d 'Switch the session into plan mode'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "plan_exit" -d 'Switch the session back to build mode'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "exit" -d 'End the session\'s tool loop'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "skill" -d 'Run a skill by name'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "exec" -d 'Run tool calls given as JSON on standard input'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "policy" -d 'Explain the policy\'s decisions'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "state" -d 'Print the session\'s stored state as JSON'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "tools" -d 'Print the tool definitions as one JSON array'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol on stdio'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Check policy files for rules that would not do what they say'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "explain" -d 'Show the decision on a tool call without running it'

@@ -71,6 +71,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
          sets it to one more for the subagents it starts, and refuses to go deeper than 5.",
     ),
     (
+        "TINYTOOL_SUPERVISED",
+        "Set by tinytool in the environment of every process of a monitor or background          task (a random token, also stored in the state). A later call that finds the          supervisor of such work gone kills the work's process group only when one of its          processes carries the token, so a reused process id never gets a stranger killed.",
+    ),
+    (
         "XDG_CONFIG_HOME",
         "Where the user's configuration lives: `$XDG_CONFIG_HOME/tinytool/`. Ignored unless \
          it is an absolute path.",
@@ -119,7 +123,7 @@ const FILES: &[(&str, &str)] = &[
     (
         "DIR/.tinytool/state.db",
         "The session state (SQLite, unless `--state` names another file): todos, notes, \
-         findings, agent modes, approvals, answers used, jobs. Read-only work never creates it.",
+         findings, agent modes, approvals, answers used, background jobs, monitors and their          unread output. Read-only work never creates it. Finished jobs and monitors are          pruned 7 days after they end.",
     ),
     ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
     (

@@ -11,7 +11,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -27,7 +27,7 @@ pub struct EventSink {
 #[derive(Debug)]
 enum Target {
     Stderr,
-    File(Mutex<File>),
+    File(Mutex<File>, PathBuf),
 }
 
 impl EventSink {
@@ -42,15 +42,23 @@ impl EventSink {
         let target = if spec == "-" {
             Target::Stderr
         } else {
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(Path::new(spec))?;
-            Target::File(Mutex::new(file))
+            let path = Path::new(spec);
+            let file = OpenOptions::new().create(true).append(true).open(path)?;
+            let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            Target::File(Mutex::new(file), path)
         };
         Ok(EventSink {
             target: Some(target),
         })
+    }
+
+    /// The file events are appended to (absolute), when they go to a file: what a detached
+    /// supervisor is given to publish its own events.
+    pub fn file_path(&self) -> Option<&Path> {
+        match &self.target {
+            Some(Target::File(_, path)) => Some(path),
+            _ => None,
+        }
     }
 
     /// Whether events are recorded at all (lets callers skip building large payloads).
@@ -74,7 +82,7 @@ impl EventSink {
         // Events are best effort: a full disk must not turn a successful edit into a failure.
         let _ = match target {
             Target::Stderr => std::io::stderr().lock().write_all(&line),
-            Target::File(file) => match file.lock() {
+            Target::File(file, _) => match file.lock() {
                 Ok(mut file) => write_once(&mut file, &line),
                 Err(_) => Ok(()),
             },

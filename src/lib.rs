@@ -11,11 +11,13 @@
 //! - [`search`]: what grep and glob share (skip directories, walker, summary line);
 //! - [`session`]: what a call runs with; [`state`]: the SQLite store behind it;
 //! - [`process`]: child processes that cannot hang or outlive a call (bash, monitor, task);
+//!   [`background`]: monitors and background jobs under detached supervisors;
 //! - [`detect`]: the shell-command detectors behind `destructive-shell` and `secret-shell`;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
 //! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
 //!   completion scripts generated from it.
 
+pub mod background;
 pub mod cli;
 pub mod config;
 pub mod detect;

@@ -54,7 +54,8 @@ pub fn command() -> Command {
 }
 
 /// The command line as documented: [`command`] without its hidden subcommands (the internal
-/// `invalid` tool and, later, the detached supervisors), for completions and man pages.
+/// `invalid` tool and the detached supervisors of monitor and task), for completions and
+/// man pages.
 pub fn public_command() -> Command {
     command_for(&tools::documented(), false)
 }
@@ -76,6 +77,9 @@ fn command_for(registry: &Registry, hidden: bool) -> Command {
         if hidden || !sub.is_hide_set() {
             cmd = cmd.subcommand(sub);
         }
+    }
+    if hidden {
+        cmd = cmd.subcommand(crate::background::supervisor::command());
     }
     cmd.subcommand(exec::command())
         .subcommand(policy::command())
@@ -194,6 +198,9 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
     if name == "completions" {
         return completions(sub, &mut out);
     }
+    if name == crate::background::supervisor::SUBCOMMAND {
+        return supervise(&matches, sub);
+    }
     let (session, policy) = match session_from(&matches) {
         Ok(found) => found,
         Err(message) => return usage(&message),
@@ -271,6 +278,24 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));
     }
     Ok((session, policy))
+}
+
+/// The hidden supervisor of a monitor or background job: started by those tools with
+/// `--dir` and `--state` set explicitly, it loads no config or policy.
+fn supervise(matches: &ArgMatches, sub: &ArgMatches) -> ExitStatus {
+    let (Some(dir), Some(state)) = (
+        matches.get_one::<String>("dir"),
+        matches.get_one::<String>("state"),
+    ) else {
+        return usage("__supervise needs --dir and --state");
+    };
+    let events = matches.get_one::<String>("events").map(String::as_str);
+    crate::background::supervisor::main(
+        std::path::Path::new(dir),
+        std::path::Path::new(state),
+        events,
+        sub,
+    )
 }
 
 fn completions(sub: &ArgMatches, out: &mut Output) -> ExitStatus {

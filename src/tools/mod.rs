@@ -8,12 +8,14 @@ pub mod exit;
 pub mod glob;
 pub mod grep;
 pub mod invalid;
+pub mod monitor;
 pub mod notepad;
 pub mod plan;
 pub mod question;
 pub mod read;
 pub mod report_findings;
 pub mod skill;
+pub mod task;
 pub mod todowrite;
 
 use crate::registry::Registry;
@@ -53,8 +55,10 @@ pub fn builtin() -> Registry {
     registry.register(glob::definition());
     registry.register(question::definition());
     registry.register(invalid::definition());
+    registry.register(task::definition());
     registry.register(todowrite::definition());
     registry.register(report_findings::definition());
+    registry.register(monitor::definition());
     registry.register(notepad::definition());
     registry.register(plan::enter());
     registry.register(plan::exit());

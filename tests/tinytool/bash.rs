@@ -7,12 +7,11 @@
 
 use std::io::Write;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::Room;
+use crate::util::{Room, marked_sleep, processes_named, wait_gone};
 
 /// Replaces what changes from run to run (the duration) for snapshots.
 fn stable(mut result: Value) -> Value {
@@ -22,49 +21,6 @@ fn stable(mut result: Value) -> Value {
         meta.insert("duration_ms".into(), json!("[duration]"));
     }
     result
-}
-
-/// A uniquely named `sleep` in the room (≤ 15 characters, the length of a `comm`).
-fn marked_sleep(room: &Room) -> String {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    let name = format!("zz{:06}{:02}", std::process::id() % 1_000_000, n % 100);
-    let sleep = ["/bin/sleep", "/usr/bin/sleep"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .expect("sleep");
-    std::os::unix::fs::symlink(sleep, room.path(&name)).unwrap();
-    name
-}
-
-/// Processes (zombies included) whose `comm` is `name`.
-fn processes_named(name: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let comm = stat
-            .split_once('(')
-            .and_then(|(_, rest)| rest.rsplit_once(')'))
-            .map(|(comm, _)| comm);
-        if comm == Some(name) {
-            found.push(stat);
-        }
-    }
-    found
-}
-
-/// Waits (boundedly) until no process has that name; returns what is left.
-fn wait_gone(name: &str, within: Duration) -> Vec<String> {
-    let until = Instant::now() + within;
-    loop {
-        let left = processes_named(name);
-        if left.is_empty() || Instant::now() >= until {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 mod util;
 
+mod background;
 mod bash;
 mod cli;
 mod docs;

@@ -7,6 +7,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -192,4 +194,47 @@ macro_rules! snapshot_text {
             insta::assert_snapshot!($name, $value);
         })
     };
+}
+
+/// A uniquely named `sleep` in the room (≤ 15 characters, the length of a `comm`).
+pub fn marked_sleep(room: &Room) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let name = format!("zz{:06}{:02}", std::process::id() % 1_000_000, n % 100);
+    let sleep = ["/bin/sleep", "/usr/bin/sleep"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("sleep");
+    std::os::unix::fs::symlink(sleep, room.path(&name)).unwrap();
+    name
+}
+
+/// Processes (zombies included) whose `comm` is `name`.
+pub fn processes_named(name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let comm = stat
+            .split_once('(')
+            .and_then(|(_, rest)| rest.rsplit_once(')'))
+            .map(|(comm, _)| comm);
+        if comm == Some(name) {
+            found.push(stat);
+        }
+    }
+    found
+}
+
+/// Waits (boundedly) until no process has that name; returns what is left.
+pub fn wait_gone(name: &str, within: Duration) -> Vec<String> {
+    let until = Instant::now() + within;
+    loop {
+        let left = processes_named(name);
+        if left.is_empty() || Instant::now() >= until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -1,0 +1,431 @@
+//! Background work — monitors and background task jobs — that outlives the call that
+//! started it, is visible to every later tinytool process, and never leaks a process.
+//!
+//! tinytool runs each call in its own short-lived process, so work that must keep running
+//! between calls lives under a small detached supervisor, `tinytool __supervise KIND ID`
+//! (a hidden subcommand, see `supervisor`), with its state in SQLite (`state`: the
+//! `monitors`, `monitor_lines` and `jobs` tables).
+//!
+//! # Starting
+//! 1. The call reaps (below), then records the work as `starting` — for a monitor in the
+//!    same transaction that checks that fewer than [`MAX_MONITORS`] are unfinished.
+//! 2. It starts the supervisor detached: a new session (no terminal, out of the caller's
+//!    process group), stdin and stderr `/dev/null`, stdout a pipe for one handshake line,
+//!    no death signal (it must outlive the call), and in its environment the marker
+//!    `TINYTOOL_SUPERVISED=<token>` (a fresh random token, also stored in the row), which
+//!    everything it starts inherits.
+//! 3. The supervisor starts the command as the leader of a new process group in its own
+//!    session, with `PR_SET_PDEATHSIG` = SIGKILL, and forks a sentinel into that group
+//!    (`process::sentinel`). It records its identity — pid, start time in clock ticks
+//!    after boot, boot id — and the group id in the row (`starting` → `running`), answers
+//!    `ok` on the pipe and closes it. The call returns: `Monitor started: …`, or the job id.
+//!
+//! # While it runs
+//! The supervisor watches the command (`process::run`): it is a child subreaper, so
+//! orphaned descendants become its children; it streams a monitor's lines into the
+//! database (flushed every 100 ms, the newest 100 unread lines kept) or keeps a job's
+//! output in bounded captures; at the deadline it sends the group SIGTERM, then SIGKILL
+//! 500 ms later. When the command's leader exits, whatever it left in its group is killed.
+//! The supervisor then records the end (monitor: `exited` with the code or signal,
+//! `stopped`, `timed_out`, `failed`; job: `completed`, `failed`, `cancelled`, publishing
+//! `job.completed`) and exits. It never lives more than about a second past the deadline
+//! plus the database's busy timeout.
+//!
+//! # Stopping
+//! `monitor stop` and `task cancel` send SIGTERM to the supervisor — through a pidfd,
+//! after checking its identity, so a stranger that got its pid is never signalled. The
+//! supervisor's handler only raises a flag: it kills the group with SIGKILL, reaps it,
+//! records `stopped` / `cancelled` and exits. The call waits for that record (at most
+//! [`STOP_WAIT`]); a supervisor that does not answer is killed with SIGKILL, its marked
+//! group too, and the row is ended by the call.
+//!
+//! # When a supervisor is killed
+//! - By SIGTERM, SIGINT or SIGHUP: handled as a stop.
+//! - By SIGKILL (or a crash): the kernel sends the leader its death signal (SIGKILL) and
+//!   the sentinel its own; the sentinel sees its parent gone and kills the whole group,
+//!   itself included. Nothing is left running.
+//! - Stopped (SIGSTOP) or hung: the sentinel kills the group itself one second after the
+//!   latest the supervisor would have stopped it at its deadline (deadline + 1.95 s).
+//! - Whatever remains unrecorded is settled by the next call that touches monitors or jobs
+//!   (`monitor`, `task`, `state monitors|jobs`), which reaps first ([`reap`]): every
+//!   unfinished row whose supervisor is gone (no process with its pid, start time and boot
+//!   id, or only its zombie) — or still alive more than [`OVERDUE_MS`] past its deadline
+//!   (stopped, hung), which is then killed — gets its group killed if a living member
+//!   carries the row's marker (`process::identity::kill_marked_group`: the only proof that
+//!   the group id was not reused by a stranger), and is ended as `failed` with the reason.
+//!   A row still `starting` after [`STARTING_GRACE_MS`] without a supervisor is ended the
+//!   same way (its supervisor, if it ever records itself, finds the row ended and kills
+//!   its command).
+//! - The remaining window: a supervisor killed with SIGKILL between starting the leader
+//!   and forking the sentinel (microseconds) leaves whatever the leader started in those
+//!   microseconds to the reaping of the next call.
+//!
+//! # Retention
+//! Finished monitors and jobs are pruned 7 days after they ended, by the same reaping.
+
+pub mod supervisor;
+
+use std::io::{ErrorKind, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::events::unix_millis;
+use crate::process::identity::{self, Identity};
+use crate::process::{self, MARKER_VAR};
+use crate::session::Session;
+use crate::state::{Background, Supervision, Unfinished};
+
+/// At most this many monitors run at once in a project.
+pub const MAX_MONITORS: usize = 5;
+/// The unread lines a monitor keeps (the oldest are dropped).
+pub const KEEP_LINES: usize = 100;
+/// Finished monitors and jobs are pruned this long after they ended (7 days).
+pub const RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+/// A row still `starting` without a supervisor after this long is abandoned.
+pub const STARTING_GRACE_MS: i64 = 30_000;
+/// A supervisor still running this long after its deadline is killed by the next call.
+pub const OVERDUE_MS: i64 = 5_000;
+/// How long a stop or cancel waits for the supervisor to record the end.
+pub const STOP_WAIT: Duration = Duration::from_secs(3);
+/// How long a start waits for the supervisor's handshake (the database's busy timeout is
+/// 5 s).
+const HANDSHAKE_WAIT: Duration = Duration::from_secs(10);
+
+/// The marker entry (`TINYTOOL_SUPERVISED=<token>`) of a row's processes.
+pub fn marker(token: &str) -> String {
+    format!("{MARKER_VAR}={token}")
+}
+
+/// Starts the supervisor of a recorded row and waits for its handshake. `Err` says why it
+/// did not start (the row is then still `starting`; the caller ends it).
+pub fn spawn_supervisor(
+    session: &Session,
+    kind: Background,
+    id: i64,
+    token: &str,
+) -> std::result::Result<(), String> {
+    // The running binary itself, even if its file was replaced since it started.
+    let mut command = Command::new("/proc/self/exe");
+    command
+        .arg0("tinytool")
+        .arg("--dir")
+        .arg(&session.dir)
+        .arg("--state")
+        .arg(session.state.path());
+    if let Some(events) = session.events.file_path() {
+        command.arg("--events").arg(events);
+    }
+    command
+        .arg(supervisor::SUBCOMMAND)
+        .arg(supervisor::kind_name(kind))
+        .arg(id.to_string())
+        .current_dir(&session.dir)
+        .env(MARKER_VAR, token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    process::detach(&mut command);
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start the supervisor: {e}"))?;
+    let answer = child
+        .stdout
+        .take()
+        .and_then(|pipe| read_line_within(pipe, HANDSHAKE_WAIT));
+    if answer.is_none() {
+        // Killing it kills what it started (death signal, sentinel).
+        let _ = child.kill();
+    }
+    // Reap the supervisor whenever it ends, without waiting for it here (a long-lived
+    // `exec --jsonl` or `mcp` process would otherwise collect zombies).
+    let _ = std::thread::Builder::new()
+        .name("supervisor".into())
+        .spawn(move || {
+            let _ = child.wait();
+        });
+    match answer.as_deref() {
+        Some("ok") => Ok(()),
+        Some(line) => Err(line.strip_prefix("error: ").unwrap_or(line).to_string()),
+        None => Err(format!(
+            "the supervisor did not answer within {} s",
+            HANDSHAKE_WAIT.as_secs()
+        )),
+    }
+}
+
+/// Reads one line (without its newline) from a pipe, giving up at end of file or after
+/// `wait`.
+fn read_line_within(mut pipe: std::process::ChildStdout, wait: Duration) -> Option<String> {
+    let until = Instant::now() + wait;
+    let mut line = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        let mut fds = [libc::pollfd {
+            fd: pipe.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        let millis = left.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+        // SAFETY: one valid pollfd record for the whole call.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, millis) };
+        if ready <= 0 {
+            continue;
+        }
+        match pipe.read(&mut buf) {
+            Ok(0) => return None,
+            Ok(n) => {
+                line.extend_from_slice(&buf[..n]);
+                if let Some(end) = line.iter().position(|b| *b == b'\n') {
+                    line.truncate(end);
+                    return Some(String::from_utf8_lossy(&line).into_owned());
+                }
+                if line.len() > 64 * 1024 {
+                    return None;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+/// The identity of a row's supervisor.
+fn supervisor_identity(s: &Supervision) -> Identity {
+    Identity {
+        pid: i32::try_from(s.pid).unwrap_or(-1),
+        start: u64::try_from(s.start).unwrap_or(0),
+        boot_id: s.boot_id.clone(),
+    }
+}
+
+/// Why an unfinished row must be ended now, and whether its supervisor is alive (and must
+/// be killed); `None` when it is in order.
+fn verdict(row: &Unfinished, now: i64) -> Option<(String, bool)> {
+    match &row.supervision {
+        None => (now - row.time_created > STARTING_GRACE_MS).then(|| {
+            (
+                format!(
+                    "its supervisor did not start it within {} s",
+                    STARTING_GRACE_MS / 1000
+                ),
+                false,
+            )
+        }),
+        Some(s) => {
+            if !supervisor_identity(s).is_alive() {
+                Some((
+                    format!(
+                        "its supervisor (pid {}) died; what it had started was killed",
+                        s.pid
+                    ),
+                    false,
+                ))
+            } else if now > row.deadline.saturating_add(OVERDUE_MS) {
+                Some((
+                    format!(
+                        "its supervisor (pid {}) did not end it at its deadline; both were killed",
+                        s.pid
+                    ),
+                    true,
+                ))
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// Kills what a row's supervisor left (and the supervisor itself when `supervisor`).
+fn kill_row(row: &Unfinished, supervisor: bool) {
+    if let Some(s) = &row.supervision {
+        if supervisor {
+            supervisor_identity(s).signal(libc::SIGKILL);
+        }
+        identity::kill_marked_group(i32::try_from(s.pgid).unwrap_or(0), &marker(&row.token));
+    }
+}
+
+/// Settles unfinished rows of `kind` whose supervisor is gone or overdue (module doc) and
+/// prunes finished work older than 7 days. Reads first and writes only when something
+/// must change; does nothing when there is no state database.
+pub fn reap(session: &Session, kind: Background) -> Result<()> {
+    let now = unix_millis() as i64;
+    let before = now - RETENTION_MS;
+    let found = session
+        .state
+        .read(|s| Ok((s.unfinished(kind)?, s.has_prunable(before)?)))?;
+    let Some((rows, prunable)) = found else {
+        return Ok(());
+    };
+    for row in rows {
+        let Some((reason, supervisor_alive)) = verdict(&row, now) else {
+            continue;
+        };
+        kill_row(&row, supervisor_alive);
+        let ended = session
+            .state
+            .write(|s| s.abandon(kind, row.id, "failed", &reason))?;
+        if ended && kind == Background::Job {
+            publish_job_completed(session, &row.session_id, row.id, "failed", "", &reason);
+        }
+    }
+    if prunable {
+        session.state.write(|s| s.prune_background(before))?;
+    }
+    Ok(())
+}
+
+/// Publishes `job.completed` (`{jobID, status, result, error}`, plus the job's session).
+pub fn publish_job_completed(
+    session: &Session,
+    job_session: &str,
+    id: i64,
+    status: &str,
+    result: &str,
+    error: &str,
+) {
+    if session.events.is_enabled() {
+        session.events.publish(
+            "job.completed",
+            json!({
+                "jobID": Background::Job.label(id),
+                "status": status,
+                "result": result,
+                "error": error,
+                "sessionID": job_session,
+            }),
+        );
+    }
+}
+
+/// Stops an unfinished row (module doc, "Stopping"); `Ok(false)` when it was not
+/// unfinished. `status` is what the row ends as when the call has to end it itself.
+pub fn stop(session: &Session, kind: Background, id: i64, status: &str) -> Result<bool> {
+    let until = Instant::now() + STOP_WAIT;
+    let mut signalled = false;
+    let mut last: Option<Unfinished> = None;
+    loop {
+        let row = session
+            .state
+            .read(|s| s.unfinished(kind))?
+            .unwrap_or_default()
+            .into_iter()
+            .find(|r| r.id == id);
+        let Some(row) = row else {
+            // Finished: by the supervisor (after killing and reaping its group), or
+            // before this call.
+            return Ok(last.is_some());
+        };
+        if !signalled && let Some(s) = &row.supervision {
+            signalled = supervisor_identity(s).signal(libc::SIGTERM);
+        }
+        let gone = row
+            .supervision
+            .as_ref()
+            .is_some_and(|s| !supervisor_identity(s).is_alive());
+        if gone || Instant::now() >= until {
+            kill_row(&row, !gone);
+            let reason = if gone {
+                "its supervisor died before it could record the stop"
+            } else {
+                "its supervisor did not answer; both were killed"
+            };
+            let ended = session
+                .state
+                .write(|s| s.abandon(kind, id, status, reason))?;
+            if ended && kind == Background::Job {
+                publish_job_completed(session, &row.session_id, id, status, "", reason);
+            }
+            return Ok(true);
+        }
+        last = Some(row);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A time in Unix milliseconds as RFC 3339 in UTC (`2026-12-02T09:30:05Z`).
+pub fn rfc3339(millis: i64) -> String {
+    let secs = millis.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rest = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        (rest / 60) % 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_render_as_rfc3339_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_000_000_999), "2026-11-18T11:06:40Z");
+        assert_eq!(rfc3339(-1_000), "1969-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn rows_are_judged_by_their_supervisor() {
+        let me = Identity::of_self().unwrap();
+        let alive = Supervision {
+            pid: i64::from(me.pid),
+            start: me.start as i64,
+            boot_id: me.boot_id.clone(),
+            pgid: 0,
+        };
+        let row = |supervision: Option<Supervision>, created: i64, deadline: i64| Unfinished {
+            id: 1,
+            session_id: "s".into(),
+            status: "running".into(),
+            time_created: created,
+            deadline,
+            supervision,
+            token: "t".into(),
+        };
+        let now = 1_000_000;
+        assert_eq!(verdict(&row(Some(alive.clone()), now, now + 10), now), None);
+        let overdue = verdict(&row(Some(alive.clone()), 0, now - OVERDUE_MS - 1), now);
+        assert!(overdue.is_some_and(|(_, kill)| kill));
+        let dead = Supervision {
+            start: alive.start + 1,
+            ..alive
+        };
+        let died = verdict(&row(Some(dead), now, now + 10), now).unwrap();
+        assert!(died.0.contains("died") && !died.1, "{died:?}");
+        assert_eq!(verdict(&row(None, now - 1_000, now + 10), now), None);
+        assert!(verdict(&row(None, now - STARTING_GRACE_MS - 1, now + 10), now).is_some());
+    }
+
+    #[test]
+    fn ids_round_trip() {
+        assert_eq!(Background::Monitor.label(3), "mon_3");
+        assert_eq!(Background::Monitor.parse("mon_3"), Some(3));
+        assert_eq!(Background::Job.parse("job_12"), Some(12));
+        for bad in ["mon_", "job_3", "mon_-1", "mon_0", "mon_1x", "3", ""] {
+            assert_eq!(Background::Monitor.parse(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,549 @@
+//! The supervisor: the hidden subcommand `tinytool __supervise monitor|job ID` that runs
+//! one monitor or background job detached from the call that started it (see the parent
+//! module for the whole design).
+//!
+//! Protocol with the starting call: the row is `starting` in the database given by
+//! `--state`; the supervisor answers one line on stdout — `ok` once the command runs and
+//! the row is `running` with the supervisor's identity, else `error: <why>` — and then
+//! points stdout at `/dev/null`. Everything else goes through the database: a monitor's
+//! lines, the end of the work. It is hidden from help, completions and man pages.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Arg, ArgMatches, Command};
+
+use super::KEEP_LINES;
+use crate::events::{EventSink, unix_millis};
+use crate::exit::ExitStatus;
+use crate::process::environment;
+use crate::process::identity::Identity;
+use crate::process::run::{self, Captures, Isolation, Outcome, Program, Request, Stream, Watcher};
+use crate::session::CancelFlag;
+use crate::state::{Background, Store, Supervision};
+use crate::truncate::Limits;
+
+/// The hidden subcommand's name.
+pub const SUBCOMMAND: &str = "__supervise";
+
+/// How often a monitor's new lines are written to the database.
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// The longest line a monitor keeps (the reference reads lines of up to 64 KiB); longer
+/// lines are cut on a character boundary and end in `…`.
+pub const MAX_LINE: usize = 64 * 1024;
+/// What stderr lines of a monitor start with.
+pub const STDERR_PREFIX: &str = "STDERR: ";
+
+/// The name of a kind on the command line.
+pub fn kind_name(kind: Background) -> &'static str {
+    match kind {
+        Background::Monitor => "monitor",
+        Background::Job => "job",
+    }
+}
+
+/// The hidden subcommand (only in the full command line, never in the documented one).
+pub fn command() -> Command {
+    Command::new(SUBCOMMAND)
+        .hide(true)
+        .about("Internal: supervise one monitor or background job (started by monitor and task)")
+        .arg(
+            Arg::new("kind")
+                .value_name("KIND")
+                .required(true)
+                .value_parser(["monitor", "job"]),
+        )
+        .arg(
+            Arg::new("id")
+                .value_name("ID")
+                .required(true)
+                .value_parser(clap::value_parser!(i64)),
+        )
+}
+
+/// Runs the subcommand: `dir` and `state` come from the global options, `events` too.
+pub fn main(dir: &Path, state: &Path, events: Option<&str>, sub: &ArgMatches) -> ExitStatus {
+    // Started through /proc/self/exe, it would show as `exe` in ps and top.
+    // SAFETY: prctl with a pointer to a static NUL-terminated name.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_NAME,
+            c"tinytool".as_ptr() as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+    }
+    let mut handshake = Handshake { pending: true };
+    let stop = CancelFlag::default();
+    crate::process::stop_on_signals(stop.clone());
+    let kind = match sub.get_one::<String>("kind").map(String::as_str) {
+        Some("job") => Background::Job,
+        _ => Background::Monitor,
+    };
+    let id = sub.get_one::<i64>("id").copied().unwrap_or(0);
+    let events = events.and_then(|spec| EventSink::open(spec).ok());
+    let setup = Setup {
+        dir: dir.to_path_buf(),
+        state: state.to_path_buf(),
+        events: events.unwrap_or_default(),
+        stop,
+    };
+    match supervise(&setup, kind, id, &mut handshake) {
+        Ok(()) => ExitStatus::Success,
+        Err(err) => {
+            handshake.answer(&format!("error: {err:#}"));
+            ExitStatus::ToolError
+        }
+    }
+}
+
+struct Setup {
+    dir: PathBuf,
+    state: PathBuf,
+    events: EventSink,
+    stop: CancelFlag,
+}
+
+/// The one line answered to the starting call.
+struct Handshake {
+    pending: bool,
+}
+
+impl Handshake {
+    fn answer(&mut self, line: &str) {
+        if !self.pending {
+            return;
+        }
+        self.pending = false;
+        let mut out = io::stdout().lock();
+        let _ = writeln!(out, "{}", line.replace('\n', " "));
+        let _ = out.flush();
+        drop(out);
+        // The caller stops reading after the line; later writes must not go to its pipe.
+        if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+            // SAFETY: dup2 between two descriptors this process owns.
+            unsafe {
+                libc::dup2(null.as_raw_fd(), 1);
+            }
+        }
+    }
+}
+
+fn supervise(setup: &Setup, kind: Background, id: i64, handshake: &mut Handshake) -> Result<()> {
+    let mut store = Store::open(&setup.state, &setup.dir)?;
+    let me = Identity::of_self().context("cannot read the supervisor's own identity")?;
+    match kind {
+        Background::Monitor => supervise_monitor(setup, &mut store, id, me, handshake),
+        Background::Job => supervise_job(setup, &mut store, id, me, handshake),
+    }
+}
+
+/// What every supervised start does once the command runs: record the supervisor and the
+/// group (refused when a later call gave up on the row meanwhile), then answer `ok`.
+struct Start<'a> {
+    kind: Background,
+    id: i64,
+    me: Identity,
+    handshake: &'a mut Handshake,
+    started: bool,
+    /// Why recording the start failed (the command was then killed at once).
+    refused: Option<String>,
+}
+
+impl Start<'_> {
+    fn record(&mut self, store: &mut Store, pgid: libc::pid_t) -> io::Result<()> {
+        let supervision = Supervision {
+            pid: i64::from(self.me.pid),
+            start: self.me.start as i64,
+            boot_id: self.me.boot_id.clone(),
+            pgid: i64::from(pgid),
+        };
+        match store.set_running(self.kind, self.id, &supervision) {
+            Ok(true) => {
+                self.started = true;
+                self.handshake.answer("ok");
+                Ok(())
+            }
+            Ok(false) => self.refuse(format!(
+                "{} was given up on before its supervisor started it",
+                self.kind.label(self.id)
+            )),
+            Err(err) => self.refuse(format!("cannot record the start: {err:#}")),
+        }
+    }
+
+    fn refuse(&mut self, why: String) -> io::Result<()> {
+        self.refused = Some(why.clone());
+        Err(io::Error::other(why))
+    }
+}
+
+/// Milliseconds left until `deadline` (Unix milliseconds), at least 1.
+fn time_left(deadline: i64) -> Duration {
+    let left = deadline - unix_millis() as i64;
+    Duration::from_millis(left.max(1) as u64)
+}
+
+fn supervise_monitor(
+    setup: &Setup,
+    store: &mut Store,
+    id: i64,
+    me: Identity,
+    handshake: &mut Handshake,
+) -> Result<()> {
+    let Some(row) = store.monitor(id)? else {
+        bail!("monitor {} is not recorded", Background::Monitor.label(id));
+    };
+    if row.status != "starting" {
+        bail!(
+            "monitor {} is {}, not starting",
+            Background::Monitor.label(id),
+            row.status
+        );
+    }
+    let request = Request {
+        program: Program::Shell(&row.command),
+        dir: &setup.dir,
+        env: environment::child_env(std::env::vars_os()),
+        stdin: None,
+        timeout: time_left(row.deadline),
+        limits: Limits::default(),
+        cancel: Some(setup.stop.clone()),
+        isolation: Isolation::GroupWithSentinel,
+    };
+    let mut watcher = MonitorWatcher {
+        store,
+        start: Start {
+            kind: Background::Monitor,
+            id,
+            me,
+            handshake,
+            started: false,
+            refused: None,
+        },
+        lines: Lines::default(),
+        next_flush: None,
+    };
+    let outcome = run::run_with(request, &mut watcher);
+    if let Some(why) = watcher.start.refused.take() {
+        bail!("{why}");
+    }
+    watcher.lines.finish();
+    watcher.flush();
+    let started = watcher.start.started;
+    let store = watcher.store;
+    let (status, exit_code, signal, error) = match &outcome {
+        Ok(outcome) => monitor_end(outcome),
+        Err(err) => ("failed", None, None, Some(format!("cannot run sh: {err}"))),
+    };
+    store.finish_monitor(id, status, exit_code, signal, error.as_deref())?;
+    if !started {
+        // sh could not start: the starting call reports why.
+        bail!(
+            "{}",
+            error.unwrap_or_else(|| "the monitor did not start".into())
+        );
+    }
+    Ok(())
+}
+
+/// A monitor's end: status, exit code, signal, error.
+fn monitor_end(outcome: &Outcome) -> (&'static str, Option<i64>, Option<i64>, Option<String>) {
+    let (code, signal) = match outcome.ending {
+        run::Ending::Exited(code) => (Some(i64::from(code)), None),
+        run::Ending::Signaled { signal, .. } => (None, Some(i64::from(signal))),
+    };
+    let status = if outcome.cancelled {
+        "stopped"
+    } else if outcome.timed_out {
+        "timed_out"
+    } else {
+        "exited"
+    };
+    (status, code, signal, None)
+}
+
+struct MonitorWatcher<'a, 'h> {
+    store: &'a mut Store,
+    start: Start<'h>,
+    lines: Lines,
+    next_flush: Option<Instant>,
+}
+
+impl MonitorWatcher<'_, '_> {
+    fn flush(&mut self) {
+        if self.lines.pending.is_empty() && self.lines.dropped == 0 {
+            return;
+        }
+        let lines: Vec<String> = self.lines.pending.drain(..).collect();
+        let dropped = std::mem::take(&mut self.lines.dropped);
+        // A database that stays busy past its timeout loses these lines, not the monitor.
+        let _ = self
+            .store
+            .append_monitor_lines(self.start.id, &lines, dropped, KEEP_LINES);
+    }
+}
+
+impl Watcher for MonitorWatcher<'_, '_> {
+    fn started(&mut self, pgid: libc::pid_t) -> io::Result<()> {
+        self.start.record(self.store, pgid)
+    }
+
+    fn output(&mut self, stream: Stream, bytes: &[u8]) {
+        self.lines.push(stream, bytes);
+    }
+
+    fn tick(&mut self, now: Instant) -> Option<Instant> {
+        if self.lines.pending.is_empty() {
+            return None;
+        }
+        let at = *self.next_flush.get_or_insert(now + FLUSH_EVERY);
+        if now >= at {
+            self.flush();
+            self.next_flush = None;
+            return None;
+        }
+        Some(at)
+    }
+}
+
+/// Splits a monitor's two streams into lines: a trailing `\r` removed, stderr lines
+/// prefixed with `STDERR: `, lines longer than [`MAX_LINE`] cut, invalid UTF-8 replaced,
+/// and only the newest [`KEEP_LINES`] kept between flushes (the rest counted as dropped).
+#[derive(Debug, Default)]
+pub struct Lines {
+    partial: [Vec<u8>; 2],
+    cut: [bool; 2],
+    /// Complete lines not written yet.
+    pub pending: VecDeque<String>,
+    /// Lines dropped since the last write.
+    pub dropped: u64,
+}
+
+impl Lines {
+    /// Takes bytes of one stream.
+    pub fn push(&mut self, stream: Stream, mut bytes: &[u8]) {
+        let k = stream as usize;
+        while !bytes.is_empty() {
+            let (piece, ends) = match memchr::memchr(b'\n', bytes) {
+                Some(pos) => (&bytes[..pos], Some(pos + 1)),
+                None => (bytes, None),
+            };
+            let room = MAX_LINE.saturating_sub(self.partial[k].len());
+            if piece.len() > room {
+                self.cut[k] = true;
+            }
+            self.partial[k].extend_from_slice(&piece[..piece.len().min(room)]);
+            match ends {
+                Some(next) => {
+                    self.end_line(k);
+                    bytes = &bytes[next..];
+                }
+                None => bytes = &[],
+            }
+        }
+    }
+
+    /// Ends unterminated last lines (the command is over).
+    pub fn finish(&mut self) {
+        for k in 0..2 {
+            if !self.partial[k].is_empty() || self.cut[k] {
+                self.end_line(k);
+            }
+        }
+    }
+
+    fn end_line(&mut self, k: usize) {
+        let mut bytes = std::mem::take(&mut self.partial[k]);
+        let cut = std::mem::take(&mut self.cut[k]);
+        if bytes.last() == Some(&b'\r') && !cut {
+            bytes.pop();
+        }
+        if cut {
+            // Back off an incomplete character at the cut.
+            if let Err(err) = std::str::from_utf8(&bytes)
+                && err.error_len().is_none()
+            {
+                bytes.truncate(err.valid_up_to());
+            }
+        }
+        let mut line = String::new();
+        if k == Stream::Stderr as usize {
+            line.push_str(STDERR_PREFIX);
+        }
+        line.push_str(&String::from_utf8_lossy(&bytes));
+        if cut {
+            line.push('…');
+        }
+        if self.pending.len() == KEEP_LINES {
+            self.pending.pop_front();
+            self.dropped += 1;
+        }
+        self.pending.push_back(line);
+    }
+}
+
+fn supervise_job(
+    setup: &Setup,
+    store: &mut Store,
+    id: i64,
+    me: Identity,
+    handshake: &mut Handshake,
+) -> Result<()> {
+    let label = Background::Job.label(id);
+    let Some(row) = store.job(id)? else {
+        bail!("job {label} is not recorded");
+    };
+    if row.status != "starting" {
+        bail!("job {label} is {}, not starting", row.status);
+    }
+    let limits = crate::config::Config::load(&setup.dir)
+        .ok()
+        .map(|config| Limits {
+            max_lines: config.max_lines.unwrap_or(crate::truncate::MAX_LINES),
+            max_bytes: config.max_bytes.unwrap_or(crate::truncate::MAX_BYTES),
+        })
+        .unwrap_or_default();
+    let timeout = time_left(row.deadline);
+    let request = Request {
+        program: Program::Argv(&row.command),
+        dir: &setup.dir,
+        env: environment::subagent_env(std::env::vars_os(), row.depth.max(0) as u32),
+        stdin: Some(row.prompt.as_bytes()),
+        timeout,
+        limits,
+        cancel: Some(setup.stop.clone()),
+        isolation: Isolation::GroupWithSentinel,
+    };
+    let mut watcher = JobWatcher {
+        store,
+        start: Start {
+            kind: Background::Job,
+            id,
+            me,
+            handshake,
+            started: false,
+            refused: None,
+        },
+        captures: Captures::new(limits),
+    };
+    let outcome = run::run_with(request, &mut watcher);
+    if let Some(why) = watcher.start.refused.take() {
+        bail!("{why}");
+    }
+    let started = watcher.start.started;
+    let JobWatcher {
+        store, captures, ..
+    } = watcher;
+    let concluded = match outcome {
+        Ok(outcome) => crate::tools::task::conclude(
+            &row.subagent_type,
+            run::Finished {
+                stdout: captures.stdout,
+                stderr: captures.stderr,
+                ending: outcome.ending,
+                timed_out: outcome.timed_out,
+                cancelled: outcome.cancelled,
+                duration: outcome.duration,
+            },
+            Duration::from_millis(row.deadline_ms.max(0) as u64),
+        ),
+        Err(err) => crate::tools::task::Concluded {
+            status: "failed",
+            result: String::new(),
+            error: crate::tools::task::start_error(&row.command, &err),
+        },
+    };
+    let recorded = store.finish_job(id, concluded.status, &concluded.result, &concluded.error)?;
+    if !started {
+        bail!("{}", concluded.error);
+    }
+    if recorded && setup.events.is_enabled() {
+        setup.events.publish(
+            "job.completed",
+            serde_json::json!({
+                "jobID": label,
+                "status": concluded.status,
+                "result": concluded.result,
+                "error": concluded.error,
+                "sessionID": row.session_id,
+            }),
+        );
+    }
+    Ok(())
+}
+
+struct JobWatcher<'a, 'h> {
+    store: &'a mut Store,
+    start: Start<'h>,
+    captures: Captures,
+}
+
+impl Watcher for JobWatcher<'_, '_> {
+    fn started(&mut self, pgid: libc::pid_t) -> io::Result<()> {
+        self.start.record(self.store, pgid)
+    }
+
+    fn output(&mut self, stream: Stream, bytes: &[u8]) {
+        self.captures.output(stream, bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[(Stream, &[u8])]) -> Lines {
+        let mut lines = Lines::default();
+        for (stream, bytes) in input {
+            lines.push(*stream, bytes);
+        }
+        lines.finish();
+        lines
+    }
+
+    #[test]
+    fn streams_are_split_into_prefixed_lines() {
+        let got = lines(&[
+            (Stream::Stdout, b"one\r\ntw"),
+            (Stream::Stderr, b"oops\n"),
+            (Stream::Stdout, b"o\nlast"),
+        ]);
+        assert_eq!(
+            Vec::from(got.pending),
+            ["one", "STDERR: oops", "two", "last"]
+        );
+        assert_eq!(got.dropped, 0);
+    }
+
+    #[test]
+    fn only_the_newest_lines_are_kept() {
+        let text: String = (1..=250).map(|n| format!("{n}\n")).collect();
+        let got = lines(&[(Stream::Stdout, text.as_bytes())]);
+        assert_eq!(got.pending.len(), KEEP_LINES);
+        assert_eq!(got.pending.front().map(String::as_str), Some("151"));
+        assert_eq!(got.dropped, 150);
+    }
+
+    #[test]
+    fn long_lines_are_cut_on_a_character_boundary() {
+        let mut long = "a".repeat(MAX_LINE - 1).into_bytes();
+        long.extend_from_slice("é and more\n".as_bytes());
+        let got = lines(&[(Stream::Stdout, &long), (Stream::Stdout, b"next\n")]);
+        let first = &got.pending[0];
+        assert!(first.ends_with("a…"), "{}", &first[first.len() - 8..]);
+        assert_eq!(first.len(), MAX_LINE - 1 + '…'.len_utf8());
+        assert_eq!(got.pending[1], "next");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        let got = lines(&[(Stream::Stdout, b"a\xffb\n")]);
+        assert_eq!(got.pending[0], "a\u{fffd}b");
+    }
+}
