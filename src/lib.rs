@@ -8,10 +8,14 @@
 //! - [`registry`]: the one execution flow every call goes through (lookup, repair, schema
 //!   checks, permission, events, after-hook, preview);
 //! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
+//! - [`textdoc`], [`atomic`], [`aftercare`]: how the file tools change files (conventions
+//!   kept, atomic writes, formatter and `file.modified` afterwards);
 //! - [`session`]: what a call runs with;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
 //! - [`cli`]: the command line derived from the registry.
 
+pub mod aftercare;
+pub mod atomic;
 pub mod cli;
 pub mod config;
 pub mod dialects;
@@ -23,6 +27,7 @@ pub mod registry;
 pub mod repair;
 pub mod schema;
 pub mod session;
+pub mod textdoc;
 pub mod tool;
 pub mod tools;
 pub mod truncate;

@@ -3,9 +3,11 @@
 //! Adding a tool is one file here plus one line in [`builtin`]: its subcommand, flags,
 //! `exec` dispatch, `tools` listing, man page and completions follow from the definition.
 
+pub mod edit;
 pub mod exit;
 pub mod invalid;
 pub mod read;
+pub mod write;
 
 use crate::registry::Registry;
 
@@ -14,6 +16,8 @@ use crate::registry::Registry;
 pub fn builtin() -> Registry {
     let mut registry = Registry::new();
     registry.register(read::definition());
+    registry.register(write::definition());
+    registry.register(edit::definition());
     registry.register(invalid::definition());
     registry.register(exit::definition());
     registry
