@@ -3,6 +3,7 @@
 //! Adding a tool is one file here plus one line in [`builtin`]: its subcommand, flags,
 //! `exec` dispatch, `tools` listing, man page and completions follow from the definition.
 
+pub mod apply_patch;
 pub mod edit;
 pub mod exit;
 pub mod invalid;
@@ -18,6 +19,7 @@ pub fn builtin() -> Registry {
     registry.register(read::definition());
     registry.register(write::definition());
     registry.register(edit::definition());
+    registry.register(apply_patch::definition());
     registry.register(invalid::definition());
     registry.register(exit::definition());
     registry

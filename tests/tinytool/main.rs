@@ -4,6 +4,9 @@
 
 mod util;
 
+mod apply_patch;
 mod cli;
+mod edit;
 mod exec;
 mod read;
+mod write;

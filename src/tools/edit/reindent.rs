@@ -81,7 +81,7 @@ pub fn measure(line: &str, unit: Unit) -> Depth {
 /// when a non-blank line is indented with one, else the step between consecutive
 /// indentation widths (4 when every even step is a multiple of 4, else 2; odd steps are
 /// alignment and say nothing).
-pub fn detect_unit<'a>(sequences: &[Vec<&'a str>]) -> Option<Unit> {
+pub fn detect_unit(sequences: &[Vec<&str>]) -> Option<Unit> {
     let mut gcd_even = 0usize;
     for lines in sequences {
         let nonblank: Vec<&str> = lines.iter().copied().filter(|l| !is_blank(l)).collect();
@@ -90,14 +90,14 @@ pub fn detect_unit<'a>(sequences: &[Vec<&'a str>]) -> Option<Unit> {
         }
         for pair in nonblank.windows(2) {
             let step = indent(pair[0]).len().abs_diff(indent(pair[1]).len());
-            if step > 0 && step % 2 == 0 {
+            if step > 0 && step.is_multiple_of(2) {
                 gcd_even = gcd(gcd_even, step);
             }
         }
     }
     match gcd_even {
         0 => None,
-        g if g % 4 == 0 => Some(Unit::Spaces(4)),
+        g if g.is_multiple_of(4) => Some(Unit::Spaces(4)),
         _ => Some(Unit::Spaces(2)),
     }
 }

@@ -405,8 +405,8 @@ pub fn rank(file: &FileLines, start: usize, old: &Block) -> u8 {
     }
     let old_lines: Vec<&str> = pairs.iter().map(|p| p.0).collect();
     let file_lines: Vec<&str> = pairs.iter().map(|p| p.1).collect();
-    let old_unit = detect_unit(&[old_lines.clone()]).unwrap_or(Unit::Spaces(1));
-    let file_unit = detect_unit(&[file_lines.clone()]).unwrap_or(Unit::Spaces(1));
+    let old_unit = detect_unit(std::slice::from_ref(&old_lines)).unwrap_or(Unit::Spaces(1));
+    let file_unit = detect_unit(std::slice::from_ref(&file_lines)).unwrap_or(Unit::Spaces(1));
     let relative = |lines: &[&str], unit: Unit| -> Vec<Depth> {
         let base = measure(lines[0], unit);
         lines
