@@ -233,10 +233,7 @@ mod tests {
         let file = session.dir.join("a.txt");
         std::fs::write(&file, "x\n").unwrap();
         let ctx_of = |session: &Session| -> Formatted {
-            let ctx = CallContext {
-                session,
-                tool: "write",
-            };
+            let ctx = CallContext::new(session, "write");
             format(&ctx, &file)
         };
         assert_eq!(ctx_of(&session), Formatted::None);

@@ -12,21 +12,27 @@
 //!   kept, atomic writes, formatter and `file.modified` afterwards);
 //! - [`session`]: what a call runs with;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
-//! - [`cli`]: the command line derived from the registry.
+//! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
+//!   completion scripts generated from it.
 
 pub mod aftercare;
 pub mod atomic;
 pub mod cli;
 pub mod config;
 pub mod dialects;
+pub mod docs;
 pub mod events;
 pub mod exit;
+pub mod hook;
+pub mod mcp;
 pub mod paths;
+pub mod policy;
 pub mod project;
 pub mod registry;
 pub mod repair;
 pub mod schema;
 pub mod session;
+pub mod state;
 pub mod textdoc;
 pub mod tool;
 pub mod tools;

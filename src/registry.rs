@@ -82,6 +82,11 @@ impl CallResult {
         }
     }
 
+    /// Whether this is the `exit` tool's success, which ends `exec --jsonl` and `mcp`.
+    pub fn ends_loop(&self) -> bool {
+        self.tool == "exit" && !self.is_error
+    }
+
     /// The result as one line of JSON (no trailing newline).
     pub fn to_json_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|err| {
@@ -220,10 +225,7 @@ impl Registry {
                 return with_repairs(result, repairs);
             }
         };
-        let ctx = CallContext {
-            session,
-            tool: def.name,
-        };
+        let ctx = CallContext::new(session, def.name);
         let accesses = def.accesses(&ctx, &args);
         if let Err(refusal) = session.gate.check(&ctx, &accesses) {
             let mut result =
@@ -235,7 +237,9 @@ impl Registry {
             "tool.execute.before",
             props(json!({"tool": def.name, "args": raw})),
         );
-        let output = match (def.execute)(&ctx, args) {
+        let outcome = (def.execute)(&ctx, args);
+        ctx.run_deferred();
+        let output = match outcome {
             Ok(output) => output,
             Err(err) => {
                 ctx.publish(

@@ -2,6 +2,7 @@
 //! session id, events, limits, the permission gate and the after-hook) and what is made
 //! fresh for each call ([`CallContext`], spec 8.1 step 2).
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -9,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::config::Config;
 use crate::events::EventSink;
 use crate::paths;
+use crate::state::State;
 use crate::tool::{Access, ToolDef};
 use crate::truncate::Limits;
 
@@ -75,10 +77,48 @@ pub struct Session {
     pub config: Config,
     /// Subagent depth of this process (`TINYTOOL_SUBAGENT_DEPTH`).
     pub depth: u32,
+    /// The session state database (opened lazily).
+    pub state: State,
+    /// The answers file for `question` (`--answers`).
+    pub answers: Option<PathBuf>,
     /// The permission hook.
     pub gate: Box<dyn PermissionGate>,
     /// The after-hook, when one is configured.
     pub after_hook: Option<Box<dyn AfterHook>>,
+    /// Who answers `question` besides the answers file and the terminal (MCP elicitation).
+    pub asker: Option<Box<dyn Asker>>,
+    /// Set when the running call is cancelled (MCP `notifications/cancelled`); tools that
+    /// wait on processes poll it and kill what they started.
+    pub cancel: CancelFlag,
+}
+
+/// Asks the user through the client of a protocol session (MCP elicitation).
+pub trait Asker: Send + Sync {
+    /// The answer; `Ok(None)` when this asker cannot ask (the client offers no way), `Err`
+    /// when the user declined or cancelled.
+    fn ask(&self, question: &str, options: &[String]) -> Result<Option<String>, String>;
+}
+
+/// A cancellation flag shared between the thread running a call and the one that may
+/// cancel it.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl CancelFlag {
+    /// Whether the running call was cancelled.
+    pub fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Cancels the running call.
+    pub fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Clears the flag before the next call.
+    pub fn clear(&self) {
+        self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -93,29 +133,70 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// A session in `dir` (resolved here) that allows everything and records no events.
     pub fn new(id: impl Into<String>, dir: &Path) -> Self {
+        let dir = paths::resolve_symlinks(&paths::clean(dir));
+        let state_path = crate::project::tinytool_dir(&dir).join("state.db");
         Session {
             id: id.into(),
-            dir: paths::resolve_symlinks(&paths::clean(dir)),
+            state: State::new(state_path, dir.clone()),
+            answers: None,
+            dir,
             events: EventSink::none(),
             limits: Limits::default(),
             config: Config::default(),
             depth: 0,
             gate: Box::new(AllowAll),
             after_hook: None,
+            asker: None,
+            cancel: CancelFlag::default(),
         }
     }
 }
 
+/// Work a tool leaves for the end of its call (spec 8.1: a pending agent switch is applied
+/// after the call, not during it).
+pub type Deferred = Box<dyn FnOnce(&CallContext)>;
+
 /// The fresh per-call context a tool runs with.
-#[derive(Debug)]
 pub struct CallContext<'a> {
     /// The session the call belongs to.
     pub session: &'a Session,
     /// The tool being called.
     pub tool: &'a str,
+    deferred: RefCell<Vec<Deferred>>,
 }
 
-impl CallContext<'_> {
+impl std::fmt::Debug for CallContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("session", &self.session.id)
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> CallContext<'a> {
+    /// A fresh context for one call of `tool`.
+    pub fn new(session: &'a Session, tool: &'a str) -> Self {
+        CallContext {
+            session,
+            tool,
+            deferred: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Leaves work for the end of the call (after the tool's output is complete).
+    pub fn defer(&self, work: Deferred) {
+        self.deferred.borrow_mut().push(work);
+    }
+
+    /// Runs the deferred work, in order.
+    pub fn run_deferred(&self) {
+        let work: Vec<Deferred> = self.deferred.borrow_mut().drain(..).collect();
+        for item in work {
+            item(self);
+        }
+    }
+
     /// Resolves a path argument against the session's directory (see `paths::resolve`).
     pub fn resolve(&self, input: &str) -> PathBuf {
         paths::resolve(&self.session.dir, input)

@@ -7,6 +7,8 @@
 mod direct;
 mod exec;
 mod output;
+mod policy;
+mod state;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -16,10 +18,13 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use crate::dialects;
 use crate::events::EventSink;
 use crate::exit::ExitStatus;
+use crate::policy::{Policy, PolicyGate};
 use crate::registry::Registry;
 use crate::session::Session;
 use crate::tools;
 
+pub use direct::{PARAM_PREFIX, flag_name, flag_values};
+pub use exec::call_line;
 pub use output::Output;
 
 const ABOUT: &str = "The tool layer of an AI coding agent in one binary";
@@ -31,34 +36,50 @@ come from the tool's JSON Schema; the same call can be sent as a JSON object on 
 Every way in goes through one registry, so the policy, events and output limits always apply. \
 Each call prints one JSON result: {\"id\", \"tool\", \"output\", \"is_error\", \"truncated\", \"metadata\"}.";
 
-const EXIT_STATUS: &str = "Exit status:\n  \
-0  success (exec --jsonl: the stream was processed)\n  \
-1  the tool reported an error (is_error)\n  \
-2  usage error: bad flags, unknown tool, unreadable input\n  \
-3  refused by the policy";
+/// The exit-status table shown after the help, from the one table in `exit`.
+fn exit_status_help() -> String {
+    let mut text = String::from("Exit status:");
+    for status in ExitStatus::ALL {
+        text.push_str(&format!("\n  {}  {}", status.code(), status.meaning()));
+    }
+    text
+}
 
 /// Shells `tinytool completions` can write a script for.
 pub const SHELLS: &[&str] = &["bash", "zsh", "fish"];
 
 /// The whole command line, derived from the registry of every documented tool.
 pub fn command() -> Command {
-    command_for(&tools::documented())
+    command_for(&tools::documented(), true)
 }
 
-fn command_for(registry: &Registry) -> Command {
+/// The command line as documented: [`command`] without its hidden subcommands (the internal
+/// `invalid` tool and, later, the detached supervisors), for completions and man pages.
+pub fn public_command() -> Command {
+    command_for(&tools::documented(), false)
+}
+
+/// The command line over `registry`; hidden subcommands are added only when `hidden` is set
+/// (clap_complete would otherwise offer them).
+fn command_for(registry: &Registry, hidden: bool) -> Command {
     let mut cmd = Command::new("tinytool")
         .version(env!("CARGO_PKG_VERSION"))
         .about(ABOUT)
         .long_about(LONG_ABOUT)
-        .after_help(EXIT_STATUS)
+        .after_help(exit_status_help())
         .subcommand_required(true)
         .arg_required_else_help(true)
         .max_term_width(100)
         .args(global_args());
     for def in registry.all().iter() {
-        cmd = cmd.subcommand(direct::tool_command(def));
+        let sub = direct::tool_command(def);
+        if hidden || !sub.is_hide_set() {
+            cmd = cmd.subcommand(sub);
+        }
     }
     cmd.subcommand(exec::command())
+        .subcommand(policy::command())
+        .subcommand(state::command())
         .subcommand(
             Command::new("tools")
                 .about("Print the tool definitions as one JSON array")
@@ -74,6 +95,22 @@ fn command_for(registry: &Registry) -> Command {
                         .value_parser(dialects::FORMATS.to_vec())
                         .default_value("json")
                         .help("Shape of each definition"),
+                )
+                .arg(
+                    Arg::new("strict")
+                        .long("strict")
+                        .action(ArgAction::SetTrue)
+                        .help("With --format openai: strict function schemas (every property required, optionals nullable, objects closed)"),
+                ),
+        )
+        .subcommand(
+            Command::new("mcp")
+                .about("Serve every tool over the Model Context Protocol on stdio")
+                .long_about(
+                    "Serve every tool over the Model Context Protocol (JSON-RPC 2.0, one message \
+                     per line on stdin and stdout), through the same registry, policy, events \
+                     and output limits as every other way in. Ends at end of input or with the \
+                     exit tool.",
                 ),
         )
         .subcommand(
@@ -103,12 +140,30 @@ fn global_args() -> Vec<Arg> {
             .env("TINYTOOL_SESSION")
             .global(true)
             .help("Session id: todos, agent mode, jobs and approvals are per session [default: default]"),
+        Arg::new("policy")
+            .long("policy")
+            .value_name("FILE")
+            .env("TINYTOOL_POLICY")
+            .global(true)
+            .help("The permission policy, in place of the user policy"),
+        Arg::new("state")
+            .long("state")
+            .value_name("FILE")
+            .env("TINYTOOL_STATE")
+            .global(true)
+            .help("The state database [default: DIR/.tinytool/state.db]"),
         Arg::new("events")
             .long("events")
             .value_name("FILE")
             .env("TINYTOOL_EVENTS")
             .global(true)
             .help("Append bus events to FILE as JSON lines (`-` = standard error)"),
+        Arg::new("answers")
+            .long("answers")
+            .value_name("FILE")
+            .env("TINYTOOL_ANSWERS")
+            .global(true)
+            .help("Answers for the question tool: a JSON list, used in order per session"),
         Arg::new("text")
             .long("text")
             .action(ArgAction::SetTrue)
@@ -139,8 +194,8 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
     if name == "completions" {
         return completions(sub, &mut out);
     }
-    let session = match session_from(&matches) {
-        Ok(session) => session,
+    let (session, policy) = match session_from(&matches) {
+        Ok(found) => found,
         Err(message) => return usage(&message),
     };
     match name {
@@ -148,16 +203,23 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
             let format = sub
                 .get_one::<String>("format")
                 .map_or("json", String::as_str);
+            let strict = sub.get_flag("strict");
+            if strict && format != "openai" {
+                return usage("--strict applies to --format openai only");
+            }
             let visible = registry.visible(&session);
-            out.json(&dialects::render(&visible, format))
+            out.json(&dialects::render(&visible, format, strict))
         }
+        "mcp" => crate::mcp::serve(&registry, session),
         "exec" => exec::run(&registry, &session, sub, &mut out),
+        "policy" => policy::run(&registry, &session, &policy, sub, &mut out),
+        "state" => state::run(&session, sub, &mut out),
         tool => direct::run(&registry, &session, tool, sub, &mut out),
     }
 }
 
-/// Builds the session from the global options.
-fn session_from(matches: &ArgMatches) -> Result<Session, String> {
+/// Builds the session (and the policy it decides with) from the global options.
+fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
     let dir = match matches.get_one::<String>("dir") {
         Some(dir) => std::path::PathBuf::from(dir),
         None => std::env::current_dir()
@@ -193,27 +255,32 @@ fn session_from(matches: &ArgMatches) -> Result<Session, String> {
         .ok()
         .and_then(|d| d.trim().parse().ok())
         .unwrap_or(0);
-    Ok(session)
+    if let Some(state) = matches.get_one::<String>("state") {
+        let path = crate::paths::resolve(&session.dir, state);
+        session.state = crate::state::State::new(path, session.dir.clone());
+    }
+    session.answers = matches
+        .get_one::<String>("answers")
+        .map(|a| crate::paths::resolve(&session.dir, a));
+    let explicit = matches
+        .get_one::<String>("policy")
+        .map(|p| crate::paths::resolve(&session.dir, p));
+    let policy = Policy::load(&session.dir, explicit.as_deref())?;
+    session.gate = Box::new(PolicyGate::new(policy.clone()));
+    if let Some(command) = session.config.after_hook.clone() {
+        session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));
+    }
+    Ok((session, policy))
 }
 
 fn completions(sub: &ArgMatches, out: &mut Output) -> ExitStatus {
     let shell = sub
         .get_one::<String>("shell")
         .map_or("bash", String::as_str);
-    out.raw(&completion_script(shell))
-}
-
-/// The completion script for `shell` (one of [`SHELLS`]), as committed in `completions/`.
-pub fn completion_script(shell: &str) -> Vec<u8> {
-    use clap_complete::Shell;
-    let shell = match shell {
-        "zsh" => Shell::Zsh,
-        "fish" => Shell::Fish,
-        _ => Shell::Bash,
-    };
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut command(), "tinytool", &mut buf);
-    buf
+    match crate::docs::completion_script(shell) {
+        Some(script) => out.raw(&script),
+        None => usage(&format!("no completion script for the shell {shell}")),
+    }
 }
 
 /// Reports a usage error on standard error.

@@ -157,10 +157,7 @@ mod tests {
     use crate::session::Session;
 
     fn call(session: &Session, args: Value) -> ToolOutput {
-        let ctx = CallContext {
-            session,
-            tool: "write",
-        };
+        let ctx = CallContext::new(session, "write");
         let Value::Object(map) = args else {
             unreachable!()
         };
@@ -171,10 +168,7 @@ mod tests {
     fn the_access_is_edit_of_the_resolved_path() {
         let tmp = tempfile::tempdir().unwrap();
         let session = Session::new("s", tmp.path());
-        let ctx = CallContext {
-            session: &session,
-            tool: "write",
-        };
+        let ctx = CallContext::new(&session, "write");
         let args = json!({"file_path": "./src/../src/a.rs", "content": ""});
         let accesses = access(&ctx, args.as_object().unwrap());
         assert_eq!(accesses.len(), 1);

@@ -6,7 +6,13 @@ mod util;
 
 mod apply_patch;
 mod cli;
+mod docs;
 mod edit;
 mod exec;
+mod mcp;
+mod policy;
+mod policy_tooling;
 mod read;
+mod robust;
+mod session_tools;
 mod write;

@@ -387,10 +387,7 @@ mod tests {
     use crate::session::Session;
 
     fn accesses(session: &Session, patch: &str) -> Vec<(String, String)> {
-        let ctx = CallContext {
-            session,
-            tool: "apply_patch",
-        };
+        let ctx = CallContext::new(session, "apply_patch");
         let args = json!({ "patch": patch });
         access(&ctx, args.as_object().unwrap())
             .into_iter()

@@ -70,7 +70,8 @@ pub fn definition() -> ToolDef {
                 (unified), formatter.",
             errors: "`old_string and new_string are identical`; `File not found: PATH`; \
                 `old_string not found in PATH.` followed by the closest region with line numbers \
-                and visible whitespace (→ tab, · trailing space, ␍ CR, ⍽ non-breaking space); \
+                and whitespace made visible (tabs, trailing spaces, carriage returns and non-breaking \
+                spaces are marked); \
                 `old_string appears N times in PATH` with the regions (add context or use \
                 replace_all); an empty old_string on a non-empty file; a file that is not UTF-8. \
                 Nothing is changed on error.",
@@ -309,10 +310,7 @@ mod tests {
     fn the_access_is_edit_of_the_resolved_path() {
         let tmp = tempfile::tempdir().unwrap();
         let session = Session::new("s", tmp.path());
-        let ctx = CallContext {
-            session: &session,
-            tool: "edit",
-        };
+        let ctx = CallContext::new(&session, "edit");
         let args = json!({"file_path": "a/../b.txt", "old_string": "x", "new_string": "y"});
         let accesses = access(&ctx, args.as_object().unwrap());
         assert_eq!(accesses.len(), 1);

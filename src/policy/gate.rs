@@ -1,0 +1,331 @@
+//! The policy as the registry's permission gate: decides each call's accesses with the
+//! session's agent and stored approvals, turns "ask" into allow, refusal or a terminal
+//! prompt according to the ask mode, and writes refusals that teach: the permission, the
+//! pattern, the deciding rule (or that none matched), and the rule to add.
+
+use std::io::{BufRead, BufReader, Write};
+
+use serde_json::{Map, Value, json};
+
+use super::{Action, AskMode, Decision, Policy, Rule, Source};
+use crate::session::{CallContext, PermissionGate, Refusal, Session};
+use crate::tool::{Access, ToolDef};
+
+/// The policy gate of a process.
+#[derive(Debug)]
+pub struct PolicyGate {
+    policy: Policy,
+}
+
+impl PolicyGate {
+    /// A gate deciding by `policy`.
+    pub fn new(policy: Policy) -> Self {
+        PolicyGate { policy }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Decides accesses for the session without asking anybody: every decision, in order,
+    /// and the rule chain they were decided with.
+    pub fn decide(
+        &self,
+        session: &Session,
+        accesses: &[Access],
+    ) -> Result<(Vec<Decision>, Vec<Rule>), Refusal> {
+        let (agent, approvals) = session_facts(session)?;
+        let chain = self.policy.chain(&agent);
+        Ok((self.policy.decide(&chain, &approvals, accesses), chain))
+    }
+}
+
+/// The session's agent and the project's approvals, read without creating state.
+pub fn session_facts(session: &Session) -> Result<(String, Vec<(String, String)>), Refusal> {
+    let read = session
+        .state
+        .read(|store| Ok((store.agent(&session.id)?, store.approvals()?)));
+    match read {
+        Ok(Some(facts)) => Ok(facts),
+        Ok(None) => Ok((crate::state::DEFAULT_AGENT.to_string(), Vec::new())),
+        Err(err) => Err(Refusal {
+            message: format!(
+                "Refused: the session state {} cannot be read, so the policy cannot be applied: {err:#}",
+                session.state.path().display()
+            ),
+            metadata: Map::new(),
+        }),
+    }
+}
+
+impl PermissionGate for PolicyGate {
+    fn check(&self, ctx: &CallContext, accesses: &[Access]) -> Result<(), Refusal> {
+        if accesses.is_empty() {
+            return Ok(());
+        }
+        let (decisions, chain) = self.decide(ctx.session, accesses)?;
+        if let Some(denied) = decisions.iter().find(|d| d.action == Action::Deny) {
+            return Err(refusal(&self.policy, &chain, denied, None));
+        }
+        for asked in decisions.iter().filter(|d| d.action == Action::Ask) {
+            match self.policy.ask_mode() {
+                AskMode::Allow => {}
+                AskMode::Deny => return Err(refusal(&self.policy, &chain, asked, None)),
+                AskMode::Tty => prompt(ctx, &self.policy, &chain, asked)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn permits(&self, ctx: &CallContext, access: &Access) -> bool {
+        let Ok((decisions, _)) = self.decide(ctx.session, std::slice::from_ref(access)) else {
+            return false;
+        };
+        decisions.iter().all(|d| match d.action {
+            Action::Allow => true,
+            Action::Ask => self.policy.ask_mode() == AskMode::Allow,
+            Action::Deny => false,
+        })
+    }
+
+    fn hides(&self, session: &Session, def: &ToolDef) -> bool {
+        if self.is_disabled(def.name) {
+            return true;
+        }
+        if def.permission.is_empty() {
+            return false;
+        }
+        let Ok((agent, _)) = session_facts(session) else {
+            return false;
+        };
+        Policy::denies_outright(&self.policy.chain(&agent), def.permission)
+    }
+
+    fn is_disabled(&self, name: &str) -> bool {
+        self.policy.disabled().any(|d| d == name)
+    }
+}
+
+/// The allow rule that would let an access through, as a JSON object.
+pub fn suggested_rule(access: &Access) -> Value {
+    json!({"permission": access.permission, "pattern": access.pattern, "action": "allow"})
+}
+
+/// Where and how to allow an access that `decision` refused.
+pub fn how_to_allow(policy: &Policy, decision: &Decision) -> String {
+    let rule = suggested_rule(&decision.access);
+    let user_file = policy.user_policy_path().map_or_else(
+        || "the user policy".to_string(),
+        |p| p.display().to_string(),
+    );
+    match decision.rule.as_ref().map(|r| &r.source) {
+        Some(Source::Protection) => {
+            "No policy can lift this: tinytool's own folder and the user config directory are \
+             protected from tool edits. Change those files yourself."
+                .to_string()
+        }
+        Some(Source::Project(path)) => format!(
+            "A project policy can only be lifted in the project policy itself: remove or narrow \
+             rule {} of {} (an allow rule there also needs \"trust_project\": true in the user \
+             policy {user_file}).",
+            decision.rule.as_ref().map_or(0, |r| r.index),
+            path.display()
+        ),
+        Some(Source::PlanBuiltin) | Some(Source::Agent(..)) => {
+            let agent = match decision.rule.as_ref().map(|r| &r.source) {
+                Some(Source::Agent(agent, _)) => agent.as_str(),
+                _ => "plan",
+            };
+            format!(
+                "The session is in the {agent} agent. To allow it there, add this rule to \
+                 \"agents\": {{\"{agent}\": {{\"rules\": [...]}}}} in {user_file}:\n  {rule}\n\
+                 or leave the {agent} agent first (plan_exit)."
+            )
+        }
+        _ => {
+            format!("To allow it, add this rule at the end of \"rules\" in {user_file}:\n  {rule}")
+        }
+    }
+}
+
+/// Describes the deciding rule of a decision.
+pub fn deciding_rule_text(rule: Option<&Rule>) -> String {
+    match rule {
+        Some(rule) => format!("rule `{rule}` ({})", rule.location()),
+        None => "no rule matched (which means ask)".to_string(),
+    }
+}
+
+/// The near-miss sentence for a decision that was not an allow: the closest allow rule and
+/// where it stopped matching.
+pub fn near_miss(chain: &[Rule], decision: &Decision) -> Option<(Rule, String)> {
+    if decision.action == Action::Allow {
+        return None;
+    }
+    if matches!(
+        decision.rule.as_ref().map(|r| &r.source),
+        Some(Source::Protection)
+    ) {
+        return None;
+    }
+    super::analysis::closest_allow(chain, &decision.access)
+}
+
+/// The refusal of one decision; `note` adds a line (for example a terminal rejection).
+pub fn refusal(
+    policy: &Policy,
+    chain: &[Rule],
+    decision: &Decision,
+    note: Option<&str>,
+) -> Refusal {
+    let access = &decision.access;
+    let what = format!(
+        "`{}` permission for `{}`",
+        access.permission, access.pattern
+    );
+    let by = deciding_rule_text(decision.rule.as_ref());
+    let mut message = match (decision.action, note) {
+        (_, Some(note)) => format!("Refused by the policy: {what}: {note}."),
+        (Action::Deny, None) => format!("Refused by the policy: {what} is denied by {by}."),
+        _ => format!(
+            "Refused by the policy: {what} needs approval: {by} asks, and with nobody to ask \
+             (ask mode \"{}\") that is a refusal.",
+            policy.ask_mode().as_str()
+        ),
+    };
+    if let Some(reason) = &access.reason {
+        message.push_str(&format!("\nReason: {reason}."));
+    }
+    let closest = near_miss(chain, decision);
+    if let Some((rule, sentence)) = &closest {
+        message.push_str(&format!(
+            "\nClosest allow rule: `{rule}` ({}) did not match: {sentence}.",
+            rule.location()
+        ));
+    }
+    message.push('\n');
+    message.push_str(&how_to_allow(policy, decision));
+    let mut metadata = Map::new();
+    metadata.insert("refused".into(), Value::Bool(true));
+    metadata.insert(
+        "permission".into(),
+        Value::String(access.permission.clone()),
+    );
+    metadata.insert("pattern".into(), Value::String(access.pattern.clone()));
+    metadata.insert(
+        "action".into(),
+        Value::String(decision.action.as_str().into()),
+    );
+    metadata.insert(
+        "rule".into(),
+        decision
+            .rule
+            .as_ref()
+            .map_or(Value::Null, |r| Value::String(r.to_string())),
+    );
+    metadata.insert(
+        "source".into(),
+        decision
+            .rule
+            .as_ref()
+            .map_or(Value::Null, |r| Value::String(r.location())),
+    );
+    if let Some(reason) = &access.reason {
+        metadata.insert("reason".into(), Value::String(reason.clone()));
+    }
+    if !matches!(
+        decision.rule.as_ref().map(|r| &r.source),
+        Some(Source::Protection)
+    ) {
+        metadata.insert("suggested_rule".into(), suggested_rule(access));
+    }
+    if let Some((rule, sentence)) = closest {
+        metadata.insert(
+            "closest_allow".into(),
+            json!({"rule": rule.to_string(), "source": rule.location(), "mismatch": sentence}),
+        );
+    }
+    Refusal { message, metadata }
+}
+
+/// Asks on the controlling terminal: once / always / reject. Without a terminal the ask is
+/// a refusal, as with `ask: "deny"`.
+fn prompt(
+    ctx: &CallContext,
+    policy: &Policy,
+    chain: &[Rule],
+    decision: &Decision,
+) -> Result<(), Refusal> {
+    let access = &decision.access;
+    let Ok(tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    else {
+        return Err(refusal(
+            policy,
+            chain,
+            decision,
+            Some("it needs approval and there is no terminal to ask"),
+        ));
+    };
+    let request = crate::events::new_id("per");
+    let mut asked = Map::new();
+    asked.insert("id".into(), Value::String(request.clone()));
+    asked.insert(
+        "permission".into(),
+        Value::String(access.permission.clone()),
+    );
+    asked.insert("patterns".into(), json!([access.pattern]));
+    asked.insert("metadata".into(), json!({"tool": ctx.tool}));
+    ctx.publish("permission.asked", asked);
+    let mut writer = &tty;
+    let reason = access
+        .reason
+        .as_deref()
+        .map(|r| format!(" ({r})"))
+        .unwrap_or_default();
+    let _ = write!(
+        writer,
+        "tinytool: `{}` needs `{}` permission for: {}{reason}\n  decided by {}\nAllow? [o]nce, [a]lways, [r]eject: ",
+        ctx.tool,
+        access.permission,
+        access.pattern,
+        deciding_rule_text(decision.rule.as_ref()),
+    );
+    let _ = writer.flush();
+    let mut answer = String::new();
+    let _ = BufReader::new(&tty).read_line(&mut answer);
+    let reply = match answer.trim().to_ascii_lowercase().as_str() {
+        "o" | "once" | "y" | "yes" => "once",
+        "a" | "always" => "always",
+        _ => "reject",
+    };
+    let mut replied = Map::new();
+    replied.insert("requestID".into(), Value::String(request));
+    replied.insert("reply".into(), Value::String(reply.into()));
+    ctx.publish("permission.replied", replied);
+    match reply {
+        "once" => Ok(()),
+        "always" => {
+            let stored = ctx
+                .session
+                .state
+                .write(|store| store.add_approval(&access.permission, &access.pattern));
+            if let Err(err) = stored {
+                let _ = writeln!(
+                    writer,
+                    "tinytool: the approval could not be stored: {err:#}"
+                );
+            }
+            Ok(())
+        }
+        _ => Err(refusal(
+            policy,
+            chain,
+            decision,
+            Some("rejected at the terminal"),
+        )),
+    }
+}

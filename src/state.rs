@@ -1,0 +1,634 @@
+//! Session state in one SQLite file (DESIGN §5): every SQL statement of tinytool lives here.
+//!
+//! The database (`<dir>/.tinytool/state.db` unless `--state` says otherwise) is shared by
+//! every tinytool process of a project: WAL journal, a 5 s busy timeout, and
+//! `BEGIN IMMEDIATE` for every write transaction (a deferred transaction that reads and then
+//! writes fails at once under contention). The schema is versioned with
+//! `PRAGMA user_version` and migrated forward on open.
+//!
+//! The store is opened only when a tool needs it. Policy decisions open it read-only and
+//! only when it exists: deciding never creates state. Creating the default database creates
+//! `.tinytool/` with its `.gitignore`.
+//!
+//! Tables: `todos`, `agents` (agent mode and pending switch per session), `approvals`
+//! ("always" answers, per project), `answers` (how many answers of the answers file a
+//! session used), `notes` (notepad), `findings` (report_findings).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use serde::Serialize;
+
+use crate::events::unix_millis;
+
+/// Schema migrations, applied in order; `user_version` counts the ones applied.
+const MIGRATIONS: &[&str] = &[
+    // 1: the session tools and the policy.
+    "CREATE TABLE todos (
+        session_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        status TEXT NOT NULL,
+        priority TEXT NOT NULL,
+        time_created INTEGER NOT NULL,
+        time_updated INTEGER NOT NULL,
+        PRIMARY KEY (session_id, position)
+    );
+    CREATE TABLE agents (
+        session_id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        pending TEXT,
+        time_updated INTEGER NOT NULL
+    );
+    CREATE TABLE approvals (
+        permission TEXT NOT NULL,
+        pattern TEXT NOT NULL,
+        time_created INTEGER NOT NULL,
+        PRIMARY KEY (permission, pattern)
+    );
+    CREATE TABLE answers (
+        session_id TEXT PRIMARY KEY,
+        used INTEGER NOT NULL
+    );
+    CREATE TABLE notes (
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        content TEXT NOT NULL,
+        time_updated INTEGER NOT NULL,
+        PRIMARY KEY (session_id, key)
+    );
+    CREATE TABLE findings (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        file TEXT NOT NULL,
+        line INTEGER,
+        severity TEXT,
+        category TEXT,
+        summary TEXT NOT NULL,
+        failure_scenario TEXT,
+        level TEXT,
+        time_created INTEGER NOT NULL
+    );
+    CREATE INDEX findings_session ON findings (session_id, id);",
+];
+
+/// The agent a session is in when nothing is stored.
+pub const DEFAULT_AGENT: &str = "build";
+
+/// One todo item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Todo {
+    /// What to do.
+    pub content: String,
+    /// `pending`, `in_progress` or `done`.
+    pub status: String,
+    /// `high`, `normal` or `low`.
+    pub priority: String,
+}
+
+/// One notepad entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    /// The key.
+    pub key: String,
+    /// The stored text.
+    pub content: String,
+    /// Last update, Unix milliseconds.
+    pub time_updated: i64,
+}
+
+/// One reported finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// File the finding is about.
+    pub file: String,
+    /// Line in that file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<i64>,
+    /// critical | high | medium | low | info.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub severity: Option<String>,
+    /// Free-form category.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// One-line summary.
+    pub summary: String,
+    /// How it fails.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_scenario: Option<String>,
+    /// Effort level of the review that reported it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+}
+
+/// An open state database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    writable: bool,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` for reading and writing, and
+    /// migrates it. `project_dir` is the project whose `.tinytool/` folder gets its
+    /// `.gitignore` when the database lives there.
+    pub fn open(path: &Path, project_dir: &Path) -> Result<Store> {
+        if let Some(parent) = path.parent() {
+            if parent == crate::project::tinytool_dir(project_dir) {
+                crate::project::ensure_tinytool_dir(project_dir)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
+            } else if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
+            }
+        }
+        let conn = Connection::open(path)
+            .with_context(|| format!("cannot open the state database {}", path.display()))?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let mut store = Store {
+            conn,
+            writable: true,
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Opens an existing database read-only; `None` when there is none (nothing is created).
+    pub fn open_read_only(path: &Path) -> Result<Option<Store>> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("cannot open the state database {}", path.display()))?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version == 0 {
+            // Created but never migrated (another process is doing it right now).
+            return Ok(None);
+        }
+        Ok(Some(Store {
+            conn,
+            writable: false,
+        }))
+    }
+
+    /// Whether this connection may write.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let version = usize::try_from(version).unwrap_or(usize::MAX);
+        if version > MIGRATIONS.len() {
+            anyhow::bail!(
+                "the state database was written by a newer tinytool (schema {version}, this one knows {})",
+                MIGRATIONS.len()
+            );
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+            tx.execute_batch(sql)
+                .with_context(|| format!("state migration {} failed", i + 1))?;
+        }
+        tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn write<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Transaction) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// Replaces a session's todo list.
+    pub fn replace_todos(&mut self, session: &str, todos: &[Todo]) -> Result<()> {
+        let now = unix_millis() as i64;
+        self.write(|tx| {
+            tx.execute("DELETE FROM todos WHERE session_id = ?1", [session])?;
+            let mut insert = tx.prepare(
+                "INSERT INTO todos (session_id, position, content, status, priority, time_created, time_updated)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+            )?;
+            for (i, todo) in todos.iter().enumerate() {
+                insert.execute(params![session, i as i64, todo.content, todo.status, todo.priority, now])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// A session's todo list, in order.
+    pub fn todos(&self, session: &str) -> Result<Vec<Todo>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT content, status, priority FROM todos WHERE session_id = ?1 ORDER BY position",
+        )?;
+        let rows = stmt.query_map([session], |r| {
+            Ok(Todo {
+                content: r.get(0)?,
+                status: r.get(1)?,
+                priority: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The agent a session is in.
+    pub fn agent(&self, session: &str) -> Result<String> {
+        let agent: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT agent FROM agents WHERE session_id = ?1",
+                [session],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(agent.unwrap_or_else(|| DEFAULT_AGENT.to_string()))
+    }
+
+    /// Records a pending switch of a session to `agent` (applied by
+    /// [`Store::apply_pending_agent`] when the call ends).
+    pub fn set_pending_agent(&mut self, session: &str, agent: &str) -> Result<()> {
+        let now = unix_millis() as i64;
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO agents (session_id, agent, pending, time_updated) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (session_id) DO UPDATE SET pending = excluded.pending, time_updated = excluded.time_updated",
+                params![session, DEFAULT_AGENT, agent, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Applies a session's pending switch; returns `(from, to)` when there was one.
+    pub fn apply_pending_agent(&mut self, session: &str) -> Result<Option<(String, String)>> {
+        let now = unix_millis() as i64;
+        self.write(|tx| {
+            let row: Option<(String, Option<String>)> = tx
+                .query_row(
+                    "SELECT agent, pending FROM agents WHERE session_id = ?1",
+                    [session],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            let Some((from, Some(to))) = row else {
+                return Ok(None);
+            };
+            tx.execute(
+                "UPDATE agents SET agent = ?2, pending = NULL, time_updated = ?3 WHERE session_id = ?1",
+                params![session, to, now],
+            )?;
+            Ok(Some((from, to)))
+        })
+    }
+
+    /// Stored "always" approvals as `(permission, pattern)`, oldest first.
+    pub fn approvals(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT permission, pattern FROM approvals ORDER BY time_created, rowid")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Stores an "always" approval for exactly this pattern.
+    pub fn add_approval(&mut self, permission: &str, pattern: &str) -> Result<()> {
+        let now = unix_millis() as i64;
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR IGNORE INTO approvals (permission, pattern, time_created) VALUES (?1, ?2, ?3)",
+                params![permission, pattern, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Takes the index of the next unused answer of the answers file for a session.
+    pub fn take_answer_index(&mut self, session: &str) -> Result<u64> {
+        self.write(|tx| {
+            let used: i64 = tx
+                .query_row(
+                    "SELECT used FROM answers WHERE session_id = ?1",
+                    [session],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .unwrap_or(0);
+            tx.execute(
+                "INSERT INTO answers (session_id, used) VALUES (?1, ?2)
+                 ON CONFLICT (session_id) DO UPDATE SET used = excluded.used",
+                params![session, used + 1],
+            )?;
+            Ok(used as u64)
+        })
+    }
+
+    /// Gives back an answer index taken by [`Store::take_answer_index`] (the answer did not
+    /// exist), so the count stays the number of answers really used.
+    pub fn untake_answer_index(&mut self, session: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE answers SET used = MAX(used - 1, 0) WHERE session_id = ?1",
+                [session],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// A session's notes, by key.
+    pub fn notes(&self, session: &str) -> Result<Vec<Note>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT key, content, time_updated FROM notes WHERE session_id = ?1 ORDER BY key",
+        )?;
+        let rows = stmt.query_map([session], |r| {
+            Ok(Note {
+                key: r.get(0)?,
+                content: r.get(1)?,
+                time_updated: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One note.
+    pub fn note(&self, session: &str, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT content FROM notes WHERE session_id = ?1 AND key = ?2",
+                params![session, key],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Stores a note unless that would exceed `max_entries` notes (an existing key can
+    /// always be updated). Returns whether it was stored.
+    pub fn set_note(
+        &mut self,
+        session: &str,
+        key: &str,
+        content: &str,
+        max_entries: usize,
+    ) -> Result<bool> {
+        let now = unix_millis() as i64;
+        self.write(|tx| {
+            let exists: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM notes WHERE session_id = ?1 AND key = ?2)",
+                params![session, key],
+                |r| r.get(0),
+            )?;
+            if !exists {
+                let count: i64 = tx.query_row(
+                    "SELECT COUNT(*) FROM notes WHERE session_id = ?1",
+                    [session],
+                    |r| r.get(0),
+                )?;
+                if count as usize >= max_entries {
+                    return Ok(false);
+                }
+            }
+            tx.execute(
+                "INSERT INTO notes (session_id, key, content, time_updated) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (session_id, key) DO UPDATE SET content = excluded.content, time_updated = excluded.time_updated",
+                params![session, key, content, now],
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// Deletes a note; returns whether it existed.
+    pub fn delete_note(&mut self, session: &str, key: &str) -> Result<bool> {
+        self.write(|tx| {
+            let n = tx.execute(
+                "DELETE FROM notes WHERE session_id = ?1 AND key = ?2",
+                params![session, key],
+            )?;
+            Ok(n > 0)
+        })
+    }
+
+    /// Appends findings to a session; returns the session's total afterwards.
+    pub fn add_findings(&mut self, session: &str, findings: &[Finding]) -> Result<u64> {
+        let now = unix_millis() as i64;
+        self.write(|tx| {
+            let mut insert = tx.prepare(
+                "INSERT INTO findings (session_id, file, line, severity, category, summary, failure_scenario, level, time_created)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for f in findings {
+                insert.execute(params![
+                    session, f.file, f.line, f.severity, f.category, f.summary, f.failure_scenario, f.level, now
+                ])?;
+            }
+            let total: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM findings WHERE session_id = ?1",
+                [session],
+                |r| r.get(0),
+            )?;
+            Ok(total as u64)
+        })
+    }
+
+    /// A session's findings, in the order reported.
+    pub fn findings(&self, session: &str) -> Result<Vec<Finding>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT file, line, severity, category, summary, failure_scenario, level
+             FROM findings WHERE session_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([session], |r| {
+            Ok(Finding {
+                file: r.get(0)?,
+                line: r.get(1)?,
+                severity: r.get(2)?,
+                category: r.get(3)?,
+                summary: r.get(4)?,
+                failure_scenario: r.get(5)?,
+                level: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+/// Retries an operation that failed because another process held the database (setting
+/// WAL mode takes an exclusive lock and does not always wait for the busy timeout).
+fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let mut attempt = 0;
+    loop {
+        match op() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && attempt < 200 =>
+            {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The state of a process: the path of the database and a lazily opened connection
+/// (read-only until something needs to write).
+#[derive(Debug)]
+pub struct State {
+    path: PathBuf,
+    project_dir: PathBuf,
+    store: Mutex<Option<Store>>,
+}
+
+impl State {
+    /// State at `path` for the project in `project_dir`; nothing is opened yet.
+    pub fn new(path: PathBuf, project_dir: PathBuf) -> State {
+        State {
+            path,
+            project_dir,
+            store: Mutex::new(None),
+        }
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on a read-only view; `Ok(None)` when no database exists yet.
+    pub fn read<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
+        let mut guard = self
+            .store
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the state connection was poisoned by a panic"))?;
+        if guard.is_none() {
+            *guard = Store::open_read_only(&self.path)?;
+        }
+        match guard.as_ref() {
+            Some(store) => Ok(Some(f(store)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Runs `f` on a writable store, creating the database when needed.
+    pub fn write<T>(&self, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<T> {
+        let mut guard = self
+            .store
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the state connection was poisoned by a panic"))?;
+        if !guard.as_ref().is_some_and(Store::is_writable) {
+            *guard = Some(Store::open(&self.path, &self.project_dir)?);
+        }
+        match guard.as_mut() {
+            Some(store) => f(store),
+            None => anyhow::bail!("the state database could not be opened"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join(".tinytool/state.db"), dir.path()).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn creating_the_database_writes_the_gitignore_and_migrates() {
+        let (dir, store) = store();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(".tinytool/.gitignore")).unwrap(),
+            "*\n"
+        );
+        let version: i64 = store
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version as usize, MIGRATIONS.len());
+        drop(store);
+        // Reopening migrates nothing and keeps the data.
+        Store::open(&dir.path().join(".tinytool/state.db"), dir.path()).unwrap();
+    }
+
+    #[test]
+    fn todos_replace_per_session() {
+        let (_dir, mut store) = store();
+        let todo = |c: &str| Todo {
+            content: c.into(),
+            status: "pending".into(),
+            priority: "high".into(),
+        };
+        store
+            .replace_todos("a", &[todo("one"), todo("two")])
+            .unwrap();
+        store.replace_todos("b", &[todo("other")]).unwrap();
+        store.replace_todos("a", &[todo("three")]).unwrap();
+        assert_eq!(store.todos("a").unwrap(), vec![todo("three")]);
+        assert_eq!(store.todos("b").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn pending_agent_switches_apply_once() {
+        let (_dir, mut store) = store();
+        assert_eq!(store.agent("s").unwrap(), "build");
+        store.set_pending_agent("s", "plan").unwrap();
+        assert_eq!(store.agent("s").unwrap(), "build");
+        assert_eq!(
+            store.apply_pending_agent("s").unwrap(),
+            Some(("build".into(), "plan".into()))
+        );
+        assert_eq!(store.apply_pending_agent("s").unwrap(), None);
+        assert_eq!(store.agent("s").unwrap(), "plan");
+        assert_eq!(store.agent("other").unwrap(), "build");
+    }
+
+    #[test]
+    fn notes_respect_the_entry_limit_but_allow_updates() {
+        let (_dir, mut store) = store();
+        assert!(store.set_note("s", "a", "1", 1).unwrap());
+        assert!(!store.set_note("s", "b", "2", 1).unwrap());
+        assert!(store.set_note("s", "a", "updated", 1).unwrap());
+        assert_eq!(store.note("s", "a").unwrap().as_deref(), Some("updated"));
+        assert!(store.delete_note("s", "a").unwrap());
+        assert!(!store.delete_note("s", "a").unwrap());
+    }
+
+    #[test]
+    fn read_only_state_never_creates_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = State::new(
+            dir.path().join(".tinytool/state.db"),
+            dir.path().to_path_buf(),
+        );
+        assert_eq!(state.read(|s| s.agent("x")).unwrap(), None);
+        assert!(!dir.path().join(".tinytool").exists());
+        state.write(|s| s.set_pending_agent("x", "plan")).unwrap();
+        assert!(dir.path().join(".tinytool/state.db").exists());
+    }
+
+    #[test]
+    fn answers_are_counted_per_session() {
+        let (_dir, mut store) = store();
+        assert_eq!(store.take_answer_index("s").unwrap(), 0);
+        assert_eq!(store.take_answer_index("s").unwrap(), 1);
+        store.untake_answer_index("s").unwrap();
+        assert_eq!(store.take_answer_index("s").unwrap(), 1);
+        assert_eq!(store.take_answer_index("t").unwrap(), 0);
+    }
+}

@@ -1,0 +1,262 @@
+//! The policy engine seen from outside: defaults, user and project layers, trust, outside
+//! paths, agents, refusals that teach, `policy explain`, load errors, hidden tools.
+
+use serde_json::{Value, json};
+
+use crate::util::Room;
+
+const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
+
+fn user_policy(room: &Room, text: &str) {
+    let dir = room.home.join(".config/tinytool");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("policy.json"), text).unwrap();
+}
+
+#[test]
+fn env_files_are_refused_by_default_and_the_message_teaches() {
+    let room = Room::new();
+    room.write(".env", "KEY=1\n");
+    room.write("sub/.env", "KEY=2\n");
+    for path in [".env", "sub/.env"] {
+        let run = room.call("read", json!({"file_path": path}));
+        assert_eq!(run.code, 3, "{run:?}");
+        let result = run.json();
+        let out = result["output"].as_str().unwrap();
+        assert!(out.contains("`read` permission"), "{out}");
+        assert!(out.contains("read .env* ask"), "{out}");
+        assert!(
+            out.contains(&format!(
+                r#"{{"permission":"read","pattern":"{path}","action":"allow"}}"#
+            )),
+            "{out}"
+        );
+        assert_eq!(result["metadata"]["permission"], "read");
+        assert_eq!(result["metadata"]["rule"], "read .env* ask");
+        assert_eq!(result["is_error"], true);
+    }
+    std::fs::write(room.path("allow.json"), ALLOW_ALL).unwrap();
+    let run = room.run(
+        &["--policy", "allow.json", "read", "--file-path", "sub/.env"],
+        None,
+    );
+    assert_eq!(run.code, 0);
+    assert_eq!(run.output(), "1\tKEY=2\n");
+}
+
+#[test]
+fn user_denials_apply_and_projects_cannot_lift_asks_without_trust() {
+    let room = Room::new();
+    room.write("secret/a.txt", "s\n");
+    room.write("src/a.txt", "a\n");
+    room.write(".env", "K=1\n");
+    user_policy(
+        &room,
+        r#"{"rules": [{"permission": "read", "pattern": "secret/*", "action": "deny"}]}"#,
+    );
+    let denied = room.call("read", json!({"file_path": "secret/a.txt"}));
+    assert_eq!(denied.code, 3);
+    assert!(
+        denied
+            .output()
+            .contains("denied by rule `read secret/* deny` (user policy"),
+        "{}",
+        denied.output()
+    );
+    assert_eq!(room.call("read", json!({"file_path": "src/a.txt"})).code, 0);
+
+    room.write(".tinytool/policy.json", ALLOW_ALL);
+    assert_eq!(room.call("read", json!({"file_path": ".env"})).code, 3);
+    user_policy(&room, r#"{"trust_project": true}"#);
+    assert_eq!(room.call("read", json!({"file_path": ".env"})).code, 0);
+}
+
+#[test]
+fn project_denials_restrict() {
+    let room = Room::new();
+    room.write("Cargo.lock", "x\n");
+    room.write(
+        ".tinytool/policy.json",
+        r#"{"rules": [{"permission": "read", "pattern": "*.lock", "action": "deny"}]}"#,
+    );
+    let run = room.call("read", json!({"file_path": "Cargo.lock"}));
+    assert_eq!(run.code, 3);
+    assert!(run.output().contains("project policy"));
+}
+
+#[test]
+fn files_outside_the_directory_need_external_directory() {
+    let room = Room::new();
+    let outside = room.tmp.path().join("outside.txt");
+    std::fs::write(&outside, "o\n").unwrap();
+    let run = room.call("read", json!({"file_path": outside}));
+    assert_eq!(run.code, 3);
+    assert_eq!(run.json()["metadata"]["permission"], "external_directory");
+    user_policy(&room, &json!({"rules": [{"permission": "external_directory", "pattern": format!("{}/*", room.tmp.path().canonicalize().unwrap().display()), "action": "allow"}]}).to_string());
+    assert_eq!(room.call("read", json!({"file_path": outside})).code, 0);
+}
+
+#[test]
+fn plan_mode_restricts_its_session_only() {
+    let room = Room::new();
+    let todos = json!({"todos": [{"content": "x", "status": "pending", "priority": "low"}]});
+    let in_session = |session: &str, tool: &str, args: Value| {
+        room.run(&["--session", session, tool], Some(&args.to_string()))
+    };
+    assert_eq!(in_session("s1", "plan_enter", json!({})).code, 0);
+    let refused = in_session("s1", "todowrite", todos.clone());
+    assert_eq!(refused.code, 3, "{refused:?}");
+    assert!(
+        refused.output().contains("plan agent"),
+        "{}",
+        refused.output()
+    );
+    assert_eq!(in_session("s2", "todowrite", todos.clone()).code, 0);
+    assert_eq!(in_session("s1", "plan_exit", json!({})).code, 0);
+    assert_eq!(in_session("s1", "todowrite", todos).code, 0);
+    // Outside plan mode, plan_exit asks (and ask means deny).
+    assert_eq!(in_session("s1", "plan_exit", json!({})).code, 3);
+}
+
+#[test]
+fn malformed_policies_are_usage_errors_naming_the_line() {
+    let room = Room::new();
+    room.write("a.txt", "a\n");
+    std::fs::write(
+        room.path("bad.json"),
+        "{\n  \"rules\": [\n    {\"permission\": \"read\" \"pattern\": \"x\"}\n  ]\n}",
+    )
+    .unwrap();
+    let run = room.run(
+        &["--policy", "bad.json", "read", "--file-path", "a.txt"],
+        None,
+    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("bad.json:3:"), "{}", run.stderr);
+    std::fs::write(
+        room.path("typo.json"),
+        r#"{"rules": [], "ask": "sometimes"}"#,
+    )
+    .unwrap();
+    let run = room.run(&["--policy", "typo.json", "tools"], None);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("typo.json:1:"), "{}", run.stderr);
+    std::fs::write(room.path("unknown.json"), r#"{"rulez": []}"#).unwrap();
+    let run = room.run(&["--policy", "unknown.json", "tools"], None);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unknown field `rulez`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn explain_names_the_deciding_rule_without_running_or_creating_anything() {
+    let room = Room::new();
+    let run = room.run(
+        &[
+            "policy",
+            "explain",
+            "--json",
+            "read",
+            r#"{"file_path":".env"}"#,
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = run.json();
+    assert_eq!(report["decision"], "ask");
+    assert_eq!(report["outcome"], "refused");
+    assert_eq!(report["permissions"][0]["permission"], "read");
+    assert_eq!(report["permissions"][0]["pattern"], ".env");
+    assert_eq!(report["permissions"][0]["rule"], "read .env* ask");
+    assert!(!room.path(".tinytool").exists());
+    let outside = room
+        .run(
+            &[
+                "policy",
+                "explain",
+                "--json",
+                "read",
+                r#"{"file_path":"/etc/hosts"}"#,
+            ],
+            None,
+        )
+        .json();
+    let permissions: Vec<&str> = outside["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["permission"].as_str().unwrap())
+        .collect();
+    assert_eq!(permissions, ["read", "external_directory"]);
+    let text = room.run(
+        &["policy", "explain", "read", r#"{"file_path":".env"}"#],
+        None,
+    );
+    assert!(text.stdout.contains("read .env* ask"));
+}
+
+#[test]
+fn disabled_and_outright_denied_tools_are_hidden() {
+    let room = Room::new();
+    user_policy(
+        &room,
+        r#"{"disabled": ["notepad"], "rules": [{"permission": "edit", "pattern": "*", "action": "deny"}]}"#,
+    );
+    let list = room.run(&["tools"], None).json();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"read"));
+    assert!(!names.contains(&"notepad"));
+    assert!(!names.contains(&"todowrite"));
+    let run = room.call("notepad", json!({"action": "list"}));
+    assert_eq!(run.code, 3);
+    assert_eq!(run.output(), "Tool notepad is disabled");
+}
+
+#[test]
+fn ask_allow_turns_asks_into_allows_but_not_denies() {
+    let room = Room::new();
+    room.write(".env", "K=1\n");
+    room.write("x.secret", "s\n");
+    user_policy(
+        &room,
+        r#"{"ask": "allow", "rules": [{"permission": "read", "pattern": "*.secret", "action": "deny"}]}"#,
+    );
+    assert_eq!(room.call("read", json!({"file_path": ".env"})).code, 0);
+    assert_eq!(room.call("read", json!({"file_path": "x.secret"})).code, 3);
+}
+
+#[test]
+fn the_after_hook_comes_from_the_user_config_only_and_can_change_results() {
+    let room = Room::new();
+    room.write("a.txt", "a\n");
+    let hook =
+        json!({"after_hook": ["sh", "-c", "cat > /dev/null; printf '{\"output\": \"hooked\"}'"]});
+    room.write(".tinytool/config.json", hook.to_string());
+    assert_eq!(
+        room.call("read", json!({"file_path": "a.txt"})).output(),
+        "1\ta\n"
+    );
+    let dir = room.home.join(".config/tinytool");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.json"), hook.to_string()).unwrap();
+    assert_eq!(
+        room.call("read", json!({"file_path": "a.txt"})).output(),
+        "hooked"
+    );
+    // A policy that does not allow the hook as a shell call skips it.
+    user_policy(
+        &room,
+        r#"{"rules": [{"permission": "shell", "pattern": "sh *", "action": "deny"}]}"#,
+    );
+    let run = room.call("read", json!({"file_path": "a.txt"}));
+    assert_eq!(run.output(), "1\ta\n");
+    assert!(run.stderr.contains("not allowed"), "{}", run.stderr);
+}
