@@ -272,6 +272,75 @@ fn fix_final_newline(bytes: &mut Vec<u8>, wanted: bool, ending: Ending, bom: boo
     }
 }
 
+/// Lines of context around each change in [`unified_diff`].
+const DIFF_CONTEXT: usize = 3;
+
+/// The unified diff (3 lines of context, `\ No newline at end of file` where it applies)
+/// between two texts, with the given file names in its header; empty when they are equal.
+///
+/// Only the part between the common first and last lines is compared, so describing a small
+/// change of a huge file costs as little as the change (the line numbers are the files').
+pub fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    if prefix == a.len() && prefix == b.len() {
+        return String::new();
+    }
+    let lo = prefix.saturating_sub(DIFF_CONTEXT);
+    let a_hi = (a.len() - suffix + DIFF_CONTEXT).min(a.len());
+    let b_hi = (b.len() - suffix + DIFF_CONTEXT).min(b.len());
+    let (a_part, b_part) = (a[lo..a_hi].concat(), b[lo..b_hi].concat());
+    let diff = similar::TextDiff::from_lines(a_part.as_str(), b_part.as_str());
+    let mut out = format!("--- {old_name}\n+++ {new_name}\n");
+    for hunk in diff
+        .unified_diff()
+        .context_radius(DIFF_CONTEXT)
+        .iter_hunks()
+    {
+        let ops = hunk.ops();
+        let (Some(first), Some(last)) = (ops.first(), ops.last()) else {
+            continue;
+        };
+        let old_range = first.old_range().start..last.old_range().end;
+        let new_range = first.new_range().start..last.new_range().end;
+        out.push_str(&format!(
+            "@@ -{} +{} @@\n",
+            hunk_range(lo + old_range.start, old_range.len()),
+            hunk_range(lo + new_range.start, new_range.len())
+        ));
+        for change in hunk.iter_changes() {
+            let sign = match change.tag() {
+                similar::ChangeTag::Equal => ' ',
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+            };
+            out.push(sign);
+            out.push_str(change.value());
+            if !change.value().ends_with('\n') {
+                out.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+    }
+    out
+}
+
+/// A hunk header range: `start,count` (1-based), `start` alone for one line, and the line
+/// before for an empty range, as GNU diff writes them.
+fn hunk_range(start: usize, len: usize) -> String {
+    match len {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        _ => format!("{},{len}", start + 1),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,6 +417,33 @@ mod tests {
         assert_eq!(c.apply_whole("a\r\nb"), b"a\r\nb");
         let c = Conventions::detect(b"x\n");
         assert_eq!(c.apply_whole(""), b"");
+    }
+
+    #[test]
+    fn diffs_number_lines_as_in_the_files() {
+        let old: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 50\n", "line fifty\n");
+        assert_eq!(
+            unified_diff(&old, &new, "a/f", "b/f"),
+            "--- a/f\n+++ b/f\n@@ -47,7 +47,7 @@\n line 47\n line 48\n line 49\n-line 50\n+line fifty\n line 51\n line 52\n line 53\n"
+        );
+        assert_eq!(
+            unified_diff("a\n", "a\nb", "x", "y"),
+            "--- x\n+++ y\n@@ -1 +1,2 @@\n a\n+b\n\\ No newline at end of file\n"
+        );
+        assert_eq!(
+            unified_diff("", "new\n", "/dev/null", "b/n"),
+            "--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+new\n"
+        );
+        assert_eq!(unified_diff("same", "same", "x", "y"), "");
+        let two = old
+            .replace("line 10\n", "ten\n")
+            .replace("line 90\n", "ninety\n");
+        let d = unified_diff(&old, &two, "a", "b");
+        assert!(
+            d.contains("@@ -7,7 +7,7 @@") && d.contains("@@ -87,7 +87,7 @@"),
+            "{d}"
+        );
     }
 
     #[test]

@@ -371,12 +371,9 @@ fn diff(ctx: &CallContext, plan: &Plan) -> String {
         } else {
             "/dev/null".to_string()
         };
-        let unified = similar::TextDiff::from_lines(old.as_str(), new.as_str())
-            .unified_diff()
-            .context_radius(3)
-            .header(&old_name, &new_name)
-            .to_string();
-        out.push_str(&unified);
+        out.push_str(&crate::textdoc::unified_diff(
+            &old, &new, &old_name, &new_name,
+        ));
     }
     out
 }

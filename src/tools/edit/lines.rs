@@ -8,8 +8,12 @@
 pub struct FileLines<'a> {
     text: &'a str,
     starts: Vec<usize>,
-    /// Each line with its whitespace runs collapsed (see [`collapse`]), computed once.
-    collapsed: Vec<String>,
+    /// Each line with its whitespace runs collapsed (see [`collapse`]), computed on first
+    /// use: the exact strategy never needs it.
+    collapsed: std::cell::OnceCell<Vec<String>>,
+    /// The escape normalisation of the text (strategy 6), computed on first use and shared
+    /// by every variant of `old_string`.
+    escaped: std::cell::OnceCell<(String, Vec<u32>)>,
 }
 
 impl<'a> FileLines<'a> {
@@ -24,13 +28,18 @@ impl<'a> FileLines<'a> {
                 }
             }
         }
-        let mut lines = FileLines {
+        FileLines {
             text,
             starts,
-            collapsed: Vec::new(),
-        };
-        lines.collapsed = (0..lines.len()).map(|i| collapse(lines.line(i))).collect();
-        lines
+            collapsed: std::cell::OnceCell::new(),
+            escaped: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The text normalised by `normalize`, with the original offset of every output byte,
+    /// computed once.
+    pub fn escaped(&self, normalize: fn(&str) -> (String, Vec<u32>)) -> &(String, Vec<u32>) {
+        self.escaped.get_or_init(|| normalize(self.text))
     }
 
     /// The whole text.
@@ -74,7 +83,10 @@ impl<'a> FileLines<'a> {
 
     /// Line `i` with whitespace runs collapsed.
     pub fn collapsed(&self, i: usize) -> &str {
-        &self.collapsed[i]
+        let all = self
+            .collapsed
+            .get_or_init(|| (0..self.len()).map(|n| collapse(self.line(n))).collect());
+        &all[i]
     }
 
     /// The index of the line containing byte `offset` (the last line for `text.len()`).

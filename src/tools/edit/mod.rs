@@ -216,11 +216,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let new_text = TextDoc::decode(&updated)
         .map(|d| d.text)
         .unwrap_or_default();
-    let diff = similar::TextDiff::from_lines(doc.text.as_str(), new_text.as_str())
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{shown}"), &format!("b/{shown}"))
-        .to_string();
+    let diff = crate::textdoc::unified_diff(
+        &doc.text,
+        &new_text,
+        &format!("a/{shown}"),
+        &format!("b/{shown}"),
+    );
     let mut text = summary(&edit, &shown);
     let mut formatter = None;
     if updated == bytes {

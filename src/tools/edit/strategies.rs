@@ -187,10 +187,10 @@ pub fn escape_normalized(input: Input) -> Vec<Candidate> {
         // Both sides normalise to themselves: nothing beyond what exact found.
         return Vec::new();
     }
-    let (hay, origin) = escape_normalize(text);
+    let (hay, origin) = input.file.escaped(escape_normalize);
     let (needle, _) = escape_normalize(input.old_text);
     let boundary = |n: usize| n == 0 || n == hay.len() || origin[n] != origin[n - 1];
-    byte_matches(&hay, &needle, input.replace_all)
+    byte_matches(hay, &needle, input.replace_all)
         .into_iter()
         .filter(|m| boundary(m.start) && boundary(m.end))
         .map(|m| {
@@ -231,14 +231,14 @@ pub fn fuzzy(input: Input) -> Vec<Candidate> {
     let (Some(first), Some(_)) = (old.first_nonblank(), old.last_nonblank()) else {
         return Vec::new();
     };
-    let anchor = collapse(&old.lines[first]);
+    let wanted: Vec<String> = old.lines.iter().map(|l| collapse(l)).collect();
     let mut out = Vec::new();
-    for i in 0..file.len() {
-        if file.collapsed(i) != anchor || i < first {
+    for i in first..file.len() {
+        if file.collapsed(i) != wanted[first] {
             continue;
         }
         let start = i - first;
-        if start + old.len() > file.len() || gate(file, start, old).is_none() {
+        if start + old.len() > file.len() || gate_collapsed(file, start, old, &wanted).is_none() {
             continue;
         }
         let strategy = if context_aware(file, start, old) {
@@ -281,6 +281,12 @@ const MIN_DIFFERING_SIMILARITY: f64 = 0.5;
 /// lines outside them are blank in the window, at most one line between them differs,
 /// and the lines that are equal carry enough text (module doc).
 pub fn gate(file: &FileLines, start: usize, old: &Block) -> Option<Gate> {
+    let wanted: Vec<String> = old.lines.iter().map(|l| collapse(l)).collect();
+    gate_collapsed(file, start, old, &wanted)
+}
+
+/// [`gate`] with `old`'s lines already collapsed (`wanted`).
+fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]) -> Option<Gate> {
     let first = old.first_nonblank()?;
     let last = old.last_nonblank()?;
     if first >= last || start + old.len() > file.len() {
@@ -289,10 +295,8 @@ pub fn gate(file: &FileLines, start: usize, old: &Block) -> Option<Gate> {
     let mut differing = None;
     let mut support = 0usize;
     let mut equal_nonblank = 0usize;
-    for (j, line) in old.lines.iter().enumerate() {
-        let wanted = collapse(line);
-        let same = file.collapsed(start + j) == wanted;
-        if same {
+    for (j, wanted) in wanted.iter().enumerate() {
+        if file.collapsed(start + j) == wanted {
             if !wanted.is_empty() {
                 equal_nonblank += 1;
                 support += wanted.chars().filter(|c| c.is_alphanumeric()).count();
