@@ -9,7 +9,11 @@
 //! - any other line keeps its depth relative to `old_string`'s first non-blank line,
 //!   measured in `old_string`'s indent unit (tab, 2 or 4 spaces), and is written at the
 //!   region's base indentation in the file's own unit (tabs stay tabs); whitespace-only
-//!   lines become empty.
+//!   lines become empty. Two shortcuts come first, because they reproduce the file's own
+//!   bytes (alignment spaces, odd styles): a line indented exactly like some line of
+//!   `old_string` gets the indentation the file has for that line, and when the region is
+//!   `old_string` with one indentation prefix swapped for another (a pure shift), the
+//!   line gets the same swap.
 //!
 //! When every non-blank line of `old_string` has exactly the region's indentation, changed
 //! lines are written as given.
@@ -78,32 +82,31 @@ pub fn measure(line: &str, unit: Unit) -> Depth {
 }
 
 /// The unit the indentation of these line sequences is written in, when they say: a tab
-/// when a non-blank line is indented with one, else the step between consecutive
-/// indentation widths (4 when every even step is a multiple of 4, else 2; odd steps are
-/// alignment and say nothing).
+/// when a non-blank line is indented with one, else the usual step between consecutive
+/// indentation widths — 2 when steps of 2 (or 6) are at least half as common as steps of 4
+/// (or 8), else 4. Odd steps and steps over 8 are alignment and say nothing.
 pub fn detect_unit(sequences: &[Vec<&str>]) -> Option<Unit> {
-    let mut gcd_even = 0usize;
+    let (mut twos, mut fours) = (0usize, 0usize);
     for lines in sequences {
         let nonblank: Vec<&str> = lines.iter().copied().filter(|l| !is_blank(l)).collect();
         if nonblank.iter().any(|l| indent(l).contains('\t')) {
             return Some(Unit::Tab);
         }
         for pair in nonblank.windows(2) {
-            let step = indent(pair[0]).len().abs_diff(indent(pair[1]).len());
-            if step > 0 && step.is_multiple_of(2) {
-                gcd_even = gcd(gcd_even, step);
+            match indent(pair[0]).len().abs_diff(indent(pair[1]).len()) {
+                2 | 6 => twos += 1,
+                4 | 8 => fours += 1,
+                _ => {}
             }
         }
     }
-    match gcd_even {
-        0 => None,
-        g if g.is_multiple_of(4) => Some(Unit::Spaces(4)),
-        _ => Some(Unit::Spaces(2)),
+    if twos == 0 && fours == 0 {
+        None
+    } else if twos > 0 && twos * 2 >= fours {
+        Some(Unit::Spaces(2))
+    } else {
+        Some(Unit::Spaces(4))
     }
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// The file's unit where the region does not say: a tab when more indented lines start
@@ -189,6 +192,14 @@ fn unchanged_lines(old: &Block, new: &Block) -> Vec<Option<usize>> {
 
 /// How changed lines are re-indented for one matched region.
 struct Reindent {
+    /// What each indentation of `old_string`'s non-blank lines is in the file (only those
+    /// that always correspond to the same one): a new line indented like an old line gets
+    /// the file's bytes for it.
+    table: Vec<(String, String)>,
+    /// When every non-blank line of the region is `old_string`'s with one leading prefix
+    /// swapped for another (`.0` in old_string, `.1` in the file), new lines get the same
+    /// swap: the exact bytes of the file's indentation, alignment included.
+    shift: Option<(String, String)>,
     old_unit: Unit,
     file_unit: Unit,
     old_base: Depth,
@@ -213,6 +224,8 @@ impl Reindent {
         });
         let old_first = old.lines.get(first).map(String::as_str).unwrap_or("");
         Reindent {
+            table: indent_table(region, old),
+            shift: pure_shift(region, old),
             old_unit,
             file_unit,
             old_base: measure(old_first, old_unit),
@@ -226,6 +239,14 @@ impl Reindent {
             return String::new();
         }
         let content = &line[indent(line).len()..];
+        if let Some((_, to)) = self.table.iter().find(|(from, _)| from == indent(line)) {
+            return format!("{to}{content}");
+        }
+        if let Some((from, to)) = &self.shift
+            && let Some(rest) = indent(line).strip_prefix(from.as_str())
+        {
+            return format!("{to}{rest}{content}");
+        }
         let depth = measure(line, self.old_unit);
         let delta = depth.levels - self.old_base.levels;
         let extra_delta = depth.extra - self.old_base.extra;
@@ -244,6 +265,49 @@ impl Reindent {
         text.push_str(content);
         text
     }
+}
+
+/// The indentation of each non-blank line of `old` paired with its region line's, without
+/// the indentations that correspond to different ones.
+fn indent_table(region: &[&str], old: &Block) -> Vec<(String, String)> {
+    let mut table: Vec<(String, String)> = Vec::new();
+    let mut conflicts: Vec<String> = Vec::new();
+    for (o, r) in old.lines.iter().zip(region) {
+        if is_blank(o) {
+            continue;
+        }
+        let (from, to) = (indent(o), indent(r));
+        match table.iter().find(|(f, _)| f == from) {
+            Some((_, t)) if t != to => conflicts.push(from.to_string()),
+            Some(_) => {}
+            None => table.push((from.to_string(), to.to_string())),
+        }
+    }
+    table.retain(|(from, _)| !conflicts.contains(from));
+    table
+}
+
+/// The prefix swap that turns every non-blank line's indentation in `old` into the region's
+/// (see [`Reindent`]), when there is one.
+fn pure_shift(region: &[&str], old: &Block) -> Option<(String, String)> {
+    let first = old.first_nonblank()?;
+    let (a, b) = (indent(&old.lines[first]), indent(region.get(first)?));
+    // The longest common ending of the two indentations is the part both share.
+    let common = a
+        .chars()
+        .rev()
+        .zip(b.chars().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let from = &a[..a.len() - common];
+    let to = &b[..b.len() - common];
+    let consistent = old.lines.iter().zip(region).all(|(o, r)| {
+        is_blank(o)
+            || indent(o)
+                .strip_prefix(from)
+                .is_some_and(|rest| indent(r).strip_prefix(to) == Some(rest))
+    });
+    consistent.then(|| (from.to_string(), to.to_string()))
 }
 
 #[cfg(test)]
@@ -324,6 +388,41 @@ mod tests {
             out,
             "    if a {\n        b();\n        if c {\n            d();\n        }\n    }"
         );
+    }
+
+    #[test]
+    fn a_pure_shift_keeps_alignment_bytes() {
+        let file = "int f(void)\n     __attribute__((pure));\n";
+        let out = rebuild(
+            file,
+            0,
+            "  int f(void)\n       __attribute__((pure));",
+            "  int f(void)\n       __attribute__((const));",
+        );
+        assert_eq!(out, "int f(void)\n     __attribute__((const));");
+    }
+
+    #[test]
+    fn indentations_seen_in_old_string_map_to_the_files() {
+        let file = "struct s\n  {\n    int a;\n    int b;\n  }\n";
+        let out = rebuild(
+            file,
+            0,
+            "struct s\n  {\n\tint a;\n\tint b;\n  }",
+            "struct s\n  {\n\tint a;\n\tint c;\n  } x;",
+        );
+        assert_eq!(out, "struct s\n  {\n    int a;\n    int c;\n  } x;");
+    }
+
+    #[test]
+    fn alignment_steps_do_not_make_a_two_space_unit() {
+        let lines = vec![
+            "        if x:",
+            "            raise E(a,",
+            "                              b)",
+            "        y()",
+        ];
+        assert_eq!(detect_unit(&[lines]), Some(Unit::Spaces(4)));
     }
 
     #[test]
