@@ -19,6 +19,9 @@ _tinytool() {
             tinytool,apply_patch)
                 cmd="tinytool__subcmd__apply_patch"
                 ;;
+            tinytool,bash)
+                cmd="tinytool__subcmd__bash"
+                ;;
             tinytool,completions)
                 cmd="tinytool__subcmd__completions"
                 ;;
@@ -75,6 +78,9 @@ _tinytool() {
                 ;;
             tinytool__subcmd__help,apply_patch)
                 cmd="tinytool__subcmd__help__subcmd__apply_patch"
+                ;;
+            tinytool__subcmd__help,bash)
+                cmd="tinytool__subcmd__help__subcmd__bash"
                 ;;
             tinytool__subcmd__help,completions)
                 cmd="tinytool__subcmd__help__subcmd__completions"
@@ -161,7 +167,7 @@ _tinytool() {
 
     case "${cmd}" in
         tinytool)
-            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help"
+            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -206,6 +212,56 @@ _tinytool() {
             fi
             case "${prev}" in
                 --patch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__bash)
+            opts="-h --command --timeout --description --stdin --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --command)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --description)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -413,7 +469,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help)
-            opts="read write edit apply_patch question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help"
+            opts="read write edit apply_patch bash question todowrite report_findings notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -427,6 +483,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help__subcmd__apply_patch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__bash)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -11,6 +11,7 @@
 //! - [`textdoc`], [`atomic`], [`aftercare`]: how the file tools change files (conventions
 //!   kept, atomic writes, formatter and `file.modified` afterwards);
 //! - [`session`]: what a call runs with;
+//! - [`detect`]: the shell-command detectors behind `destructive-shell` and `secret-shell`;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
 //! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
 //!   completion scripts generated from it.
@@ -19,6 +20,7 @@ pub mod aftercare;
 pub mod atomic;
 pub mod cli;
 pub mod config;
+pub mod detect;
 pub mod dialects;
 pub mod docs;
 pub mod events;

@@ -4,6 +4,7 @@
 //! `exec` dispatch, `tools` listing, man page and completions follow from the definition.
 
 pub mod apply_patch;
+pub mod bash;
 pub mod edit;
 pub mod exit;
 pub mod invalid;
@@ -51,6 +52,7 @@ pub fn builtin() -> Registry {
     registry.register(write::definition());
     registry.register(edit::definition());
     registry.register(apply_patch::definition());
+    registry.register(bash::definition());
     registry.register(question::definition());
     registry.register(invalid::definition());
     registry.register(todowrite::definition());

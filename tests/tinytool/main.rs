@@ -5,6 +5,7 @@
 mod util;
 
 mod apply_patch;
+mod bash;
 mod cli;
 mod docs;
 mod edit;
