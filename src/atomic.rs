@@ -89,25 +89,35 @@ impl Staged {
         &self.target
     }
 
-    /// Renames the temporary file over the target and flushes the directory entry.
+    /// Renames the temporary file over the target. The rename is durable once the
+    /// target's directory is flushed ([`sync_dirs`]).
     pub fn commit(self) -> io::Result<()> {
         let Staged { temp, target } = self;
         temp.persist(&target).map_err(|err| err.error)?;
-        if let Some(dir) = target.parent()
-            && let Ok(handle) = std::fs::File::open(dir)
-        {
-            // Durability of the rename; a filesystem that cannot sync a directory still
-            // has the new file in place, so a failure here is not an error of the write.
+        Ok(())
+    }
+}
+
+/// Flushes the directories holding `paths` (each once), making renames and deletions in
+/// them durable. A filesystem that cannot sync a directory still has the files in place, so
+/// failures are ignored.
+pub fn sync_dirs<'a>(paths: impl IntoIterator<Item = &'a Path>) {
+    let mut dirs: Vec<&Path> = paths.into_iter().filter_map(Path::parent).collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        if let Ok(handle) = std::fs::File::open(dir) {
             let _ = handle.sync_all();
         }
-        Ok(())
     }
 }
 
 /// Writes `bytes` to `target` atomically with `mode`, creating missing parent directories.
 pub fn write(target: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     create_parents(target)?;
-    stage(target, bytes, mode)?.commit()
+    stage(target, bytes, mode)?.commit()?;
+    sync_dirs([target]);
+    Ok(())
 }
 
 #[cfg(test)]

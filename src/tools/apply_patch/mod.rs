@@ -314,6 +314,8 @@ fn commit(plan: &Plan, root: &Path) -> Result<(), String> {
             }
         }
     }
+    // One flush per directory makes every rename and deletion durable.
+    atomic::sync_dirs(done.iter().map(PathBuf::as_path));
     Ok(())
 }
 
