@@ -17,7 +17,7 @@
 //!
 //! Output: one line per operation, `Created PATH`, `Modified PATH`, `Deleted PATH` or
 //! `Moved FROM -> TO`, each followed by its formatter note. metadata: format, files (path,
-//! operation) and diff (unified, of every changed file).
+//! operation) and diff (unified, of every changed file, cut at 256 KB).
 
 pub mod apply;
 pub mod parse;
@@ -235,7 +235,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let mut output = ToolOutput::text(lines.join("\n"))
         .with("format", format_name)
         .with("files", files)
-        .with("diff", diff(ctx, &plan));
+        .with("diff", crate::tools::edit::bounded_diff(diff(ctx, &plan)));
     let formatters: Vec<Value> = notes.into_iter().filter_map(|(_, _, meta)| meta).collect();
     if !formatters.is_empty() {
         output = output.with("formatters", formatters);

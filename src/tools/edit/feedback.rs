@@ -23,6 +23,9 @@ const MAX_REGIONS: usize = 3;
 const MAX_SHOWN: usize = 40;
 /// Characters of a line compared when looking for a similar first line.
 const MAX_COMPARED: usize = 300;
+/// Character comparisons the search for a similar first line may spend (a few tens of
+/// milliseconds); a refusal of a huge file shows what was found within it.
+const SIMILARITY_BUDGET: usize = 50_000_000;
 
 /// Shows a line with its invisible characters made visible: TAB `→`, a trailing space `·`,
 /// CR `␍`, the non-breaking spaces U+00A0/U+2007/U+202F `⍽`, U+FEFF `⟨BOM⟩`.
@@ -251,13 +254,25 @@ fn closest(file: &FileLines, old: &Block) -> Vec<Closest> {
         return Vec::new();
     };
     let needle: String = old.lines[first].trim().chars().take(MAX_COMPARED).collect();
+    let needle_len = needle.chars().count();
     let mut best: Option<(f64, usize)> = None;
+    let mut budget = SIMILARITY_BUDGET;
     for i in 0..file.len() {
         let line = file.line(i).trim();
         if line.is_empty() {
             continue;
         }
         let line: String = line.chars().take(MAX_COMPARED).collect();
+        let line_len = line.chars().count();
+        // Half as long or less can never be half similar.
+        if line_len.abs_diff(needle_len) * 2 > line_len.max(needle_len) {
+            continue;
+        }
+        let cost = line_len * needle_len;
+        if cost > budget {
+            break;
+        }
+        budget -= cost;
         let score = similarity(&line, &needle);
         if best.is_none_or(|(s, _)| score > s) {
             best = Some((score, i));

@@ -17,7 +17,7 @@
 //!
 //! `metadata` of a success: path, strategy, adjustments, start_line/end_line (1-based span
 //! of the first replaced region in the original file), spans (all of them), replacements,
-//! diff (unified, 3 lines of context, LF endings) and formatter. Of a refusal: reason
+//! diff (unified, 3 lines of context, LF endings, cut at 256 KB) and formatter. Of a refusal: reason
 //! (`identical`, `empty_old_string`, `not_found`, `ambiguous`).
 
 pub mod cascade;
@@ -247,11 +247,30 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         .with("end_line", end_line)
         .with("spans", spans)
         .with("replacements", edit.splices.len())
-        .with("diff", diff);
+        .with("diff", bounded_diff(diff));
     if let Some(meta) = formatter {
         output = output.with("formatter", meta);
     }
     Ok(output)
+}
+
+/// Replaced regions the output lists by line (all of them are in `metadata.spans`).
+const MAX_LISTED_SPANS: usize = 20;
+/// Bytes of `metadata.diff` kept; a larger diff is cut at a line boundary and says so.
+pub const MAX_DIFF_BYTES: usize = 256 * 1024;
+
+/// `diff` cut to [`MAX_DIFF_BYTES`] at a line boundary, with a last line saying how much was
+/// left out.
+pub fn bounded_diff(diff: String) -> String {
+    if diff.len() <= MAX_DIFF_BYTES {
+        return diff;
+    }
+    let cut = diff[..MAX_DIFF_BYTES].rfind('\n').map_or(0, |i| i + 1);
+    format!(
+        "{}… diff cut: {} more bytes\n",
+        &diff[..cut],
+        diff.len() - cut
+    )
 }
 
 /// The first lines of a successful edit's output.
@@ -259,6 +278,7 @@ fn summary(edit: &cascade::Edit, shown: &str) -> String {
     let places: Vec<String> = edit
         .spans
         .iter()
+        .take(MAX_LISTED_SPANS)
         .map(|&(a, b)| {
             if a == b {
                 a.to_string()
@@ -271,8 +291,14 @@ fn summary(edit: &cascade::Edit, shown: &str) -> String {
         let plural = if places[0].contains('-') { "s" } else { "" };
         format!("Replaced in {shown} at line{plural} {}.", places[0])
     } else {
+        let more = edit.spans.len().saturating_sub(MAX_LISTED_SPANS);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
         format!(
-            "Replaced {} occurrences in {shown} (lines {}).",
+            "Replaced {} occurrences in {shown} (lines {}{more}).",
             edit.spans.len(),
             places.join(", ")
         )
@@ -323,5 +349,15 @@ mod tests {
             ("edit", "b.txt")
         );
         assert_eq!(accesses[0].path, Some(session.dir.join("b.txt")));
+    }
+
+    #[test]
+    fn large_diffs_are_cut_at_a_line() {
+        let diff: String = (0..40_000).map(|i| format!("+line {i}\n")).collect();
+        let cut = bounded_diff(diff.clone());
+        assert!(cut.len() < MAX_DIFF_BYTES + 64);
+        assert!(cut.ends_with(" more bytes\n"), "{}", &cut[cut.len() - 60..]);
+        assert!(cut.contains("\n… diff cut: "));
+        assert_eq!(bounded_diff("small\n".into()), "small\n");
     }
 }
