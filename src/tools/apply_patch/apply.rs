@@ -703,10 +703,13 @@ fn mismatch(
              order.",
             start + 1
         ),
-        None => format!(
-            "{head}: its first line `{}` is not in the file.",
-            visible(&old[0])
-        ),
+        None => match old.first() {
+            Some(first) => format!(
+                "{head}: its first line `{}` is not in the file.",
+                visible(first)
+            ),
+            None => format!("{head}: it has no context or removed line to locate it by."),
+        },
     }
 }
 
@@ -829,6 +832,12 @@ mod tests {
     }
 
     #[test]
+    fn a_chunk_of_only_a_blank_context_line_is_refused_without_panicking() {
+        let err = apply_text("a\nb\n", &envelope("@@\n\n+x\n")).unwrap_err();
+        assert!(err.contains("no context or removed line"), "{err}");
+    }
+
+    #[test]
     fn crlf_files_keep_their_endings_and_no_newline_markers_apply() {
         let patch = envelope("@@\n a\n-b\n+B\n+C\n");
         assert_eq!(apply_text("a\r\nb\r\n", &patch).unwrap(), "a\r\nB\r\nC\r\n");
@@ -843,5 +852,66 @@ mod tests {
         let text = "x\ny\nx\ny\nx\ny\n";
         let diff = "--- a/f\n+++ b/f\n@@ -5,2 +5,2 @@\n x\n-y\n+Y\n";
         assert_eq!(apply_text(text, diff).unwrap(), "x\ny\nx\ny\nx\nY\n");
+    }
+
+    #[test]
+    fn random_patches_never_panic() {
+        let mut seed: u64 = 7;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        const LINES: &[&str] = &[
+            " a",
+            "-a",
+            "+a",
+            " b",
+            "-b",
+            "+c",
+            "",
+            " ",
+            "@@",
+            "@@ a",
+            "*** End of File",
+            "\\ No newline at end of file",
+            "@@ -1,2 +1,2 @@",
+            "@@ -0,0 +1 @@",
+            "--- a/f",
+            "+++ b/f",
+            " \t",
+            "-\r",
+            "+é",
+        ];
+        for _ in 0..3000 {
+            let body: Vec<&str> = (0..next() % 8)
+                .map(|_| LINES[next() % LINES.len()])
+                .collect();
+            let text: String = (0..next() % 6)
+                .map(|i| ["a\n", "b\n", "\n", "c"][(i + next()) % 4])
+                .collect();
+            for patch in [
+                envelope(&format!("{}\n", body.join("\n"))),
+                format!("--- a/f\n+++ b/f\n{}\n", body.join("\n")),
+            ] {
+                let Ok(parsed) = parse(&patch) else { continue };
+                let Some(FileOp::Update { hunks, .. }) = parsed.ops.first() else {
+                    continue;
+                };
+                let doc = TextDoc::decode(text.as_bytes()).unwrap();
+                if let Ok(result) = apply_hunks(&doc, hunks, parsed.format, "f") {
+                    let mut end = 0;
+                    for s in &result.splices {
+                        assert!(
+                            s.range.start >= end && s.range.end <= doc.text.len(),
+                            "{patch:?} on {text:?}"
+                        );
+                        end = s.range.end;
+                    }
+                    let _ = doc.render(&result.splices, result.final_newline);
+                }
+            }
+        }
     }
 }

@@ -540,4 +540,61 @@ mod tests {
             "if a:\n    x = 2\n    y = 3\n    if b:\n        x = 2\n        y = 3\n"
         );
     }
+
+    /// A deterministic generator (no dependency): strings over an alphabet full of the
+    /// characters the cascade treats specially.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+
+        fn text(&mut self, max: u64) -> String {
+            const PIECES: &[&str] = &[
+                "a", "b", "x = 1", " ", "  ", "    ", "\t", "\n", "\n", "\r\n", "\r", "\\t", "\\",
+                "t", "\u{a0}", "\u{feff}", "é", "🎉", "{", "}", "fn f()", "\n\n",
+            ];
+            let len = self.next() % max;
+            (0..len)
+                .map(|_| PIECES[(self.next() % PIECES.len() as u64) as usize])
+                .collect()
+        }
+    }
+
+    #[test]
+    fn random_inputs_never_panic_and_splices_stay_in_bounds() {
+        let mut rng = Lcg(42);
+        for round in 0..3000 {
+            let text = rng.text(40);
+            // Half the time old_string is a piece of the text, perturbed.
+            let old = if round % 2 == 0 && !text.is_empty() {
+                let a = (rng.next() as usize) % text.len();
+                let b = a + (rng.next() as usize) % (text.len() - a + 1);
+                let piece: String = text.get(a..b).unwrap_or("").to_string();
+                piece.replace('\t', "    ").replace("    ", "\t")
+            } else {
+                rng.text(12)
+            };
+            let new = rng.text(12);
+            let all = rng.next() % 3 == 0;
+            if let Ok(edit) = run(&text, &old, &new, all) {
+                let mut end = 0;
+                for s in &edit.splices {
+                    assert!(
+                        s.range.start >= end && s.range.end <= text.len(),
+                        "{text:?} {old:?}"
+                    );
+                    assert!(
+                        text.is_char_boundary(s.range.start) && text.is_char_boundary(s.range.end)
+                    );
+                    end = s.range.end;
+                }
+            }
+        }
+    }
 }
