@@ -581,7 +581,7 @@ mod tests {
                 rng.text(12)
             };
             let new = rng.text(12);
-            let all = rng.next() % 3 == 0;
+            let all = rng.next().is_multiple_of(3);
             if let Ok(edit) = run(&text, &old, &new, all) {
                 let mut end = 0;
                 for s in &edit.splices {
