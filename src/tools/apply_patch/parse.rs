@@ -22,6 +22,7 @@
 //!   and several in a row are nested scopes: each scope line is located (in order, after
 //!   the previous chunk) before the chunk's context.
 //! - `*** End of File` anchors its chunk at the end of the file.
+//! - In an added file, an empty line between `+` lines is an empty content line.
 //! - An update needs at least one chunk unless it only moves the file.
 //!
 //! ## Unified diffs (`diff -u`, `git diff`)
@@ -250,13 +251,23 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, ParseError> {
             i += 1;
             let mut content = Vec::new();
             while let Some(line) = lines.get(i) {
-                match line.strip_prefix('+') {
-                    Some(rest) if !is_operation(line.trim()) => {
-                        content.push(rest.to_string());
-                        i += 1;
-                    }
-                    _ => break,
+                if let Some(rest) = line.strip_prefix('+') {
+                    content.push(rest.to_string());
+                    i += 1;
+                    continue;
                 }
+                // An empty line between `+` lines is an empty line of the content whose `+`
+                // the model left out.
+                let resumes = lines[i..]
+                    .iter()
+                    .find(|l| !l.is_empty())
+                    .is_some_and(|l| l.starts_with('+'));
+                if line.is_empty() && resumes {
+                    content.push(String::new());
+                    i += 1;
+                    continue;
+                }
+                break;
             }
             ops.push(FileOp::Add {
                 path,
@@ -805,6 +816,15 @@ mod tests {
         assert_eq!(hunks[0].old, strings(&["keep", "old", ""]));
         assert_eq!(hunks[0].new, strings(&["keep", "new", ""]));
         assert!(hunks[0].end_of_file);
+    }
+
+    #[test]
+    fn empty_lines_inside_added_content_are_content() {
+        let patch = parse("*** Begin Patch\n*** Add File: a\n+x\n\n+y\n\n*** End Patch\n").unwrap();
+        let FileOp::Add { lines, .. } = &patch.ops[0] else {
+            panic!()
+        };
+        assert_eq!(lines, &strings(&["x", "", "y"]));
     }
 
     #[test]
