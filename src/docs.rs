@@ -54,7 +54,12 @@ const MANUAL: &str = "tinytool manual";
 /// assert_eq!(mcp_page().file_name(), "tinytool-mcp.1");
 /// assert_eq!(mcp_page().reference(), "tinytool-mcp(1)");
 /// ```
-pub const EXTRA_PAGES: &[fn() -> ManPage] = &[policy_page];
+pub const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page];
+
+/// `tinytool-mcp(1)`: the MCP server, written by hand as roff beside it.
+fn mcp_page() -> ManPage {
+    ManPage::from_roff("tinytool-mcp", 1, include_str!("mcp.roff"))
+}
 
 /// `tinytool-policy(5)`: the policy file format, written by hand as roff beside the policy
 /// engine.

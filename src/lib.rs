@@ -8,6 +8,7 @@
 //! - [`registry`]: the one execution flow every call goes through (lookup, repair, schema
 //!   checks, permission, events, after-hook, preview);
 //! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
+//! - [`search`]: what grep and glob share (skip directories, walker, summary line);
 //! - [`textdoc`], [`atomic`], [`aftercare`]: how the file tools change files (conventions
 //!   kept, atomic writes, formatter and `file.modified` afterwards);
 //! - [`session`]: what a call runs with;
@@ -33,6 +34,7 @@ pub mod project;
 pub mod registry;
 pub mod repair;
 pub mod schema;
+pub mod search;
 pub mod session;
 pub mod state;
 pub mod textdoc;

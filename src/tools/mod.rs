@@ -7,6 +7,8 @@ pub mod apply_patch;
 pub mod bash;
 pub mod edit;
 pub mod exit;
+pub mod glob;
+pub mod grep;
 pub mod invalid;
 pub mod notepad;
 pub mod plan;
@@ -53,6 +55,8 @@ pub fn builtin() -> Registry {
     registry.register(edit::definition());
     registry.register(apply_patch::definition());
     registry.register(bash::definition());
+    registry.register(grep::definition());
+    registry.register(glob::definition());
     registry.register(question::definition());
     registry.register(invalid::definition());
     registry.register(todowrite::definition());
