@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod httpd;
 mod util;
 
 mod cli;
@@ -10,3 +11,5 @@ mod policy;
 mod policy_tooling;
 mod read;
 mod session_tools;
+mod webfetch;
+mod websearch;

@@ -2,9 +2,11 @@
 //! turn HTML into Markdown (htmd) or plain text (html2text).
 //!
 //! Both conversions first drop what a reader never sees: the content of `script`, `style`,
-//! `noscript`, `template` and `head` (the page title included). Markdown uses ATX headings
-//! (`#`), inline links `[text](url)`, `*` bullets and fenced code blocks; text is wrapped at
-//! 120 columns with links as numbered references listed at the end.
+//! `noscript`, `template` and `head` (the page title included), and make relative link and
+//! image addresses absolute against the page's URL, so a link can be fetched as it is.
+//! Markdown uses ATX headings (`#`), inline links `[text](url)`, `-` bullets and fenced
+//! code blocks; text is wrapped at 120 columns with links as numbered references listed at
+//! the end.
 //!
 //! Hostile nesting is defused twice. The HTML parser's work grows with the square of the
 //! nesting depth (a 1 MB page of nested `<div>`s would take minutes), so a linear scan first
@@ -17,6 +19,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use markup5ever_rcdom::{Handle, Node, NodeData};
+use url::Url;
 
 /// Elements whose content is dropped before conversion.
 pub const DROPPED: &[&str] = &["script", "style", "noscript", "template", "head"];
@@ -153,12 +156,19 @@ pub fn looks_like_html(body: &[u8]) -> bool {
         || (start.starts_with("<!--") || start.starts_with("<?xml")) && start.contains("<html")
 }
 
-/// HTML to Markdown.
-pub fn to_markdown(html: &str) -> String {
+/// HTML to Markdown; relative links resolve against `base`.
+pub fn to_markdown(html: &str, base: Option<&Url>) -> String {
     if nesting_cost(html) > PARSE_BUDGET {
         return too_deep(html);
     }
+    let options = htmd::options::Options {
+        bullet_list_marker: htmd::options::BulletListMarker::Dash,
+        ul_bullet_spacing: 1,
+        ol_number_spacing: 1,
+        ..Default::default()
+    };
     let converter = htmd::HtmlToMarkdown::builder()
+        .options(options)
         .skip_tags(DROPPED.to_vec())
         .build();
     // Parsing into a tree cannot fail for a string (html5ever recovers from anything);
@@ -167,13 +177,14 @@ pub fn to_markdown(html: &str) -> String {
         Ok(tree) => tree,
         Err(_) => return html.to_string(),
     };
-    prune(&tree, &[]);
+    prune(&tree, &[], base);
     let markdown = converter.tree_to_markdown(&tree);
     tidy(&markdown)
 }
 
-/// HTML to readable plain text, wrapped at [`TEXT_WIDTH`] columns.
-pub fn to_text(html: &str) -> String {
+/// HTML to readable plain text, wrapped at [`TEXT_WIDTH`] columns; relative links resolve
+/// against `base`.
+pub fn to_text(html: &str, base: Option<&Url>) -> String {
     if nesting_cost(html) > PARSE_BUDGET {
         return too_deep(html);
     }
@@ -181,7 +192,7 @@ pub fn to_text(html: &str) -> String {
     let Ok(tree) = tree else {
         return html.to_string();
     };
-    prune(&tree, DROPPED);
+    prune(&tree, DROPPED, base);
     // html2text parses its own tree: hand it the pruned, depth-capped document.
     let mut cleaned = Vec::with_capacity(html.len());
     let handle: markup5ever_rcdom::SerializableHandle = tree.into();
@@ -194,11 +205,28 @@ pub fn to_text(html: &str) -> String {
     tidy(&text)
 }
 
-/// Removes the elements named in `drop` (with their content) and flattens elements nested
-/// deeper than [`MAX_DEPTH`] into one text node, without recursion.
-fn prune(root: &Handle, drop: &[&str]) {
+/// Removes the elements named in `drop` (with their content), makes link and image
+/// addresses absolute against `base`, and flattens elements nested deeper than
+/// [`MAX_DEPTH`] into one text node, without recursion.
+fn prune(root: &Handle, drop: &[&str], base: Option<&Url>) {
     let mut stack: Vec<(Handle, usize)> = vec![(Rc::clone(root), 0)];
     while let Some((node, depth)) = stack.pop() {
+        if let (Some(base), NodeData::Element { name, attrs, .. }) = (base, &node.data) {
+            let attr = match name.local.as_ref() {
+                "a" | "area" | "link" => Some("href"),
+                "img" | "source" | "video" | "audio" | "iframe" => Some("src"),
+                _ => None,
+            };
+            if let Some(attr) = attr {
+                for a in attrs.borrow_mut().iter_mut() {
+                    if a.name.local.as_ref() == attr
+                        && let Some(absolute) = absolute(base, &a.value)
+                    {
+                        a.value = absolute.into();
+                    }
+                }
+            }
+        }
         if !drop.is_empty() {
             node.children
                 .borrow_mut()
@@ -219,6 +247,16 @@ fn prune(root: &Handle, drop: &[&str]) {
             stack.push((Rc::clone(child), depth + 1));
         }
     }
+}
+
+/// A link address made absolute, unless it already is, is a fragment of the same page,
+/// or does not resolve.
+fn absolute(base: &Url, href: &str) -> Option<String> {
+    let href = href.trim();
+    if href.is_empty() || href.starts_with('#') || Url::parse(href).is_ok() {
+        return None;
+    }
+    base.join(href).ok().map(String::from)
 }
 
 fn is_element(node: &Handle, names: &[&str]) -> bool {
@@ -567,7 +605,7 @@ mod tests {
 
     #[test]
     fn markdown_keeps_structure_and_drops_invisible_content() {
-        let md = to_markdown(PAGE);
+        let md = to_markdown(PAGE, None);
         insta::assert_snapshot!(md, @r#"
         # Main heading
 
@@ -575,11 +613,11 @@ mod tests {
 
         ## Second level
 
-        *   first item
-        *   second item
+        - first item
+        - second item
 
-        1.  one
-        2.  two
+        1. one
+        2. two
 
         ```rust
         fn main() {
@@ -591,7 +629,7 @@ mod tests {
 
     #[test]
     fn text_is_readable_and_drops_invisible_content() {
-        let text = to_text(PAGE);
+        let text = to_text(PAGE, None);
         for hidden in [
             "Title text",
             "color: red",
@@ -630,12 +668,12 @@ mod tests {
             "</div>".repeat(depth)
         );
         assert!(nesting_cost(&html) < PARSE_BUDGET);
-        let md = to_markdown(&html);
+        let md = to_markdown(&html, None);
         assert!(
             md.contains("deep & text") && !md.contains(TOO_DEEP_NOTE),
             "{md}"
         );
-        let text = to_text(&html);
+        let text = to_text(&html, None);
         assert!(
             text.contains("deep & text") && !text.contains(TOO_DEEP_NOTE),
             "{text}"
@@ -652,7 +690,7 @@ mod tests {
                 close.repeat(depth)
             );
             assert!(nesting_cost(&html) > PARSE_BUDGET, "{open}");
-            for out in [to_markdown(&html), to_text(&html)] {
+            for out in [to_markdown(&html, None), to_text(&html, None)] {
                 assert_eq!(out, format!("{TOO_DEEP_NOTE}\n\ndeep text\n"), "{open}");
             }
         }
@@ -680,6 +718,25 @@ mod tests {
         assert_eq!(
             extract_text(html),
             "Head line\n\na <b> AB &unknown; &amp\n\none\ntwo\n1 < 2 kept\n"
+        );
+    }
+
+    #[test]
+    fn relative_links_become_absolute() {
+        let base = Url::parse("https://docs.example/guide/intro.html").unwrap();
+        let html = r##"<p><a href="setup.html">setup</a> <a href="/api?q=1">api</a>
+            <a href="#top">top</a> <a href="mailto:a@b.example">mail</a>
+            <a href="https://other.example/x">other</a> <img src="../img/a.png" alt="pic"></p>"##;
+        assert_eq!(
+            to_markdown(html, Some(&base)),
+            "[setup](https://docs.example/guide/setup.html) \
+             [api](https://docs.example/api?q=1) [top](#top) [mail](mailto:a@b.example) \
+             [other](https://other.example/x) ![pic](https://docs.example/img/a.png)\n"
+        );
+        let text = to_text(html, Some(&base));
+        assert!(
+            text.contains("[1]: https://docs.example/guide/setup.html"),
+            "{text}"
         );
     }
 

@@ -103,7 +103,8 @@ pub fn definition() -> ToolDef {
         doc: ToolDoc {
             output: "`HTTP <code> <reason>`, a blank line, then the body: HTML converted to \
                 plain text (`text`, wrapped at 120 columns, links as numbered references) or \
-                Markdown (`markdown`: ATX headings, inline links, lists, fenced code), raw for \
+                Markdown (`markdown`: ATX headings, inline links, lists, fenced code), with \
+                relative links made absolute, raw for \
                 `html`; other text as it is; `[binary body: TYPE, N bytes, not shown]` for \
                 binary content; `(empty body)` when there is none. A body over 5 MB keeps its \
                 first 5 MB and ends with `[body cut at 5 MB of N bytes]` (or `of unknown \
@@ -595,13 +596,13 @@ fn failure(
     hop: Option<&str>,
     limits: &Limits,
 ) -> FetchError {
-    if let ureq::Error::Other(inner) = err {
-        if let Some(blocked) = inner.downcast_ref::<Blocked>() {
-            return FetchError::Refused {
-                refusal: Refusal::Blocked(blocked.clone()),
-                hop: hop.map(str::to_string),
-            };
-        }
+    if let ureq::Error::Other(inner) = err
+        && let Some(blocked) = inner.downcast_ref::<Blocked>()
+    {
+        return FetchError::Refused {
+            refusal: Refusal::Blocked(blocked.clone()),
+            hop: hop.map(str::to_string),
+        };
     }
     let mut message = format!("Fetch error: {method} {url}: {}", describe(err, limits));
     if let Some(hop) = hop {
@@ -658,7 +659,7 @@ fn seconds(d: Duration) -> String {
 /// "5 MB" for the default cap.
 fn size_label(bytes: u64) -> String {
     const MB: u64 = 1024 * 1024;
-    if bytes >= MB && bytes % MB == 0 {
+    if bytes >= MB && bytes.is_multiple_of(MB) {
         format!("{} MB", bytes / MB)
     } else {
         format!("{bytes} bytes")
@@ -693,8 +694,12 @@ fn render(ctx: &CallContext, fetched: &Fetched, format: Format) -> ToolOutput {
         let text = String::from_utf8_lossy(bytes);
         lossy = matches!(text, std::borrow::Cow::Owned(_));
         match (kind, format) {
-            (Kind::Html, Format::Markdown) => capture.push_str(&convert::to_markdown(&text)),
-            (Kind::Html, Format::Text) => capture.push_str(&convert::to_text(&text)),
+            (Kind::Html, Format::Markdown) => {
+                capture.push_str(&convert::to_markdown(&text, Some(&fetched.final_url)));
+            }
+            (Kind::Html, Format::Text) => {
+                capture.push_str(&convert::to_text(&text, Some(&fetched.final_url)));
+            }
             _ => capture.push_str(&text),
         }
     }
