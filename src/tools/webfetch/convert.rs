@@ -188,21 +188,79 @@ pub fn to_text(html: &str, base: Option<&Url>) -> String {
     if nesting_cost(html) > PARSE_BUDGET {
         return too_deep(html);
     }
-    let tree = htmd::HtmlToMarkdown::new().html_to_tree(html);
-    let Ok(tree) = tree else {
-        return html.to_string();
+    let config = html2text::config::plain();
+    let rendered = config.parse_html(html.as_bytes()).and_then(|dom| {
+        if !prune_text_dom(&dom.document, base) {
+            return Ok(None);
+        }
+        let tree = config.dom_to_render_tree(&dom)?;
+        config.render_to_string(tree, TEXT_WIDTH).map(Some)
+    });
+    match rendered {
+        Ok(Some(text)) => tidy(&text),
+        Ok(None) => flattened_text(html, base),
+        Err(_) => extract_text(html),
+    }
+}
+
+/// [`to_text`] for a document nested deeper than [`MAX_DEPTH`]: html2text's own tree
+/// cannot take a new text node, so the document is parsed here, flattened, serialized and
+/// handed over.
+fn flattened_text(html: &str, base: Option<&Url>) -> String {
+    let Ok(tree) = htmd::HtmlToMarkdown::new().html_to_tree(html) else {
+        return extract_text(html);
     };
     prune(&tree, DROPPED, base);
-    // html2text parses its own tree: hand it the pruned, depth-capped document.
     let mut cleaned = Vec::with_capacity(html.len());
     let handle: markup5ever_rcdom::SerializableHandle = tree.into();
     if html5ever::serialize(&mut cleaned, &handle, Default::default()).is_err() {
-        return html.to_string();
+        return extract_text(html);
     }
-    let text = html2text::config::plain()
-        .string_from_read(cleaned.as_slice(), TEXT_WIDTH)
-        .unwrap_or_else(|_| String::from_utf8_lossy(&cleaned).into_owned());
-    tidy(&text)
+    match html2text::config::plain().string_from_read(cleaned.as_slice(), TEXT_WIDTH) {
+        Ok(text) => tidy(&text),
+        Err(_) => extract_text(html),
+    }
+}
+
+/// [`prune`] on html2text's tree, without the flattening: false when the document is
+/// nested deeper than [`MAX_DEPTH`] (the caller then takes the flattening path).
+fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
+    let mut stack: Vec<(html2text::Handle, usize)> = vec![(Rc::clone(root), 0)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth >= MAX_DEPTH {
+            return false;
+        }
+        if let html2text::Element { name, attrs, .. } = &node.data {
+            if let (Some(base), Some(attr)) = (base, link_attribute(name.local.as_ref())) {
+                for a in attrs.borrow_mut().iter_mut() {
+                    if a.name.local.as_ref() == attr
+                        && let Some(absolute) = absolute(base, &a.value)
+                    {
+                        a.value = absolute.into();
+                    }
+                }
+            }
+        }
+        node.children
+            .borrow_mut()
+            .retain(|child| match &child.data {
+                html2text::Element { name, .. } => !DROPPED.contains(&name.local.as_ref()),
+                _ => true,
+            });
+        for child in node.children.borrow().iter() {
+            stack.push((Rc::clone(child), depth + 1));
+        }
+    }
+    true
+}
+
+/// The attribute of an element that holds an address to make absolute.
+fn link_attribute(element: &str) -> Option<&'static str> {
+    match element {
+        "a" | "area" | "link" => Some("href"),
+        "img" | "source" | "video" | "audio" | "iframe" => Some("src"),
+        _ => None,
+    }
 }
 
 /// Removes the elements named in `drop` (with their content), makes link and image
@@ -212,12 +270,7 @@ fn prune(root: &Handle, drop: &[&str], base: Option<&Url>) {
     let mut stack: Vec<(Handle, usize)> = vec![(Rc::clone(root), 0)];
     while let Some((node, depth)) = stack.pop() {
         if let (Some(base), NodeData::Element { name, attrs, .. }) = (base, &node.data) {
-            let attr = match name.local.as_ref() {
-                "a" | "area" | "link" => Some("href"),
-                "img" | "source" | "video" | "audio" | "iframe" => Some("src"),
-                _ => None,
-            };
-            if let Some(attr) = attr {
+            if let Some(attr) = link_attribute(name.local.as_ref()) {
                 for a in attrs.borrow_mut().iter_mut() {
                     if a.name.local.as_ref() == attr
                         && let Some(absolute) = absolute(base, &a.value)
