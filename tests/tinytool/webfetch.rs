@@ -642,3 +642,21 @@ fn a_closed_port_is_a_fetch_error() {
         run.output()
     );
 }
+
+#[test]
+fn https_goes_through_tls() {
+    // A plain-HTTP server on an allowlisted port: the TLS handshake fails, cleanly.
+    let server = Server::start(|_| Reply::ok("text/plain", "not tls"));
+    let room = web_room(&server);
+    let url = format!("https://127.0.0.1:{}/", server.port);
+    let (code, result) = fetch(&room, json!({"url": url}));
+    assert_eq!(code, 1);
+    assert!(
+        output(&result).starts_with(&format!("Fetch error: GET {url}: ")),
+        "{result}"
+    );
+    assert!(
+        server.requests().is_empty(),
+        "the server got a TLS handshake, not an HTTP request"
+    );
+}

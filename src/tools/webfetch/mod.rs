@@ -121,7 +121,8 @@ pub fn definition() -> ToolDef {
                 webfetch.allow_hosts can open a host); `Fetch error: ...` for lookups, \
                 connections, TLS, timeouts (30 s for the whole fetch) and more than 10 \
                 redirects; `Error reading response: ...` when the body breaks off. A status \
-                of 400 or more is an error whose output is the response as usual.",
+                of 400 or more is an error whose output is the response as usual. A blocked \
+                address is also in metadata: blocked_address, blocked_range.",
             examples: &[
                 (
                     "A documentation page as Markdown",
@@ -319,7 +320,11 @@ fn refused(refusal: &Refusal, hop: Option<&str>) -> ToolOutput {
         text.push('\n');
         text.push_str(hop);
     }
-    if let Refusal::Blocked(_) = refusal {
+    let mut output = ToolOutput::error(String::new());
+    if let Refusal::Blocked(blocked) = refusal {
+        output = output
+            .with("blocked_address", blocked.addr.to_string())
+            .with("blocked_range", blocked.range.clone());
         text.push_str(&format!(
             "\nwebfetch never reaches loopback, private, link-local or other internal \
              addresses. A host you trust can be opened in the user config ({}): \
@@ -327,7 +332,8 @@ fn refused(refusal: &Refusal, hop: Option<&str>) -> ToolOutput {
             user_config_path()
         ));
     }
-    ToolOutput::error(text)
+    output.body = crate::tool::Body::Text(text);
+    output
 }
 
 /// The time limits and caps of one fetch; [`Limits::default`] is the tool's.
@@ -567,13 +573,15 @@ fn read_body(
         .take(limits.max_body)
         .read_to_end(&mut body)
         .map_err(read_error)?;
+    // One byte more tells whether the body was longer than the cap. A body that stalls
+    // or breaks right at the cap is reported as cut: its end was never seen.
     let mut probe = [0u8; 1];
     let truncated = body.len() as u64 == limits.max_body
         && loop {
             match reader.read(&mut probe) {
                 Ok(n) => break n > 0,
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(err) => return Err(read_error(err)),
+                Err(_) => break true,
             }
         };
     Ok(Fetched {
@@ -620,6 +628,8 @@ fn describe(err: &ureq::Error, limits: &Limits) -> String {
             None => inner.to_string(),
         },
         ureq::Error::Io(io) => io.to_string(),
+        ureq::Error::Rustls(tls) => format!("TLS: {tls}"),
+        ureq::Error::Tls(tls) => format!("TLS: {tls}"),
         ureq::Error::HostNotFound => "DNS lookup found no address".to_string(),
         other => other.to_string(),
     }

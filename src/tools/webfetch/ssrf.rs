@@ -530,7 +530,10 @@ impl Resolver for GuardResolver {
                         })),
                         other => ureq::Error::Other(Box::new(LookupFailed {
                             host: name.clone(),
-                            reason: other.to_string(),
+                            reason: match other {
+                                ureq::Error::Io(io) => io.to_string(),
+                                other => other.to_string(),
+                            },
                         })),
                     })?;
                 (found.iter().copied().collect(), Some(name))
