@@ -29,15 +29,33 @@ demo: release
 	@echo "# $(BIN) --dir examples/project exec --jsonl < examples/demo.jsonl"
 	@$(BIN) --dir examples/project exec --jsonl < examples/demo.jsonl
 
+# Regenerate the committed man pages and completion scripts from the definitions
+# (a test fails when they drift). One generator run writes both.
+man:
+	$(CARGO) run --locked --quiet --example gen-docs > /dev/null
+
+completions: man
+	@:
+
+# Binary, man pages (each into the folder of its section) and completions under PREFIX.
 install: release
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/tinytool
-	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	for page in man/*.[1-9]; do \
+		section=$${page##*.}; \
+		install -d $(DESTDIR)$(PREFIX)/share/man/man$$section && \
+		install -m 0644 $$page $(DESTDIR)$(PREFIX)/share/man/man$$section/ || exit 1; \
+	done
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	install -m 0644 completions/tinytool.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tinytool
 	install -m 0644 completions/_tinytool $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_tinytool
 	install -m 0644 completions/tinytool.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/tinytool.fish
+
+# Benchmarks against peer commands (installs hyperfine, ripgrep, fd-find and GNU time via
+# apt-get when missing; never run by .ci/run). One table of medians and ratios.
+bench:
+	bench/run
 
 clean:
 	$(CARGO) clean

@@ -2,7 +2,7 @@
 //!
 //! | format | one element |
 //! |---|---|
-//! | `openai` | `{"type": "function", "function": {"name", "description", "parameters"}}` |
+//! | `openai` | `{"type": "function", "function": {"name", "description", "parameters"}}` (with `--strict`: `"strict": true` and a strict schema, see [`strict_schema`]) |
 //! | `anthropic` | `{"name", "description", "input_schema"}` |
 //! | `gemini` | `{"name", "description", "parameters"}` (OpenAPI subset: no `additionalProperties`, no `$schema`) |
 //! | `mcp` | `{"name", "description", "inputSchema", "annotations"}` |
@@ -15,14 +15,29 @@ use crate::tool::ToolDef;
 /// The formats of `tinytool tools`.
 pub const FORMATS: &[&str] = &["openai", "anthropic", "gemini", "mcp", "json"];
 
-/// One JSON array of the tools in `format` (one of [`FORMATS`]).
-pub fn render(tools: &[&ToolDef], format: &str) -> Value {
-    Value::Array(tools.iter().map(|def| render_one(def, format)).collect())
+/// One JSON array of the tools in `format` (one of [`FORMATS`]); `strict` applies to
+/// `openai` only.
+pub fn render(tools: &[&ToolDef], format: &str, strict: bool) -> Value {
+    Value::Array(
+        tools
+            .iter()
+            .map(|def| render_one(def, format, strict))
+            .collect(),
+    )
 }
 
-fn render_one(def: &ToolDef, format: &str) -> Value {
+fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
     let parameters = (def.schema)();
     match format {
+        "openai" if strict => json!({
+            "type": "function",
+            "function": {
+                "name": def.name,
+                "description": def.description,
+                "parameters": strict_schema(parameters),
+                "strict": true,
+            },
+        }),
         "anthropic" => json!({
             "name": def.name,
             "description": def.description,
@@ -74,6 +89,111 @@ pub fn mcp_annotations(name: &str) -> Value {
         _ => {}
     }
     Value::Object(hints)
+}
+
+/// OpenAI's strict mode: every object closed (`additionalProperties: false`) with every
+/// property required, optional properties nullable (`["T", "null"]`, enums with `null`),
+/// numeric bounds moved into the description, and free-form maps (an object with only
+/// `additionalProperties`, like webfetch `headers`) sent as a JSON-encoded string, which
+/// the argument checks parse back. Applies at every depth.
+pub fn strict_schema(schema: Value) -> Value {
+    strict_node(schema, true)
+}
+
+fn strict_node(node: Value, required: bool) -> Value {
+    let Value::Object(mut map) = node else {
+        return node;
+    };
+    let kind = map
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let mut notes = Vec::new();
+    for (key, word) in [("minimum", "at least"), ("maximum", "at most")] {
+        if let Some(bound) = map.remove(key) {
+            notes.push(format!("{word} {bound}"));
+        }
+    }
+    map.remove("default");
+    if kind == "object" && !map.contains_key("properties") {
+        // A free-form map: strict mode cannot express it, so it travels as JSON text.
+        let description = map
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let mut text = Map::new();
+        text.insert("type".into(), json!("string"));
+        text.insert(
+            "description".into(),
+            json!(
+                format!("{description} A JSON object, encoded as a string.")
+                    .trim()
+                    .to_string()
+            ),
+        );
+        return nullable(Value::Object(text), required);
+    }
+    if kind == "object" {
+        let properties = map.remove("properties").and_then(|p| match p {
+            Value::Object(p) => Some(p),
+            _ => None,
+        });
+        let was_required: Vec<String> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut strict_props = Map::new();
+        for (name, prop) in properties.unwrap_or_default() {
+            let is_required = was_required.contains(&name);
+            strict_props.insert(name, strict_node(prop, is_required));
+        }
+        let names: Vec<Value> = strict_props.keys().map(|k| json!(k)).collect();
+        map.insert("properties".into(), Value::Object(strict_props));
+        map.insert("required".into(), Value::Array(names));
+        map.insert("additionalProperties".into(), json!(false));
+    }
+    if kind == "array"
+        && let Some(items) = map.remove("items")
+    {
+        map.insert("items".into(), strict_node(items, true));
+    }
+    if !notes.is_empty() {
+        let description = map
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let joined = format!("{description} ({}).", notes.join(", "));
+        map.insert("description".into(), json!(joined.trim().to_string()));
+    }
+    nullable(Value::Object(map), required)
+}
+
+/// Makes an optional property nullable: its type becomes `[T, "null"]` and an enum gains
+/// `null`.
+fn nullable(node: Value, required: bool) -> Value {
+    let Value::Object(mut map) = node else {
+        return node;
+    };
+    if required {
+        return Value::Object(map);
+    }
+    if let Some(Value::String(kind)) = map.get("type").cloned() {
+        map.insert("type".into(), json!([kind, "null"]));
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+    Value::Object(map)
 }
 
 /// Removes what Gemini's OpenAPI subset does not accept, at every depth.

@@ -17,6 +17,24 @@ pub enum ExitStatus {
 }
 
 impl ExitStatus {
+    /// Every status, in the order of their codes (the table of `--help` and `tinytool(1)`).
+    pub const ALL: [ExitStatus; 4] = [
+        ExitStatus::Success,
+        ExitStatus::ToolError,
+        ExitStatus::Usage,
+        ExitStatus::Refused,
+    ];
+
+    /// What the status means, in one line, for the documentation.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ExitStatus::Success => "success (exec --jsonl: the stream was processed)",
+            ExitStatus::ToolError => "the tool reported an error (is_error)",
+            ExitStatus::Usage => "usage error: bad flags, unknown tool, unreadable input",
+            ExitStatus::Refused => "refused by the policy",
+        }
+    }
+
     /// The numeric process exit code.
     pub fn code(self) -> i32 {
         match self {

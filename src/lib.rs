@@ -8,22 +8,29 @@
 //! - [`registry`]: the one execution flow every call goes through (lookup, repair, schema
 //!   checks, permission, events, after-hook, preview);
 //! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
+//! - [`search`]: what grep and glob share (skip directories, walker, summary line);
 //! - [`session`]: what a call runs with;
+//! - [`detect`]: the shell-command detectors behind `destructive-shell` and `secret-shell`;
 //! - [`wire`] and [`dialects`]: call envelopes in and tool definitions out, per provider;
-//! - [`cli`]: the command line derived from the registry.
+//! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
+//!   completion scripts generated from it.
 
 pub mod cli;
 pub mod config;
+pub mod detect;
 pub mod dialects;
+pub mod docs;
 pub mod events;
 pub mod exit;
 pub mod hook;
+pub mod mcp;
 pub mod paths;
 pub mod policy;
 pub mod project;
 pub mod registry;
 pub mod repair;
 pub mod schema;
+pub mod search;
 pub mod session;
 pub mod state;
 pub mod tool;

@@ -82,6 +82,11 @@ impl CallResult {
         }
     }
 
+    /// Whether this is the `exit` tool's success, which ends `exec --jsonl` and `mcp`.
+    pub fn ends_loop(&self) -> bool {
+        self.tool == "exit" && !self.is_error
+    }
+
     /// The result as one line of JSON (no trailing newline).
     pub fn to_json_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|err| {

@@ -85,6 +85,40 @@ pub struct Session {
     pub gate: Box<dyn PermissionGate>,
     /// The after-hook, when one is configured.
     pub after_hook: Option<Box<dyn AfterHook>>,
+    /// Who answers `question` besides the answers file and the terminal (MCP elicitation).
+    pub asker: Option<Box<dyn Asker>>,
+    /// Set when the running call is cancelled (MCP `notifications/cancelled`); tools that
+    /// wait on processes poll it and kill what they started.
+    pub cancel: CancelFlag,
+}
+
+/// Asks the user through the client of a protocol session (MCP elicitation).
+pub trait Asker: Send + Sync {
+    /// The answer; `Ok(None)` when this asker cannot ask (the client offers no way), `Err`
+    /// when the user declined or cancelled.
+    fn ask(&self, question: &str, options: &[String]) -> Result<Option<String>, String>;
+}
+
+/// A cancellation flag shared between the thread running a call and the one that may
+/// cancel it.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl CancelFlag {
+    /// Whether the running call was cancelled.
+    pub fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Cancels the running call.
+    pub fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Clears the flag before the next call.
+    pub fn clear(&self) {
+        self.0.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl std::fmt::Debug for Session {
@@ -112,6 +146,8 @@ impl Session {
             depth: 0,
             gate: Box::new(AllowAll),
             after_hook: None,
+            asker: None,
+            cancel: CancelFlag::default(),
         }
     }
 }

@@ -145,16 +145,65 @@ impl Capture {
     }
 
     fn end_line(&mut self) {
-        let line = std::mem::take(&mut self.current);
         self.complete_lines += 1;
         if self.head.len() < PREVIEW_HEAD_LINES {
+            let line = std::mem::take(&mut self.current);
             self.head.push(line);
         } else {
-            if self.tail.len() == PREVIEW_TAIL_LINES {
-                self.tail.pop_front();
-            }
+            // Reuse the evicted line's buffer: a command printing millions of lines
+            // should not allocate once per line.
+            let mut spare = if self.tail.len() == PREVIEW_TAIL_LINES {
+                self.tail.pop_front().unwrap_or_default()
+            } else {
+                KeptLine::default()
+            };
+            spare.bytes.clear();
+            spare.full_len = 0;
+            let line = std::mem::replace(&mut self.current, spare);
             self.tail.push_back(line);
         }
+    }
+
+    /// Appends another capture's stream after this one's, as if its bytes had been pushed
+    /// here: the result keeps the first lines, the last lines and the totals of the
+    /// concatenation (what was dropped from the middle of `other` is counted, not kept).
+    pub fn append(&mut self, other: Capture) {
+        let Capture {
+            head,
+            tail,
+            current,
+            total_bytes,
+            complete_lines,
+            ..
+        } = other;
+        let kept = (head.len() + tail.len()) as u64;
+        for line in head {
+            self.push_kept(&line);
+            self.end_line();
+        }
+        let dropped = complete_lines.saturating_sub(kept);
+        if dropped > 0 {
+            // Lines only leave `other`'s tail once it is full, so its 20 tail lines replace
+            // whatever this capture's tail held; the dropped ones are only counted.
+            self.complete_lines += dropped;
+            self.tail.clear();
+        }
+        for line in tail {
+            self.push_kept(&line);
+            self.end_line();
+        }
+        self.push_kept(&current);
+        // The replayed pieces were counted above only as lines; the bytes are the other
+        // stream's total.
+        self.total_bytes += total_bytes;
+    }
+
+    /// Extends the current line with a kept (possibly cut) line of another capture.
+    fn push_kept(&mut self, line: &KeptLine) {
+        let room = self.max_bytes.saturating_sub(self.current.bytes.len());
+        let keep = room.min(line.bytes.len());
+        self.current.bytes.extend_from_slice(&line.bytes[..keep]);
+        self.current.full_len += line.full_len;
     }
 
     /// Renders the whole output, or its preview when it is over the thresholds.
@@ -487,6 +536,31 @@ mod tests {
             pieces.finish().text,
             preview(&text, Limits::default()).unwrap()
         );
+    }
+
+    #[test]
+    fn appending_captures_equals_capturing_the_concatenation() {
+        let cases: Vec<(String, String)> = vec![
+            (numbered(3), numbered(4)),
+            ("no newline".into(), "rest\nmore".into()),
+            (numbered(100), "STDERR:\nboom\n".into()),
+            (numbered(10), numbered(200)),
+            (numbered(500), numbered(500)),
+            (String::new(), numbered(60)),
+            (numbered(60), String::new()),
+            ("x".repeat(60_000), "y\n".repeat(5)),
+        ];
+        for (a, b) in cases {
+            let mut first = Capture::new(Limits::default());
+            first.push_str(&a);
+            let mut second = Capture::new(Limits::default());
+            second.push_str(&b);
+            first.append(second);
+            let mut whole = Capture::new(Limits::default());
+            whole.push_str(&a);
+            whole.push_str(&b);
+            assert_eq!(first.finish(), whole.finish(), "{:.40} + {:.40}", a, b);
+        }
     }
 
     #[test]

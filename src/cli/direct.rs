@@ -22,8 +22,11 @@ use crate::tool::ToolDef;
 /// The clap id of a parameter's flag (namespaced so no parameter can clash with a global
 /// option).
 fn param_id(name: &str) -> String {
-    format!("param:{name}")
+    format!("{PARAM_PREFIX}{name}")
 }
+
+/// What the clap id of every parameter flag starts with.
+pub const PARAM_PREFIX: &str = "param:";
 
 /// The flag a parameter gets: `file_path` → `file-path`.
 pub fn flag_name(name: &str) -> String {
@@ -146,8 +149,9 @@ fn merge(text: String, flags: Map<String, Value>) -> Arguments {
     }
 }
 
-/// The parameters given as flags, typed by the schema.
-fn flag_values(def: &ToolDef, sub: &ArgMatches) -> Result<Map<String, Value>, String> {
+/// The parameters given as flags on a tool's parsed subcommand, typed by the schema; an
+/// array or object flag that is not JSON of that kind is a usage error.
+pub fn flag_values(def: &ToolDef, sub: &ArgMatches) -> Result<Map<String, Value>, String> {
     let schema = (def.schema)();
     let mut values = Map::new();
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {

@@ -71,20 +71,16 @@ fn run_stream(registry: &Registry, session: &Session, out: &mut Output) -> ExitS
         }
         let result = call_line(registry, session, &line);
         out.result(&result);
-        if out.is_closed() || ends_loop(&result) {
+        if out.is_closed() || result.ends_loop() {
             break;
         }
     }
     ExitStatus::Success
 }
 
-/// Whether a result is the `exit` tool's.
-pub fn ends_loop(result: &CallResult) -> bool {
-    result.tool == "exit" && !result.is_error
-}
-
-/// Parses and runs one call; a line that is not a call gets an error result.
-fn call_line(registry: &Registry, session: &Session, bytes: &[u8]) -> CallResult {
+/// Parses and runs one call given as raw bytes (one `exec` input or `--jsonl` line); input
+/// that is not a call gets an error result.
+pub fn call_line(registry: &Registry, session: &Session, bytes: &[u8]) -> CallResult {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(err) => {

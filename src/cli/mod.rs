@@ -23,6 +23,8 @@ use crate::registry::Registry;
 use crate::session::Session;
 use crate::tools;
 
+pub use direct::{PARAM_PREFIX, flag_name, flag_values};
+pub use exec::call_line;
 pub use output::Output;
 
 const ABOUT: &str = "The tool layer of an AI coding agent in one binary";
@@ -34,32 +36,46 @@ come from the tool's JSON Schema; the same call can be sent as a JSON object on 
 Every way in goes through one registry, so the policy, events and output limits always apply. \
 Each call prints one JSON result: {\"id\", \"tool\", \"output\", \"is_error\", \"truncated\", \"metadata\"}.";
 
-const EXIT_STATUS: &str = "Exit status:\n  \
-0  success (exec --jsonl: the stream was processed)\n  \
-1  the tool reported an error (is_error)\n  \
-2  usage error: bad flags, unknown tool, unreadable input\n  \
-3  refused by the policy";
+/// The exit-status table shown after the help, from the one table in `exit`.
+fn exit_status_help() -> String {
+    let mut text = String::from("Exit status:");
+    for status in ExitStatus::ALL {
+        text.push_str(&format!("\n  {}  {}", status.code(), status.meaning()));
+    }
+    text
+}
 
 /// Shells `tinytool completions` can write a script for.
 pub const SHELLS: &[&str] = &["bash", "zsh", "fish"];
 
 /// The whole command line, derived from the registry of every documented tool.
 pub fn command() -> Command {
-    command_for(&tools::documented())
+    command_for(&tools::documented(), true)
 }
 
-fn command_for(registry: &Registry) -> Command {
+/// The command line as documented: [`command`] without its hidden subcommands (the internal
+/// `invalid` tool and, later, the detached supervisors), for completions and man pages.
+pub fn public_command() -> Command {
+    command_for(&tools::documented(), false)
+}
+
+/// The command line over `registry`; hidden subcommands are added only when `hidden` is set
+/// (clap_complete would otherwise offer them).
+fn command_for(registry: &Registry, hidden: bool) -> Command {
     let mut cmd = Command::new("tinytool")
         .version(env!("CARGO_PKG_VERSION"))
         .about(ABOUT)
         .long_about(LONG_ABOUT)
-        .after_help(EXIT_STATUS)
+        .after_help(exit_status_help())
         .subcommand_required(true)
         .arg_required_else_help(true)
         .max_term_width(100)
         .args(global_args());
     for def in registry.all().iter() {
-        cmd = cmd.subcommand(direct::tool_command(def));
+        let sub = direct::tool_command(def);
+        if hidden || !sub.is_hide_set() {
+            cmd = cmd.subcommand(sub);
+        }
     }
     cmd.subcommand(exec::command())
         .subcommand(policy::command())
@@ -79,6 +95,22 @@ fn command_for(registry: &Registry) -> Command {
                         .value_parser(dialects::FORMATS.to_vec())
                         .default_value("json")
                         .help("Shape of each definition"),
+                )
+                .arg(
+                    Arg::new("strict")
+                        .long("strict")
+                        .action(ArgAction::SetTrue)
+                        .help("With --format openai: strict function schemas (every property required, optionals nullable, objects closed)"),
+                ),
+        )
+        .subcommand(
+            Command::new("mcp")
+                .about("Serve every tool over the Model Context Protocol on stdio")
+                .long_about(
+                    "Serve every tool over the Model Context Protocol (JSON-RPC 2.0, one message \
+                     per line on stdin and stdout), through the same registry, policy, events \
+                     and output limits as every other way in. Ends at end of input or with the \
+                     exit tool.",
                 ),
         )
         .subcommand(
@@ -171,9 +203,14 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
             let format = sub
                 .get_one::<String>("format")
                 .map_or("json", String::as_str);
+            let strict = sub.get_flag("strict");
+            if strict && format != "openai" {
+                return usage("--strict applies to --format openai only");
+            }
             let visible = registry.visible(&session);
-            out.json(&dialects::render(&visible, format))
+            out.json(&dialects::render(&visible, format, strict))
         }
+        "mcp" => crate::mcp::serve(&registry, session),
         "exec" => exec::run(&registry, &session, sub, &mut out),
         "policy" => policy::run(&registry, &session, &policy, sub, &mut out),
         "state" => state::run(&session, sub, &mut out),
@@ -240,20 +277,10 @@ fn completions(sub: &ArgMatches, out: &mut Output) -> ExitStatus {
     let shell = sub
         .get_one::<String>("shell")
         .map_or("bash", String::as_str);
-    out.raw(&completion_script(shell))
-}
-
-/// The completion script for `shell` (one of [`SHELLS`]), as committed in `completions/`.
-pub fn completion_script(shell: &str) -> Vec<u8> {
-    use clap_complete::Shell;
-    let shell = match shell {
-        "zsh" => Shell::Zsh,
-        "fish" => Shell::Fish,
-        _ => Shell::Bash,
-    };
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut command(), "tinytool", &mut buf);
-    buf
+    match crate::docs::completion_script(shell) {
+        Some(script) => out.raw(&script),
+        None => usage(&format!("no completion script for the shell {shell}")),
+    }
 }
 
 /// Reports a usage error on standard error.

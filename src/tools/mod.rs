@@ -3,7 +3,10 @@
 //! Adding a tool is one file here plus one line in [`builtin`]: its subcommand, flags,
 //! `exec` dispatch, `tools` listing, man page and completions follow from the definition.
 
+pub mod bash;
 pub mod exit;
+pub mod glob;
+pub mod grep;
 pub mod invalid;
 pub mod notepad;
 pub mod plan;
@@ -56,6 +59,9 @@ pub fn builtin() -> Registry {
 fn always() -> Registry {
     let mut registry = Registry::new();
     registry.register(read::definition());
+    registry.register(bash::definition());
+    registry.register(grep::definition());
+    registry.register(glob::definition());
     registry.register(question::definition());
     registry.register(webfetch::definition());
     registry.register(invalid::definition());
@@ -75,4 +81,165 @@ pub fn documented() -> Registry {
     let mut registry = always();
     registry.register(websearch::definition());
     registry
+}
+
+#[cfg(test)]
+mod tests {
+    //! Invariants every registered tool keeps, checked by looping over the registry (a new
+    //! tool is covered by registering it).
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::registry::{Arguments, ToolCall};
+    use crate::session::Session;
+
+    /// Spec 8.4's categories a tool can be decided as.
+    const CATEGORIES: &[&str] = &[
+        "read",
+        "edit",
+        "shell",
+        "webfetch",
+        "plan_enter",
+        "plan_exit",
+    ];
+    /// The tools that never ask the policy (DESIGN §2).
+    const UNCATEGORIZED: &[&str] = &["notepad", "report_findings", "exit"];
+
+    fn is_snake_case(name: &str) -> bool {
+        name.starts_with(|c: char| c.is_ascii_lowercase())
+            && !name.ends_with('_')
+            && !name.contains("__")
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    }
+
+    #[test]
+    fn names_are_unique_snake_case_and_every_tool_is_described() {
+        let registry = documented();
+        let mut seen = Vec::new();
+        for def in registry.all() {
+            assert!(is_snake_case(def.name), "{}: not snake_case", def.name);
+            assert!(!seen.contains(&def.name), "{}: registered twice", def.name);
+            seen.push(def.name);
+            assert!(!def.summary.trim().is_empty(), "{}: no summary", def.name);
+            assert!(
+                !def.summary.contains('\n'),
+                "{}: the summary is one line",
+                def.name
+            );
+            assert!(
+                !def.description.trim().is_empty(),
+                "{}: no description",
+                def.name
+            );
+            assert!(
+                !def.doc.output.trim().is_empty(),
+                "{}: no doc.output",
+                def.name
+            );
+        }
+    }
+
+    #[test]
+    fn permission_categories_are_the_specs() {
+        for def in documented().all() {
+            if def.permission.is_empty() {
+                assert!(
+                    UNCATEGORIZED.contains(&def.name),
+                    "{}: only {UNCATEGORIZED:?} may have no permission category",
+                    def.name
+                );
+            } else {
+                assert!(
+                    CATEGORIES.contains(&def.permission),
+                    "{}: {:?} is not a category of spec 8.4",
+                    def.name,
+                    def.permission
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn schemas_are_objects_whose_required_names_are_parameters() {
+        for def in documented().all() {
+            let schema = (def.schema)();
+            assert_eq!(schema["type"], "object", "{}", def.name);
+            let properties = schema["properties"].as_object().unwrap();
+            for name in schema["required"].as_array().unwrap() {
+                let name = name.as_str().unwrap();
+                assert!(properties.contains_key(name), "{}: {name}", def.name);
+            }
+            for (name, prop) in properties {
+                assert!(is_snake_case(name), "{}: parameter {name}", def.name);
+                assert!(
+                    prop.get("description")
+                        .and_then(Value::as_str)
+                        .is_some_and(|d| !d.trim().is_empty()),
+                    "{}: parameter {name} has no description",
+                    def.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tools_with_required_parameters_reject_an_empty_call_clearly() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = Session::new("test", tmp.path());
+        let registry = documented();
+        for def in registry.all() {
+            let required: Vec<String> = crate::schema::parameters(&(def.schema)())
+                .into_iter()
+                .filter(|(_, required)| *required)
+                .map(|(name, _)| name)
+                .collect();
+            if required.is_empty() {
+                continue;
+            }
+            let result = registry.execute(
+                &session,
+                ToolCall {
+                    id: None,
+                    name: def.name.to_string(),
+                    arguments: Arguments::Value(json!({})),
+                },
+            );
+            assert!(result.is_error, "{}: accepted {{}}", def.name);
+            assert_eq!(result.status, crate::exit::ExitStatus::ToolError);
+            for name in &required {
+                assert!(
+                    result
+                        .output
+                        .contains(&format!("missing required parameter `{name}`")),
+                    "{}: the error does not name `{name}`: {}",
+                    def.name,
+                    result.output
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn no_parameter_flag_collides_with_an_option() {
+        let cmd = crate::cli::command();
+        let mut taken: Vec<String> = cmd
+            .get_arguments()
+            .filter_map(|arg| arg.get_long().map(str::to_string))
+            .collect();
+        // Every tool subcommand has these too.
+        taken.extend(["help", "version", "stdin"].map(String::from));
+        for def in documented().all() {
+            for (name, _) in crate::schema::parameters(&(def.schema)()) {
+                let flag = crate::cli::flag_name(&name);
+                assert!(
+                    !taken.contains(&flag),
+                    "{}: parameter {name} would be --{flag}, which is an option already",
+                    def.name
+                );
+            }
+        }
+    }
 }

@@ -2,8 +2,8 @@
 //!
 //! A command-line program has nobody in the conversation, so the answer comes from, in
 //! order: the answers file (`--answers FILE` / `TINYTOOL_ANSWERS`: a JSON list, used in
-//! order per session, the count used stored in the session state), the controlling
-//! terminal (options numbered), or nowhere — then the call fails and says how to supply an
+//! order per session, the count used stored in the session state), the MCP client through
+//! elicitation (when it offers it), the controlling terminal (options numbered), or nowhere — then the call fails and says how to supply an
 //! answer. `question.asked` is published before asking.
 
 use std::io::{BufRead, BufReader, Write};
@@ -91,6 +91,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     if let Some(path) = &ctx.session.answers {
         match answer_from_file(ctx, path)? {
             Ok(Some(answer)) => return Ok(answered(answer, "answers file")),
+            Ok(None) => {}
+            Err(message) => return Ok(ToolOutput::error(message)),
+        }
+    }
+    if let Some(asker) = &ctx.session.asker {
+        match asker.ask(&args.question, &args.options) {
+            Ok(Some(answer)) => return Ok(answered(answer, "client")),
             Ok(None) => {}
             Err(message) => return Ok(ToolOutput::error(message)),
         }

@@ -5,11 +5,18 @@
 mod httpd;
 mod util;
 
+mod bash;
 mod cli;
+mod docs;
 mod exec;
+mod glob;
+mod grep;
+mod mcp;
 mod policy;
 mod policy_tooling;
 mod read;
+mod robust;
+mod search_tree;
 mod session_tools;
 mod webfetch;
 mod websearch;

@@ -230,16 +230,8 @@ fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
         if depth >= MAX_DEPTH {
             return false;
         }
-        if let html2text::Element { name, attrs, .. } = &node.data {
-            if let (Some(base), Some(attr)) = (base, link_attribute(name.local.as_ref())) {
-                for a in attrs.borrow_mut().iter_mut() {
-                    if a.name.local.as_ref() == attr
-                        && let Some(absolute) = absolute(base, &a.value)
-                    {
-                        a.value = absolute.into();
-                    }
-                }
-            }
+        if let (Some(base), html2text::Element { name, attrs, .. }) = (base, &node.data) {
+            absolutize(name.local.as_ref(), attrs, base);
         }
         node.children
             .borrow_mut()
@@ -252,6 +244,20 @@ fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
         }
     }
     true
+}
+
+/// Makes the link or image address of an element absolute against `base`.
+fn absolutize(element: &str, attrs: &RefCell<Vec<html5ever::Attribute>>, base: &Url) {
+    let Some(attr) = link_attribute(element) else {
+        return;
+    };
+    for a in attrs.borrow_mut().iter_mut() {
+        if a.name.local.as_ref() == attr
+            && let Some(absolute) = absolute(base, &a.value)
+        {
+            a.value = absolute.into();
+        }
+    }
 }
 
 /// The attribute of an element that holds an address to make absolute.
@@ -270,15 +276,7 @@ fn prune(root: &Handle, drop: &[&str], base: Option<&Url>) {
     let mut stack: Vec<(Handle, usize)> = vec![(Rc::clone(root), 0)];
     while let Some((node, depth)) = stack.pop() {
         if let (Some(base), NodeData::Element { name, attrs, .. }) = (base, &node.data) {
-            if let Some(attr) = link_attribute(name.local.as_ref()) {
-                for a in attrs.borrow_mut().iter_mut() {
-                    if a.name.local.as_ref() == attr
-                        && let Some(absolute) = absolute(base, &a.value)
-                    {
-                        a.value = absolute.into();
-                    }
-                }
-            }
+            absolutize(name.local.as_ref(), attrs, base);
         }
         if !drop.is_empty() {
             node.children

@@ -1,0 +1,319 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_tinytool_global_optspecs
+    string join \n dir= session= policy= state= events= answers= text h/help V/version
+end
+
+function __fish_tinytool_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_tinytool_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_tinytool_using_subcommand
+    set -l cmd (__fish_tinytool_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c tinytool -n "__fish_tinytool_needs_command" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_needs_command" -s V -l version -d 'Print version'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "read" -d 'Read a file\'s lines, numbered'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "bash" -d 'Run a shell command'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "grep" -d 'Search file contents with a regular expression'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "glob" -d 'Find files by name with a glob pattern'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "question" -d 'Ask the user a question'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "webfetch" -d 'Fetch a URL as text, Markdown or HTML'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "todowrite" -d 'Replace the session\'s todo list'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "report_findings" -d 'Record review findings for the session'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "notepad" -d 'Keep notes for the session'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "plan_enter" -d 'Switch the session into plan mode'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "plan_exit" -d 'Switch the session back to build mode'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "exit" -d 'End the session\'s tool loop'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "skill" -d 'Run a skill by name'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "websearch" -d 'Search the web (Exa API)'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "exec" -d 'Run tool calls given as JSON on standard input'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "policy" -d 'Explain the policy\'s decisions'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "state" -d 'Print the session\'s stored state as JSON'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "tools" -d 'Print the tool definitions as one JSON array'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol on stdio'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l file-path -d 'Path of the file to read: absolute, or relative to the working directory. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l offset -d '0-based index of the first line to show (default 0).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l limit -d 'Maximum number of lines to show (default 2000).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l command -d 'The shell command to run (sh -c, in the working directory). [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l timeout -d 'Timeout in milliseconds (default 120000, at most 600000; 0 or less means the default).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l description -d 'What the command does, in a few words (for logs; no effect).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l pattern -d 'Regular expression to search for (Rust regex syntax). [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l path -d 'Directory to search, or a single file (default: the working directory).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include -d 'Only search files whose base name or relative path matches this glob, e.g. `*.rs` or `*.{ts,tsx}`.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l max-count -d 'Maximum number of matching lines to return (default 500).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l pattern -d 'Glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}` (supports `**`). [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l path -d 'Directory to search in (default: the working directory).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l question -d 'The question to ask. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l options -d 'Choices to offer (optional).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l url -d 'The URL to fetch (http or https). [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l method -d 'HTTP method (default GET).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l headers -d 'Additional request headers, name to value. Credential headers (Authorization, Cookie, X-Api-Key, ...) are not sent.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l body -d 'Request body, sent when not empty.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l format -d 'How to return an HTML page: text (default), markdown, or html (raw).' -r -f -a "text\t''
+markdown\t''
+html\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l todos -d 'The complete todo list, in order. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l findings -d 'The findings (at most 50). [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l level -d 'Effort level of the review (optional).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l action -d 'What to do. [required]' -r -f -a "read\t''
+write\t''
+list\t''
+delete\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l key -d 'The note\'s key (read, write, delete).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l content -d 'The note\'s text (write).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l reason -d 'Why the work ends (default "task complete").' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l name -d 'The skill\'s name. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l arguments -d 'Space-separated arguments ($1, $2, ..., $ARGUMENTS).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l query -d 'The search query. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l num-results -d 'Number of results (default 8).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l jsonl -d 'Read one call per line until end of input (or the exit tool), answering each'
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -s h -l help -d 'Print help'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "check" -d 'Check policy files for rules that would not do what they say'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "explain" -d 'Show the decision on a tool call without running it'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l json -d 'Print the findings as a JSON array'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l json -d 'Print the decision as JSON'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check policy files for rules that would not do what they say'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "explain" -d 'Show the decision on a tool call without running it'
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -s h -l help -d 'Print help'
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l format -d 'Shape of each definition' -r -f -a "openai\t''
+anthropic\t''
+gemini\t''
+mcp\t''
+json\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l strict -d 'With --format openai: strict function schemas (every property required, optionals nullable, objects closed)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "read" -d 'Read a file\'s lines, numbered'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "bash" -d 'Run a shell command'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "grep" -d 'Search file contents with a regular expression'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "glob" -d 'Find files by name with a glob pattern'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "question" -d 'Ask the user a question'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "webfetch" -d 'Fetch a URL as text, Markdown or HTML'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "todowrite" -d 'Replace the session\'s todo list'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "report_findings" -d 'Record review findings for the session'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "notepad" -d 'Keep notes for the session'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "plan_enter" -d 'Switch the session into plan mode'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "plan_exit" -d 'Switch the session back to build mode'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "exit" -d 'End the session\'s tool loop'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "skill" -d 'Run a skill by name'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "websearch" -d 'Search the web (Exa API)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "exec" -d 'Run tool calls given as JSON on standard input'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "policy" -d 'Explain the policy\'s decisions'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "state" -d 'Print the session\'s stored state as JSON'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "tools" -d 'Print the tool definitions as one JSON array'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol on stdio'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question webfetch todowrite report_findings notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Check policy files for rules that would not do what they say'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "explain" -d 'Show the decision on a tool call without running it'

@@ -1,0 +1,514 @@
+//! Word expansion as far as it can be known without running anything.
+//!
+//! Variables assigned earlier in the same command line (`X=rm; $X -rf /`) and `for` loop
+//! variables have their values; an unknown variable keeps its text (`$HOME/.env` still
+//! names `.env`) unless it has a default (`${RM:-rm}` is `rm`). Unquoted values are split
+//! into fields. A command substitution's code is collected for judging, and the output of
+//! the few that can be known (`$(echo rm)`, `$(which rm)`, `$(printf …)`) is used in
+//! place. Unquoted braces expand (`.e{n,}v` is `.env` and `.ev`). Globs are kept as text
+//! with a flag, for the secret-file rules to match.
+
+use std::collections::HashMap;
+
+use super::lex::{self, Part, Token, Word};
+use super::parse::{self, Item};
+
+/// Variables known from the command line itself.
+pub type Vars = HashMap<String, String>;
+
+/// The variables every shell starts with that obfuscations use (`rm${IFS}-rf`).
+pub fn initial_vars() -> Vars {
+    let mut vars = Vars::new();
+    vars.insert("IFS".to_string(), " ".to_string());
+    vars
+}
+
+/// One expanded field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arg {
+    /// The text after expansion and quote removal.
+    pub text: String,
+    /// Whether it holds an unquoted glob character (`*`, `?`, `[`).
+    pub glob: bool,
+}
+
+/// The most fields one word may expand to (brace expansion can multiply).
+const MAX_FIELDS: usize = 64;
+/// How deep static evaluation of nested substitutions goes.
+const MAX_EVAL_DEPTH: usize = 4;
+
+type Field = Vec<(char, bool)>;
+
+/// Expands a word into fields, collecting the code of its command substitutions.
+pub fn expand(word: &Word, vars: &Vars, subs: &mut Vec<String>) -> Vec<Arg> {
+    expand_at(word, vars, subs, 0)
+}
+
+fn expand_at(word: &Word, vars: &Vars, subs: &mut Vec<String>, depth: usize) -> Vec<Arg> {
+    let mut fields: Vec<Field> = vec![Vec::new()];
+    let mut produced = false;
+    for part in &word.parts {
+        match part {
+            Part::Lit { text, quoted } => {
+                produced |= *quoted || !text.is_empty();
+                push(&mut fields, text, *quoted);
+            }
+            Part::Var {
+                name,
+                default,
+                quoted,
+            } => {
+                let value = vars.get(name).cloned().or_else(|| {
+                    default
+                        .as_ref()
+                        .map(|d| expand_text(d, vars, subs, depth + 1))
+                });
+                match value {
+                    Some(value) => {
+                        produced |= *quoted || !value.trim().is_empty();
+                        insert_value(&mut fields, &value, *quoted);
+                    }
+                    None => {
+                        produced = true;
+                        let raw = if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                            format!("${name}")
+                        } else {
+                            format!("${{{name}}}")
+                        };
+                        push(&mut fields, &raw, true);
+                    }
+                }
+            }
+            Part::Sub { code, quoted } => {
+                subs.push(code.clone());
+                produced = true;
+                match static_output(code, vars, depth) {
+                    Some(value) => insert_value(&mut fields, &value, *quoted),
+                    None => push(&mut fields, "$(…)", true),
+                }
+            }
+            Part::Arith => {
+                produced = true;
+                push(&mut fields, "$((…))", true);
+            }
+        }
+    }
+    if !produced {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for field in fields {
+        for expanded in braces(&field, 0) {
+            if out.len() >= MAX_FIELDS {
+                break;
+            }
+            out.push(Arg {
+                text: expanded.iter().map(|(c, _)| *c).collect(),
+                glob: expanded
+                    .iter()
+                    .any(|(c, quoted)| !quoted && matches!(c, '*' | '?' | '[')),
+            });
+        }
+    }
+    out
+}
+
+/// Expands raw word text (a `${X:-default}` default) into one string.
+fn expand_text(raw: &str, vars: &Vars, subs: &mut Vec<String>, depth: usize) -> String {
+    let mut texts = Vec::new();
+    for token in lex::lex(raw).tokens {
+        if let Token::Word(word) = token {
+            texts.extend(
+                expand_at(&word, vars, subs, depth)
+                    .into_iter()
+                    .map(|a| a.text),
+            );
+        }
+    }
+    texts.join(" ")
+}
+
+fn push(fields: &mut [Field], text: &str, quoted: bool) {
+    if let Some(last) = fields.last_mut() {
+        last.extend(text.chars().map(|c| (c, quoted)));
+    }
+}
+
+/// Inserts an expansion's value: quoted as is, unquoted split into fields at blanks.
+/// Expanded text is never brace-expanded again, so it is marked quoted, except that glob
+/// characters in an unquoted value still glob.
+fn insert_value(fields: &mut Vec<Field>, value: &str, quoted: bool) {
+    if quoted {
+        push(fields, value, true);
+        return;
+    }
+    let starts_blank = value.starts_with(char::is_whitespace);
+    let ends_blank = value.ends_with(char::is_whitespace);
+    let pieces: Vec<&str> = value.split_whitespace().collect();
+    if starts_blank && fields.last().is_some_and(|f| !f.is_empty()) {
+        fields.push(Vec::new());
+    }
+    for (k, piece) in pieces.iter().enumerate() {
+        if k > 0 {
+            fields.push(Vec::new());
+        }
+        if let Some(last) = fields.last_mut() {
+            last.extend(piece.chars().map(|c| (c, !matches!(c, '*' | '?' | '['))));
+        }
+    }
+    if ends_blank && !pieces.is_empty() {
+        fields.push(Vec::new());
+    }
+}
+
+/// Brace expansion of one field: `a{b,c}d` → `abd`, `acd` (unquoted braces only).
+fn braces(field: &Field, depth: usize) -> Vec<Field> {
+    if depth > 8 {
+        return vec![field.clone()];
+    }
+    let Some((open, close, commas)) = find_brace(field) else {
+        return vec![field.clone()];
+    };
+    let prefix = &field[..open];
+    let suffix = &field[close + 1..];
+    let mut bounds = vec![open];
+    bounds.extend(commas);
+    bounds.push(close);
+    let mut out = Vec::new();
+    for pair in bounds.windows(2) {
+        let mut expanded: Field = prefix.to_vec();
+        expanded.extend_from_slice(&field[pair[0] + 1..pair[1]]);
+        expanded.extend_from_slice(suffix);
+        out.extend(braces(&expanded, depth + 1));
+        if out.len() >= MAX_FIELDS {
+            break;
+        }
+    }
+    out
+}
+
+/// The first unquoted `{…}` with a top-level comma: positions of `{`, `}` and the commas.
+fn find_brace(field: &Field) -> Option<(usize, usize, Vec<usize>)> {
+    for (start, (c, quoted)) in field.iter().enumerate() {
+        if *c != '{' || *quoted || (start > 0 && field[start - 1] == ('$', false)) {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        for (k, (c, quoted)) in field.iter().enumerate().skip(start + 1) {
+            if *quoted {
+                continue;
+            }
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    if commas.is_empty() {
+                        break;
+                    }
+                    return Some((start, k, commas));
+                }
+                '}' => depth -= 1,
+                ',' if depth == 0 => commas.push(k),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// The output of a substitution whose result is known without running anything: a
+/// pipeline of commands whose output [`printed`] knows (`$(echo rm)`, `$(which rm)`,
+/// `$(echo cm0= | base64 -d)`), with trailing newlines removed as the shell does.
+fn static_output(code: &str, vars: &Vars, depth: usize) -> Option<String> {
+    if depth >= MAX_EVAL_DEPTH {
+        return None;
+    }
+    let lexed = lex::lex(code);
+    let items = parse::parse(&lexed);
+    let mut feed: Option<Feed> = None;
+    for (k, item) in items.iter().enumerate() {
+        let Item::Simple(simple) = item else {
+            return None;
+        };
+        if k > 0 && !simple.piped {
+            return None;
+        }
+        let mut input = feed.take();
+        for redir in &simple.redirs {
+            let doc = redir.heredoc.and_then(|i| lexed.heredocs.get(i));
+            match (redir.op, doc) {
+                (lex::RedirOp::HereDoc, Some(doc)) => input = Some(Feed::Text(doc.body.clone())),
+                (lex::RedirOp::HereString, _) => {
+                    let mut ignored = Vec::new();
+                    let text: Vec<String> = expand_at(&redir.target, vars, &mut ignored, depth + 1)
+                        .into_iter()
+                        .map(|a| a.text)
+                        .collect();
+                    input = Some(Feed::Text(format!("{}\n", text.join(" "))));
+                }
+                _ => return None,
+            }
+        }
+        let mut ignored = Vec::new();
+        let args: Vec<String> = simple
+            .words
+            .iter()
+            .flat_map(|w| expand_at(w, vars, &mut ignored, depth + 1))
+            .map(|a| a.text)
+            .collect();
+        feed = printed(&args, input.as_ref());
+    }
+    match feed {
+        Some(Feed::Text(text)) => Some(text.trim_end_matches('\n').to_string()),
+        _ => None,
+    }
+}
+
+/// What a command writes to its standard output, as far as it is known without running
+/// it: for a pipe into an interpreter, and for command substitutions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Feed {
+    /// Known text (`echo`, `printf`, `cat <<EOF`, `base64 -d` of known text).
+    Text(String),
+    /// Unknown output of a command with these arguments: the only text there is, judged as
+    /// code when piped into an interpreter (`awk '{print "rm -rf " $1}' | sh`).
+    Args(Vec<String>),
+}
+
+/// What `argv` prints given its standard input `input` (here-documents included).
+pub fn printed(argv: &[String], input: Option<&Feed>) -> Option<Feed> {
+    let (name, args) = argv.split_first()?;
+    let input_text = match input {
+        Some(Feed::Text(text)) => Some(text.as_str()),
+        _ => None,
+    };
+    let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    match super::args::command_name(name) {
+        "echo" => {
+            let mut escapes = false;
+            let mut newline = true;
+            let words: Vec<&str> = args
+                .iter()
+                .map(String::as_str)
+                .skip_while(|a| {
+                    let flag = a.len() > 1
+                        && a.starts_with('-')
+                        && a[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'));
+                    escapes |= flag && a.contains('e');
+                    newline &= !(flag && a.contains('n'));
+                    flag
+                })
+                .collect();
+            let mut text = words.join(" ");
+            if escapes {
+                text = unescape(&text);
+            }
+            if newline {
+                text.push('\n');
+            }
+            Some(Feed::Text(text))
+        }
+        "printf" => {
+            let (format, values) = args.split_first()?;
+            Some(Feed::Text(printf(format, values)))
+        }
+        "which" | "type" => operands.first().map(|o| Feed::Text(format!("{o}\n"))),
+        "command" if args.iter().any(|a| a == "-v" || a == "-V") => {
+            operands.first().map(|o| Feed::Text(format!("{o}\n")))
+        }
+        "cat" | "tee" if operands.is_empty() => input.cloned(),
+        "cat" | "tee" => None,
+        "base64" | "b64"
+            if operands.is_empty()
+                && args
+                    .iter()
+                    .any(|a| matches!(a.as_str(), "-d" | "--decode" | "-D")) =>
+        {
+            let text = input_text?;
+            let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            use base64::Engine;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(compact.as_bytes())
+                .or_else(|_| {
+                    base64::engine::general_purpose::STANDARD_NO_PAD
+                        .decode(compact.trim_end_matches('=').as_bytes())
+                })
+                .ok()?;
+            String::from_utf8(bytes).ok().map(Feed::Text)
+        }
+        "rev" if operands.is_empty() => {
+            let text = input_text?;
+            let reversed: Vec<String> = text.lines().map(|l| l.chars().rev().collect()).collect();
+            Some(Feed::Text(format!("{}\n", reversed.join("\n"))))
+        }
+        _ => Some(Feed::Args(args.to_vec())),
+    }
+}
+
+/// A sketch of `printf`: escapes decoded, `%s`/`%b`/`%d` replaced by the arguments in
+/// turn, `%%` a percent sign.
+pub fn printf(format: &str, values: &[String]) -> String {
+    let format = unescape(format);
+    let mut out = String::new();
+    let mut values = values.iter().peekable();
+    // The format is reused while arguments remain, as printf does.
+    for _ in 0..64 {
+        let before = values.len();
+        printf_once(&format, &mut values, &mut out);
+        if values.peek().is_none() || values.len() == before {
+            break;
+        }
+    }
+    out
+}
+
+fn printf_once<'a>(
+    format: &str,
+    values: &mut std::iter::Peekable<std::slice::Iter<'a, String>>,
+    out: &mut String,
+) {
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        // Skip flags, width and precision.
+        while chars
+            .peek()
+            .is_some_and(|c| c.is_ascii_digit() || "-+ #.".contains(*c))
+        {
+            chars.next();
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('b') => out.push_str(&unescape(values.next().map_or("", |v| v.as_str()))),
+            Some(_) => out.push_str(values.next().map_or("", |v| v.as_str())),
+            None => out.push('%'),
+        }
+    }
+}
+
+/// Decodes `echo -e`/`printf` escapes: `\n`, `\t`, `\\`, `\xHH`, `\0NNN`.
+pub fn unescape(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            Some('x') => {
+                let mut value = 0u32;
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(16)) {
+                        Some(d) => {
+                            value = value * 16 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+            }
+            Some('0') => {
+                let mut value = 0u32;
+                for _ in 0..3 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            value = value * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(src: &str, vars: &Vars) -> Vec<String> {
+        let mut subs = Vec::new();
+        lex::lex(src)
+            .tokens
+            .iter()
+            .filter_map(|t| match t {
+                Token::Word(w) => Some(w),
+                _ => None,
+            })
+            .flat_map(|w| expand(w, vars, &mut subs))
+            .map(|a| a.text)
+            .collect()
+    }
+
+    #[test]
+    fn known_variables_expand_and_split() {
+        let mut vars = Vars::new();
+        vars.insert("X".into(), "rm -rf".into());
+        assert_eq!(texts("$X /tmp", &vars), ["rm", "-rf", "/tmp"]);
+        assert_eq!(texts("\"$X\"", &vars), ["rm -rf"]);
+        assert_eq!(texts("$HOME/.env", &vars), ["$HOME/.env"]);
+        assert_eq!(texts("${RM:-rm} -r", &vars), ["rm", "-r"]);
+    }
+
+    #[test]
+    fn known_substitutions_are_evaluated() {
+        let vars = Vars::new();
+        assert_eq!(texts("$(echo rm) -rf", &vars), ["rm", "-rf"]);
+        assert_eq!(texts("`which rm` -rf", &vars), ["rm", "-rf"]);
+        assert_eq!(texts("$(printf '%s' r m)", &vars), ["rm"]);
+        assert_eq!(texts("$(date)", &vars), ["$(…)"]);
+    }
+
+    #[test]
+    fn braces_expand_only_unquoted() {
+        let vars = Vars::new();
+        assert_eq!(texts(".e{n,}v", &vars), [".env", ".ev"]);
+        assert_eq!(texts("'{a,b}'", &vars), ["{a,b}"]);
+        assert_eq!(texts("{}", &vars), ["{}"]);
+        assert_eq!(texts("${X}", &vars), ["$X"]);
+    }
+
+    #[test]
+    fn globs_are_flagged_when_unquoted() {
+        let mut subs = Vec::new();
+        let vars = Vars::new();
+        let lexed = lex::lex(".env* '*.key'");
+        let args: Vec<Arg> = lexed
+            .tokens
+            .iter()
+            .filter_map(|t| match t {
+                Token::Word(w) => Some(expand(w, &vars, &mut subs)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert!(args[0].glob);
+        assert!(!args[1].glob);
+    }
+
+    #[test]
+    fn printf_and_escapes() {
+        assert_eq!(
+            printf("%s -rf %s\\n", &["rm".into(), "/".into()]),
+            "rm -rf /\n"
+        );
+        assert_eq!(unescape("a\\x41\\0102"), "aAB");
+    }
+}

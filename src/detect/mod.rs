@@ -1,0 +1,523 @@
+//! The shell-command detectors behind the `destructive-shell` and `secret-shell`
+//! permissions (spec 8.3, 8.4; DESIGN §4), shared by `bash`, `monitor` and
+//! `policy explain`. Nothing is run: a command is lexed ([`lex`]), split into its simple
+//! commands ([`parse`]), its words expanded as far as can be known, and each command
+//! judged as the shell would run it.
+//!
+//! **Parse, not grep.** Lists, pipelines, subshells, compound commands, `$(…)` and
+//! backticks are split into simple commands; a command line is destructive when any of
+//! them is. Text that is only printed, searched or stored (`echo`, `grep` patterns,
+//! `git commit -m`, comments) is data and never matches a rule; text handed to something
+//! that runs it (`sh -c`, `eval`, `python -c`, `find -exec`, `xargs`, `ssh host CMD`,
+//! `docker exec`, a pipe or here-document into `sh`/`psql`, …) is code, judged as if typed
+//! ([`runs`]). Wrappers (`sudo`, `env`, `nice`, `timeout`, …), absolute paths, quotes
+//! inside the command word and a leading backslash never hide the command.
+//!
+//! **Secret files** are judged on the file name of every path a word could name, in any
+//! command, including here-strings, redirections and code handed on ([`secret`]); a path
+//! inside `.tinytool/` or tinytool's user config directory needs `secret-shell` too.
+//!
+//! Each [`Finding`] carries a reason (`destructive: git push --force origin main`,
+//! `secret file: .env`) for `policy explain` and refusals.
+
+pub mod args;
+pub mod destructive;
+pub mod expand;
+pub mod lex;
+pub mod parse;
+pub mod runs;
+pub mod script;
+pub mod secret;
+pub mod sql;
+
+use std::path::{Path, PathBuf};
+
+use expand::{Arg, Feed, Vars};
+use lex::{Lexed, RedirOp};
+use parse::{Item, Simple};
+use runs::{Inner, Lang};
+
+/// Which permission a finding calls for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `destructive-shell`.
+    Destructive,
+    /// `secret-shell`.
+    Secret,
+}
+
+impl Kind {
+    /// The permission category (spec 8.4).
+    pub fn permission(self) -> &'static str {
+        match self {
+            Kind::Destructive => "destructive-shell",
+            Kind::Secret => "secret-shell",
+        }
+    }
+}
+
+/// One thing found in a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The permission it calls for.
+    pub kind: Kind,
+    /// Why: `destructive: rm -rf build`, `secret file: .env`, `protected path: .tinytool/x`.
+    pub reason: String,
+}
+
+/// Where relative paths resolve and which places are protected: the inputs of [`judge`]
+/// besides the command. Nothing else of the session is needed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Places {
+    /// The working directory (`--dir`).
+    pub dir: PathBuf,
+    /// The home directory, for `~` and `$HOME`.
+    pub home: Option<PathBuf>,
+    /// tinytool's user config directory (`$XDG_CONFIG_HOME/tinytool`).
+    pub config_dir: Option<PathBuf>,
+}
+
+impl Places {
+    /// The places of a session in `dir`, from the environment (`HOME`, `XDG_CONFIG_HOME`).
+    pub fn for_dir(dir: &Path) -> Places {
+        Places {
+            dir: dir.to_path_buf(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from),
+            config_dir: crate::config::user_config_dir(),
+        }
+    }
+
+    /// Fixed places (`/project`, `/home/user`, `/home/user/.config/tinytool`), for tests
+    /// and tables that must not depend on the environment.
+    pub fn fixed() -> Places {
+        Places {
+            dir: PathBuf::from("/project"),
+            home: Some(PathBuf::from("/home/user")),
+            config_dir: Some(PathBuf::from("/home/user/.config/tinytool")),
+        }
+    }
+}
+
+/// Judges a command line without running anything: every finding, secrets first, each
+/// reason once.
+pub fn judge(command: &str, places: &Places) -> Vec<Finding> {
+    let mut judge = Judge {
+        places,
+        findings: Vec::new(),
+        depth: 0,
+        work: 0,
+        files: std::collections::HashMap::new(),
+    };
+    judge.shell(command, &mut expand::initial_vars());
+    let mut findings = judge.findings;
+    findings.sort_by_key(|f| f.kind != Kind::Secret);
+    findings
+}
+
+/// The reasons of one kind joined with `; ` (for an access's reason), if any.
+pub fn reason(findings: &[Finding], kind: Kind) -> Option<String> {
+    let reasons: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.kind == kind)
+        .map(|f| f.reason.as_str())
+        .collect();
+    if reasons.is_empty() {
+        None
+    } else {
+        Some(reasons.join("; "))
+    }
+}
+
+/// How deep code inside code is followed (`sh -c "ssh h 'bash -c …'"`).
+const MAX_DEPTH: usize = 16;
+/// A bound on the work for one command line, against inputs built to explode.
+const MAX_WORK: usize = 20_000;
+/// The most findings kept.
+const MAX_FINDINGS: usize = 16;
+
+struct Judge<'a> {
+    places: &'a Places,
+    findings: Vec<Finding>,
+    depth: usize,
+    work: usize,
+    /// Files this command line writes with known text (`echo 'rm -rf x' > a.sh`), so that
+    /// running them later in the line (`sh a.sh`) is judged.
+    files: std::collections::HashMap<String, String>,
+}
+
+impl Judge<'_> {
+    fn add(&mut self, kind: Kind, reason: String) {
+        if self.findings.len() < MAX_FINDINGS
+            && !self
+                .findings
+                .iter()
+                .any(|f| f.kind == kind && f.reason == reason)
+        {
+            self.findings.push(Finding { kind, reason });
+        }
+    }
+
+    fn destructive(&mut self, what: String) {
+        self.add(Kind::Destructive, format!("destructive: {what}"));
+    }
+
+    /// Enters one level of nesting; false when too deep or too much work was done.
+    fn enter(&mut self) -> bool {
+        self.work += 1;
+        if self.depth >= MAX_DEPTH || self.work > MAX_WORK {
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Judges shell code.
+    fn shell(&mut self, code: &str, vars: &mut Vars) {
+        if !self.enter() {
+            return;
+        }
+        let lexed = lex::lex(code);
+        let items = parse::parse(&lexed);
+        let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut previous: Option<Feed> = None;
+        for item in &items {
+            match item {
+                Item::Loop { var, items } => {
+                    let mut subs = Vec::new();
+                    let values: Vec<Arg> = items
+                        .iter()
+                        .flat_map(|w| expand::expand(w, vars, &mut subs))
+                        .collect();
+                    for arg in &values {
+                        self.path(arg);
+                    }
+                    for sub in subs {
+                        self.shell(&sub, &mut vars.clone());
+                    }
+                    if let Some(first) = values.first() {
+                        vars.insert(var.clone(), first.text.clone());
+                    }
+                }
+                Item::Function { name } => {
+                    // A function that pipes into itself in the background: a fork bomb.
+                    if !name.is_empty() && compact.contains(&format!("{name}|{name}&")) {
+                        self.destructive(format!("fork bomb {name}()"));
+                    }
+                }
+                Item::Simple(simple) => {
+                    let input = if simple.piped { previous.take() } else { None };
+                    previous = self.simple(simple, &lexed, vars, input);
+                }
+            }
+        }
+        self.leave();
+    }
+
+    /// Judges one simple command; returns what it prints, as far as known.
+    fn simple(
+        &mut self,
+        simple: &Simple,
+        lexed: &Lexed,
+        vars: &mut Vars,
+        mut input: Option<Feed>,
+    ) -> Option<Feed> {
+        let mut subs = Vec::new();
+        let mut assigned = Vec::new();
+        for (name, value) in &simple.assigns {
+            let args = expand::expand(value, vars, &mut subs);
+            for arg in &args {
+                self.path(arg);
+            }
+            let text = args
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assigned.push((name.clone(), text));
+        }
+        let argv: Vec<Arg> = simple
+            .words
+            .iter()
+            .flat_map(|w| expand::expand(w, vars, &mut subs))
+            .collect();
+        let filter = query_filter(&argv);
+        for (k, arg) in argv.iter().enumerate() {
+            if Some(k) != filter {
+                self.path(arg);
+            }
+        }
+        if argv.is_empty() {
+            vars.extend(assigned);
+        } else if matches!(
+            argv[0].text.as_str(),
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        ) {
+            for arg in &argv[1..] {
+                if let Some((name, value)) = arg.text.split_once('=')
+                    && runs::is_assignment(&arg.text)
+                {
+                    vars.insert(name.to_string(), value.to_string());
+                }
+            }
+        }
+        let mut own_text: Option<String> = None;
+        for redir in &simple.redirs {
+            match redir.op {
+                RedirOp::HereDoc => {
+                    let Some(doc) = redir.heredoc.and_then(|k| lexed.heredocs.get(k)) else {
+                        continue;
+                    };
+                    if !doc.quoted {
+                        // An unquoted body is expanded: its substitutions run.
+                        for part in lex::double_quoted_parts(&doc.body) {
+                            if let lex::Part::Sub { code, .. } = part {
+                                subs.push(code);
+                            }
+                        }
+                    }
+                    own_text = Some(doc.body.clone());
+                }
+                RedirOp::HereString => {
+                    let args = expand::expand(&redir.target, vars, &mut subs);
+                    for arg in &args {
+                        self.path(arg);
+                    }
+                    let text = args
+                        .iter()
+                        .map(|a| a.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    own_text = Some(format!("{text}\n"));
+                }
+                op => {
+                    let targets = expand::expand(&redir.target, vars, &mut subs);
+                    for target in &targets {
+                        self.path(target);
+                        if op.writes() {
+                            self.redirect_target(&target.text);
+                        }
+                    }
+                    if op == RedirOp::In {
+                        input = None;
+                    }
+                }
+            }
+        }
+        if let Some(text) = &own_text {
+            input = Some(Feed::Text(text.clone()));
+        }
+        for sub in subs {
+            self.shell(&sub, &mut vars.clone());
+        }
+        let texts: Vec<String> = argv.into_iter().map(|a| a.text).collect();
+        self.command(&texts, input.as_ref());
+        let output = expand::printed(&texts, input.as_ref());
+        self.remember_files(simple, vars, &texts, input.as_ref(), output.as_ref());
+        output
+    }
+
+    /// Records files written with known text: stdout redirections and `tee` operands.
+    fn remember_files(
+        &mut self,
+        simple: &Simple,
+        vars: &Vars,
+        argv: &[String],
+        input: Option<&Feed>,
+        output: Option<&Feed>,
+    ) {
+        if let Some(Feed::Text(text)) = output {
+            for redir in &simple.redirs {
+                let to_stdout = matches!(redir.fd, None | Some(1));
+                let (truncate, append) = (
+                    matches!(redir.op, RedirOp::Out | RedirOp::OutAll),
+                    redir.op == RedirOp::Append,
+                );
+                if !(to_stdout && (truncate || append)) {
+                    continue;
+                }
+                let mut ignored = Vec::new();
+                for target in expand::expand(&redir.target, vars, &mut ignored) {
+                    let entry = self.files.entry(file_key(&target.text)).or_default();
+                    if truncate {
+                        entry.clear();
+                    }
+                    entry.push_str(text);
+                }
+            }
+        }
+        if let (Some(name), Some(Feed::Text(text))) = (argv.first(), input)
+            && args::command_name(name) == "tee"
+        {
+            let append = argv.iter().any(|a| a == "-a" || a == "--append");
+            for file in argv[1..].iter().filter(|a| !a.starts_with('-')) {
+                let entry = self.files.entry(file_key(file)).or_default();
+                if !append {
+                    entry.clear();
+                }
+                entry.push_str(text);
+            }
+        }
+    }
+
+    /// A write redirection onto a raw disk, an account file or a kernel setting.
+    fn redirect_target(&mut self, target: &str) {
+        if destructive::is_raw_disk(target) {
+            self.destructive(format!("write to {target}"));
+        } else if let Some(what) = destructive::system_write(target) {
+            self.destructive(format!("{what}: write to {target}"));
+        }
+    }
+
+    /// Judges a command's argument vector and whatever it runs in turn.
+    fn command(&mut self, argv: &[String], input: Option<&Feed>) {
+        if argv.is_empty() || !self.enter() {
+            return;
+        }
+        if let Some(what) = destructive::check(argv) {
+            self.destructive(what);
+        }
+        // Running a file written earlier in the line (`./a.sh`).
+        if let Some(text) = self.files.get(&file_key(&argv[0])).cloned() {
+            let lang =
+                if text.starts_with("#!") && !text.lines().next().unwrap_or("").contains("sh") {
+                    Lang::Script
+                } else {
+                    Lang::Shell
+                };
+            self.code(lang, &text);
+        }
+        for inner in runs::inners(argv) {
+            match inner {
+                Inner::Argv(next) => {
+                    // A wrapper's words were already checked as paths.
+                    self.command(&next, input);
+                }
+                Inner::Code(lang, code) => self.code(lang, &code),
+                Inner::Stdin(lang) => match input {
+                    Some(Feed::Text(text)) => self.code(lang, text),
+                    Some(Feed::Args(args)) => {
+                        for arg in args {
+                            self.code(lang, arg);
+                            if lang == Lang::Shell {
+                                self.script(arg, true);
+                            }
+                        }
+                    }
+                    None => {}
+                },
+                Inner::File(lang, file) => {
+                    if let Some(text) = self.files.get(&file_key(&file)).cloned() {
+                        self.code(lang, &text);
+                    }
+                }
+            }
+        }
+        self.leave();
+    }
+
+    fn code(&mut self, lang: Lang, code: &str) {
+        match lang {
+            Lang::Shell => self.shell(code, &mut expand::initial_vars()),
+            Lang::Sql => self.sql(code),
+            Lang::Script => self.script(code, false),
+        }
+    }
+
+    fn sql(&mut self, code: &str) {
+        if let Some(statement) = sql::check(code) {
+            self.destructive(statement);
+        }
+        // Client meta-commands that run a shell (`\! cmd` in psql, `system cmd` in mysql).
+        for line in code.lines() {
+            let line = line.trim();
+            let shell = line
+                .strip_prefix("\\!")
+                .or_else(|| line.strip_prefix("system "));
+            if let Some(shell) = shell {
+                self.shell(shell, &mut expand::initial_vars());
+            }
+        }
+        for word in code
+            .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ',' | '(' | ')' | ';'))
+        {
+            if !word.is_empty() {
+                self.path(&Arg {
+                    text: word.to_string(),
+                    glob: false,
+                });
+            }
+        }
+    }
+
+    /// Judges script code; `commands` forces its literals to be read as shell code.
+    fn script(&mut self, code: &str, commands: bool) {
+        if !self.enter() {
+            return;
+        }
+        let scan = script::scan(code);
+        if let Some(hazard) = scan.hazard {
+            self.destructive(hazard);
+        }
+        for literal in &scan.literals {
+            if let Some(statement) = sql::check(literal) {
+                self.destructive(statement);
+            }
+            if scan.runs_commands || commands {
+                self.shell(literal, &mut expand::initial_vars());
+            } else {
+                self.path(&Arg {
+                    text: literal.clone(),
+                    glob: false,
+                });
+            }
+        }
+        if scan.runs_commands || commands {
+            for run in &scan.runs {
+                self.shell(run, &mut expand::initial_vars());
+            }
+        }
+        self.leave();
+    }
+
+    fn path(&mut self, arg: &Arg) {
+        if let Some(reason) = secret::check_word(&arg.text, arg.glob, self.places) {
+            self.add(Kind::Secret, reason);
+        }
+    }
+}
+
+/// The index of a JSON/YAML query filter (`jq .scripts.env`): an expression, not a path.
+fn query_filter(argv: &[Arg]) -> Option<usize> {
+    let name = args::command_name(&argv.first()?.text);
+    if !matches!(name, "jq" | "yq" | "gojq" | "jaq") {
+        return None;
+    }
+    let mut k = 1;
+    while k < argv.len() {
+        let text = argv[k].text.as_str();
+        if !text.starts_with('-') || text == "-" {
+            return Some(k);
+        }
+        // Options whose values are not the filter.
+        k += match text {
+            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => 3,
+            "-L" | "--indent" => 2,
+            _ => 1,
+        };
+    }
+    None
+}
+
+/// How a written or run file is recognised: the path without a leading `./`.
+fn file_key(path: &str) -> String {
+    path.trim_start_matches("./").to_string()
+}
+
+#[cfg(test)]
+mod tests;

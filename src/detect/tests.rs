@@ -1,0 +1,128 @@
+//! The detector tables: `tests/fixtures/detect/destructive.txt` and `secret.txt`, one case
+//! per line (`+ COMMAND` must be flagged, `- COMMAND` must not; `⏎` stands for a newline
+//! inside a command; `#` starts a comment line). A new case is a new line.
+
+use super::{Kind, Places, judge};
+
+fn table(name: &str, kind: Kind) -> (usize, Vec<String>) {
+    let path = format!(
+        "{}/tests/fixtures/detect/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let places = Places::fixed();
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (expected, command) = match line.split_at(1) {
+            ("+", rest) => (true, rest.trim_start()),
+            ("-", rest) => (false, rest.trim_start()),
+            _ => panic!("{name}:{}: a case starts with + or -: {line}", number + 1),
+        };
+        let command = command.replace('⏎', "\n");
+        cases += 1;
+        let findings = judge(&command, &places);
+        let found: Vec<&str> = findings
+            .iter()
+            .filter(|f| f.kind == kind)
+            .map(|f| f.reason.as_str())
+            .collect();
+        if found.is_empty() == expected {
+            failures.push(format!(
+                "{name}:{}: expected {}: {command}  {found:?}",
+                number + 1,
+                if expected { "flagged" } else { "not flagged" }
+            ));
+        }
+    }
+    (cases, failures)
+}
+
+#[test]
+fn destructive_table() {
+    let (cases, failures) = table("destructive.txt", Kind::Destructive);
+    assert!(cases >= 200, "only {cases} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} cases fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn secret_table() {
+    let (cases, failures) = table("secret.txt", Kind::Secret);
+    assert!(cases >= 100, "only {cases} cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} cases fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn reasons_name_the_command_and_the_file() {
+    let places = Places::fixed();
+    let findings = judge(
+        "sudo git -C repo push --force origin main && cat .env",
+        &places,
+    );
+    assert_eq!(findings[0].kind, Kind::Secret);
+    assert_eq!(findings[0].reason, "secret file: .env");
+    assert_eq!(
+        findings[1].reason,
+        "destructive: git -C repo push --force origin main"
+    );
+    let findings = judge("psql -c 'DROP TABLE users;'", &places);
+    assert_eq!(findings[0].reason, "destructive: DROP TABLE users");
+    let findings = judge("cat .tinytool/policy.json", &places);
+    assert_eq!(findings[0].reason, "protected path: .tinytool/policy.json");
+}
+
+#[test]
+fn hostile_inputs_terminate() {
+    let places = Places::fixed();
+    let nested = "sh -c \"".repeat(200) + "rm -rf x" + &"\"".repeat(200);
+    let _ = judge(&nested, &places);
+    let subs = "$(".repeat(5_000);
+    let _ = judge(&subs, &places);
+    let braces = "{a,b}".repeat(40);
+    let _ = judge(&format!("echo {braces}"), &places);
+    let long = "a ".repeat(200_000);
+    assert!(judge(&long, &places).is_empty());
+}
+
+#[test]
+fn random_inputs_never_panic() {
+    // A fixed xorshift sequence over shell-significant characters, multi-byte ones too.
+    const ALPHABET: &[&str] = &[
+        "rm", " ", "-", "r", "f", "'", "\"", "\\", "$", "(", ")", "`", "{", "}", "[", "]", ";",
+        "&", "|", "<", ">", "\n", "#", "=", ".", "env", "/", "*", "?", "é", "€", "😀", "sh", "-c",
+        "<<", "EOF", "ssh", "sudo", "kill", "-9", "git", "push", "--force", ":", "@", "~", "$'\\x",
+        "${", "$((", "\t", ",", "!", "%", "psql", "python", "-e", "awk",
+    ];
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let places = Places::fixed();
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut total = 0;
+    for _ in 0..3_000 {
+        let mut command = String::new();
+        for _ in 0..next() % 40 {
+            command.push_str(ALPHABET[(next() % ALPHABET.len() as u64) as usize]);
+        }
+        total += command.len();
+        let _ = judge(&command, &places);
+    }
+    assert!(total > 30_000, "the generator must produce real inputs");
+}

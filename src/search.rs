@@ -1,0 +1,236 @@
+//! What `grep` and `glob` share (spec 8.5, DESIGN §9): the skip directories, the parallel
+//! walker that prunes them without following symlinks, glob compilation, the newest-first
+//! order, how found paths are shown, and the honest trailing summary line.
+//!
+//! The walker never descends into a directory named `.git`, `node_modules`, `vendor`,
+//! `.tinycode` or `.tinytool` below the search root; the root itself is walked whatever its
+//! name (an explicit `path` inside a skipped directory is searched). Each pruned directory
+//! is counted once — the files inside are never visited, so they are never counted.
+//! Nothing else is filtered by the walker: no `.gitignore`, no hidden-file rule.
+//!
+//! Whenever anything was skipped, pruned or cut, a result ends with one line that starts
+//! with `[`, e.g. `[skipped: 1 file over 1 MB, 0 binary, 0 secret-looking, 2 skip
+//! directories pruned; not cut]`, so a reader can tell an incomplete answer from a complete
+//! one; a search that finds nothing always ends with that line.
+
+use std::cmp::Ordering;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::time::SystemTime;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::{WalkBuilder, WalkParallel};
+
+/// Directory names that are never descended into below the search root.
+pub const SKIP_DIRS: [&str; 5] = [".git", "node_modules", "vendor", ".tinycode", ".tinytool"];
+
+/// Whether a directory with this base name is pruned.
+pub fn is_skip_dir(name: &OsStr) -> bool {
+    SKIP_DIRS.iter().any(|skip| name == OsStr::new(skip))
+}
+
+/// The `path` argument of a search's checked arguments: `.` when absent or empty.
+pub fn root_arg(args: &serde_json::Map<String, serde_json::Value>) -> &str {
+    match args.get("path").and_then(serde_json::Value::as_str) {
+        Some(path) if !path.is_empty() => path,
+        _ => ".",
+    }
+}
+
+/// Worker threads for walking and searching: one per available core.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// Whether a pruned directory at the last level of a depth-limited walk would itself have
+/// been a result (glob's simple mode lists directories); it is counted only then.
+pub type WouldList = Box<dyn Fn(&Path) -> bool + Send + Sync>;
+
+/// A parallel walk of `root` that does not follow symlinks, applies no ignore files, and
+/// prunes the skip directories below the root, counting the pruned directories in the
+/// returned counter. `max_depth` limits how deep it goes (the root is depth 0); a skip
+/// directory at that last level is counted only when `would_list` says it would have been
+/// listed, since the walk would not have gone into it anyway.
+pub fn walker(
+    root: &Path,
+    max_depth: Option<usize>,
+    would_list: Option<WouldList>,
+) -> (WalkParallel, Arc<AtomicU64>) {
+    let pruned = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&pruned);
+    let walk = WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .max_depth(max_depth)
+        .threads(threads())
+        .filter_entry(move |entry| {
+            let prune = entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && is_skip_dir(entry.file_name());
+            if prune {
+                let descends = max_depth.is_none_or(|max| entry.depth() < max);
+                if descends || would_list.as_ref().is_some_and(|list| list(entry.path())) {
+                    counter.fetch_add(1, AtomicOrdering::Relaxed);
+                }
+            }
+            !prune
+        })
+        .build_parallel();
+    (walk, pruned)
+}
+
+/// Compiles a glob: `*` and `?` never match `/`, `**` as a whole path component matches
+/// any number of directories, `[...]`/`[!...]` are classes, `{a,b}` alternatives, and a
+/// backslash escapes the next character. The error is the glob library's own message.
+pub fn compile_glob(pattern: &str) -> Result<GlobMatcher, String> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .empty_alternates(true)
+        .build()
+        .map(|glob| glob.compile_matcher())
+        .map_err(|err| err.to_string())
+}
+
+/// The newest-first order of search results: modification time descending, then path
+/// ascending (byte order), so equal times still give one stable order.
+pub fn newest_first(a: (SystemTime, &Path), b: (SystemTime, &Path)) -> Ordering {
+    b.0.cmp(&a.0).then_with(|| {
+        a.1.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.1.as_os_str().as_encoded_bytes())
+    })
+}
+
+/// How paths under one walk root are shown: the root as `ctx.display` shows it (relative to
+/// the directory, absolute outside it) joined with the path relative to the root.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    root: std::path::PathBuf,
+    prefix: String,
+}
+
+impl Shown {
+    /// Paths under `root`, which `ctx.display` shows as `root_display`.
+    pub fn new(root: &Path, root_display: &str) -> Self {
+        let prefix = match root_display {
+            "." | "" => String::new(),
+            "/" => "/".to_string(),
+            other => format!("{}/", other.trim_end_matches('/')),
+        };
+        Shown {
+            root: root.to_path_buf(),
+            prefix,
+        }
+    }
+
+    /// Whether paths are shown exactly as they are relative to the root (the root is the
+    /// directory itself).
+    pub fn is_relative_to_root(&self) -> bool {
+        self.prefix.is_empty()
+    }
+
+    /// The shown form of `path`, which must be the root or below it.
+    pub fn path(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        let rel = rel.to_string_lossy();
+        if rel.is_empty() {
+            return match self.prefix.as_str() {
+                "" => ".".to_string(),
+                "/" => "/".to_string(),
+                prefix => prefix.trim_end_matches('/').to_string(),
+            };
+        }
+        format!("{}{rel}", self.prefix)
+    }
+}
+
+/// `1 file` / `2 files`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The trailing summary line: `[skipped: PART, PART; CUT]`.
+pub fn summary_line(parts: &[String], cut: &str) -> String {
+    format!("[skipped: {}; {cut}]", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    #[test]
+    fn skip_dirs_are_exactly_the_spec_list_plus_tinytool() {
+        for name in [".git", "node_modules", "vendor", ".tinycode", ".tinytool"] {
+            assert!(is_skip_dir(OsStr::new(name)), "{name}");
+        }
+        for name in [
+            "git",
+            ".github",
+            "vendors",
+            "node_module",
+            "src",
+            ".tinytools",
+        ] {
+            assert!(!is_skip_dir(OsStr::new(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn newest_first_then_path() {
+        let t = |s| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+        let mut items = [
+            (t(100), PathBuf::from("r/b")),
+            (t(300), PathBuf::from("r/z")),
+            (t(200), PathBuf::from("r/c")),
+            (t(300), PathBuf::from("r/a")),
+            (t(100), PathBuf::from("r/a-b")),
+            (t(100), PathBuf::from("r/a/b")),
+        ];
+        items.sort_by(|a, b| newest_first((a.0, &a.1), (b.0, &b.1)));
+        let order: Vec<&str> = items.iter().map(|i| i.1.to_str().unwrap()).collect();
+        assert_eq!(order, ["r/a", "r/z", "r/c", "r/a-b", "r/a/b", "r/b"]);
+    }
+
+    #[test]
+    fn shown_paths_are_relative_to_the_directory_or_absolute() {
+        let inside = Shown::new(Path::new("/w/src"), "src");
+        assert_eq!(inside.path(Path::new("/w/src/a/b.rs")), "src/a/b.rs");
+        assert_eq!(inside.path(Path::new("/w/src")), "src");
+        let at_dir = Shown::new(Path::new("/w"), ".");
+        assert_eq!(at_dir.path(Path::new("/w/a.rs")), "a.rs");
+        assert_eq!(at_dir.path(Path::new("/w")), ".");
+        let outside = Shown::new(Path::new("/other"), "/other");
+        assert_eq!(outside.path(Path::new("/other/x")), "/other/x");
+        let slash = Shown::new(Path::new("/"), "/");
+        assert_eq!(slash.path(Path::new("/etc/x")), "/etc/x");
+    }
+
+    #[test]
+    fn summary_line_shape() {
+        let parts = [
+            count(1, "file over 1 MB", "files over 1 MB"),
+            count(2, "x", "xs"),
+        ];
+        assert_eq!(
+            summary_line(&parts, "not cut"),
+            "[skipped: 1 file over 1 MB, 2 xs; not cut]"
+        );
+    }
+
+    #[test]
+    fn globs_keep_separators_and_expand_braces() {
+        let g = compile_glob("*.{rs,toml}").unwrap();
+        assert!(g.is_match("a.rs") && g.is_match("Cargo.toml"));
+        assert!(!g.is_match("src/a.rs") && !g.is_match("a.md"));
+        let g = compile_glob("**/*.rs").unwrap();
+        assert!(g.is_match("a.rs") && g.is_match("x/y/a.rs"));
+        let g = compile_glob("src/[ab]?.rs").unwrap();
+        assert!(g.is_match("src/a1.rs") && !g.is_match("src/c1.rs"));
+        assert!(compile_glob("{a,b").unwrap_err().contains("{a,b"));
+    }
+}

@@ -1,0 +1,179 @@
+//! The environment a shell command runs with: the parent's, minus credential-looking
+//! variables (reference §1.6), plus defaults that keep programs from waiting for a person.
+//!
+//! Removed (names compared upper-cased): exactly `AUTHORIZATION`, `AUTH_HEADER`, `SECRET`,
+//! `TOKEN`, `PASSWORD`; ending in `_API_KEY`, `_APIKEY`, `_SECRET`, `_TOKEN`, `_PASSWORD`,
+//! `_PASSWD`, `_CREDENTIAL`, `_CREDENTIALS`, `_PRIVATE_KEY`, `_ACCESS_KEY`; containing
+//! `API_KEY`, `SECRET_KEY`, `ACCESS_KEY`, `SESSION_TOKEN`, `AUTH_TOKEN`.
+//!
+//! Set, whatever the parent had (see [`NON_INTERACTIVE`] for why each):
+//! `GIT_TERMINAL_PROMPT=0`, `GCM_INTERACTIVE=never`, `GIT_EDITOR=true`,
+//! `GIT_SEQUENCE_EDITOR=true`, `EDITOR=true`, `VISUAL=true`, `PAGER=cat`, `GIT_PAGER=cat`,
+//! `MANPAGER=cat`, `DEBIAN_FRONTEND=noninteractive`, `PIP_NO_INPUT=1`.
+
+use std::ffi::{OsStr, OsString};
+
+/// Variables set for every command, each with the prompt or wait it prevents.
+pub const NON_INTERACTIVE: &[(&str, &str, &str)] = &[
+    (
+        "GIT_TERMINAL_PROMPT",
+        "0",
+        "git fails instead of asking for a user name or password",
+    ),
+    (
+        "GCM_INTERACTIVE",
+        "never",
+        "Git Credential Manager never opens a prompt",
+    ),
+    (
+        "GIT_EDITOR",
+        "true",
+        "commit, merge and tag messages are taken as given instead of opening an editor",
+    ),
+    (
+        "GIT_SEQUENCE_EDITOR",
+        "true",
+        "`git rebase -i` runs its todo list unchanged instead of opening an editor",
+    ),
+    (
+        "EDITOR",
+        "true",
+        "other programs that open an editor (crontab -e, kubectl edit) return at once",
+    ),
+    (
+        "VISUAL",
+        "true",
+        "the same, for programs that prefer VISUAL",
+    ),
+    (
+        "PAGER",
+        "cat",
+        "output is never held in a pager (systemctl, aws, psql, …)",
+    ),
+    ("GIT_PAGER", "cat", "git never starts a pager"),
+    ("MANPAGER", "cat", "man prints instead of paging"),
+    (
+        "DEBIAN_FRONTEND",
+        "noninteractive",
+        "apt and dpkg take default answers to configuration questions",
+    ),
+    (
+        "PIP_NO_INPUT",
+        "1",
+        "pip fails instead of asking (uninstall confirmations, credentials)",
+    ),
+];
+
+const EXACT: &[&str] = &[
+    "AUTHORIZATION",
+    "AUTH_HEADER",
+    "SECRET",
+    "TOKEN",
+    "PASSWORD",
+];
+const SUFFIXES: &[&str] = &[
+    "_API_KEY",
+    "_APIKEY",
+    "_SECRET",
+    "_TOKEN",
+    "_PASSWORD",
+    "_PASSWD",
+    "_CREDENTIAL",
+    "_CREDENTIALS",
+    "_PRIVATE_KEY",
+    "_ACCESS_KEY",
+];
+const CONTAINS: &[&str] = &[
+    "API_KEY",
+    "SECRET_KEY",
+    "ACCESS_KEY",
+    "SESSION_TOKEN",
+    "AUTH_TOKEN",
+];
+
+/// Whether a variable's name looks like it holds a credential.
+pub fn is_credential(name: &OsStr) -> bool {
+    let upper = name.to_string_lossy().to_ascii_uppercase();
+    EXACT.contains(&upper.as_str())
+        || SUFFIXES.iter().any(|s| upper.ends_with(s))
+        || CONTAINS.iter().any(|s| upper.contains(s))
+}
+
+/// The child environment built from `parent` (normally `std::env::vars_os()`).
+pub fn child_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = parent
+        .into_iter()
+        .filter(|(name, _)| !is_credential(name))
+        .filter(|(name, _)| {
+            !NON_INTERACTIVE
+                .iter()
+                .any(|(fixed, _, _)| OsStr::new(fixed) == name)
+        })
+        .collect();
+    env.extend(
+        NON_INTERACTIVE
+            .iter()
+            .map(|(name, value, _)| (OsString::from(name), OsString::from(value))),
+    );
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_recognised_by_name() {
+        for name in [
+            "OPENROUTER_API_KEY",
+            "openai_api_key",
+            "STRIPE_APIKEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "DB_PASSWORD",
+            "SMTP_PASSWD",
+            "GCP_CREDENTIALS",
+            "SSH_PRIVATE_KEY",
+            "TOKEN",
+            "Authorization",
+            "MY_API_KEY_FILE",
+            "X_AUTH_TOKEN_2",
+        ] {
+            assert!(is_credential(OsStr::new(name)), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "TOKENIZERS_PARALLELISM",
+            "KEYBOARD",
+            "SSH_AUTH_SOCK",
+            "PASSWORD_STORE_DIR",
+        ] {
+            assert!(!is_credential(OsStr::new(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn defaults_replace_the_parents_values() {
+        let parent = vec![
+            (OsString::from("PATH"), OsString::from("/bin")),
+            (OsString::from("PAGER"), OsString::from("less")),
+            (OsString::from("GITHUB_TOKEN"), OsString::from("ghp_x")),
+        ];
+        let env = child_env(parent);
+        let get = |k: &str| {
+            env.iter()
+                .filter(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(get("PATH"), [OsString::from("/bin")]);
+        assert_eq!(get("PAGER"), [OsString::from("cat")]);
+        assert!(get("GITHUB_TOKEN").is_empty());
+        assert_eq!(get("GIT_TERMINAL_PROMPT"), [OsString::from("0")]);
+    }
+}

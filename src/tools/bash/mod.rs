@@ -1,0 +1,403 @@
+//! `bash`: runs a shell command (spec 8.3, reference §1, DESIGN §6).
+//!
+//! The command runs as `sh -c COMMAND` in the working directory, in its own session and
+//! process group, with stdin `/dev/null` and a filtered, non-interactive environment
+//! ([`environment`]); it is stopped at its timeout and whatever it leaves behind is killed
+//! ([`run`]). Deliberate improvements over the reference: the whole process group is
+//! killed (the reference kills only `sh`), a background process never makes the call
+//! wait, and output is streamed into bounded captures instead of 10 MB buffers (so there
+//! is no `[output truncated at 10MB]` marker: the preview says the real size).
+//!
+//! Output: stdout, then — when stderr is not empty — a newline if stdout was not empty,
+//! `STDERR:` and a newline, and stderr (the reference's shape: the two streams are not
+//! interleaved). A failure puts one line first: `Command exited with error: exit status N`
+//! (or `signal: killed`, …) or `Command timed out after 2m0s` (Go duration text).
+//!
+//! Combining the streams under bounded memory: each stream is captured on its own (first
+//! 30 lines, last 20 lines, totals), then the captures are concatenated
+//! ([`Capture::append`]) into the output capture, which is exactly the capture of the
+//! composed text. So the preview is that of the whole composed output: its head is the
+//! start of stdout, its last lines are the real last lines of the output — the end of
+//! stderr when there is any (where a failing command's error message is), else the end
+//! of stdout (`seq 1 20000000` ends with `20000000`) — and its counts are those of
+//! everything printed.
+
+pub mod environment;
+pub mod run;
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::detect::{self, Kind, Places};
+use crate::schema;
+use crate::session::CallContext;
+use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
+use crate::truncate::Capture;
+use run::{Ending, Finished, Request};
+
+/// Timeout when none is given, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The longest timeout, in milliseconds; larger values are lowered to it.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// The `bash` tool's definition.
+pub fn definition() -> ToolDef {
+    ToolDef {
+        name: "bash",
+        summary: "Run a shell command",
+        description: "Execute a shell command and return its output. The command runs as \
+            `sh -c` in the working directory with no input (stdin is empty) and no terminal, \
+            so it must not wait for a person. Output is stdout, then `STDERR:` and stderr. \
+            The command is stopped after `timeout` milliseconds (default 120000, at most \
+            600000), and anything it leaves running in the background is stopped when it \
+            exits: use `monitor` for servers and watchers. Credential-looking environment \
+            variables are not passed on. Destructive commands and commands naming secret \
+            files need extra permission.",
+        permission: "shell",
+        schema: parameters,
+        execute,
+        access: Some(access),
+        doc: ToolDoc {
+            output: "stdout, then (when stderr is not empty) `STDERR:` on its own line and \
+                stderr; long outputs are previewed (first 30 and last 20 lines). A non-zero \
+                exit, a signal or the timeout makes the call an error (exit status 1) whose \
+                output starts with `Command exited with error: exit status N`, `Command \
+                exited with error: signal: killed` or `Command timed out after 2m0s`, \
+                followed by the output so far. metadata: exit_code (null when a signal \
+                ended the shell), signal, timed_out, duration_ms, timeout_ms, stdout_bytes, \
+                stderr_bytes; cancelled when an MCP cancellation killed the command; lossy \
+                when output was not UTF-8.",
+            errors: "`Command cannot be empty`; the failures above; a refusal (exit status \
+                3) when the policy does not allow `shell` for the command, `secret-shell` \
+                for a command naming a secret file (`.env`, `credentials.json`, `*.key`, \
+                `*.pem`, tinytool's own files) or `destructive-shell` for a destructive \
+                one (`rm -rf`, `git push --force`, `DROP TABLE`, `kubectl delete`, …).",
+            examples: &[
+                ("Run the tests", "tinytool bash --command 'cargo test'"),
+                (
+                    "Give a slow command ten minutes",
+                    "tinytool bash --command 'make release' --timeout 600000",
+                ),
+                (
+                    "The same call as JSON on standard input",
+                    "echo '{\"command\":\"git status\"}' | tinytool bash",
+                ),
+            ],
+        },
+    }
+}
+
+fn parameters() -> Value {
+    schema::object(
+        json!({
+            "command": {
+                "type": "string",
+                "description": "The shell command to run (sh -c, in the working directory)."
+            },
+            "timeout": {
+                "type": "integer",
+                "description": "Timeout in milliseconds (default 120000, at most 600000; 0 or less means the default)."
+            },
+            "description": {
+                "type": "string",
+                "description": "What the command does, in a few words (for logs; no effect)."
+            }
+        }),
+        &["command"],
+    )
+}
+
+/// A call needs `shell` for the command, plus `secret-shell` and `destructive-shell`
+/// when the detectors find something (reference §10.9 order).
+fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
+    let command = args
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    shell_accesses(command, &Places::for_dir(&ctx.session.dir))
+}
+
+/// The accesses a shell command needs (bash, monitor): `shell`, then `secret-shell` when it
+/// names a secret file or a protected place, then `destructive-shell` when it is
+/// destructive; each pattern is the command, each extra access says why.
+pub fn shell_accesses(command: &str, places: &Places) -> Vec<Access> {
+    let findings = detect::judge(command, places);
+    let mut accesses = vec![Access::new("shell", command)];
+    for kind in [Kind::Secret, Kind::Destructive] {
+        if let Some(reason) = detect::reason(&findings, kind) {
+            accesses.push(Access::new(kind.permission(), command).because(reason));
+        }
+    }
+    accesses
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BashArgs {
+    command: String,
+    timeout: Option<i64>,
+    /// Accepted and otherwise unused: the reference only logs it.
+    #[allow(dead_code)]
+    description: Option<String>,
+}
+
+/// The effective timeout: the default for none or ≤ 0, lowered to the maximum.
+pub fn effective_timeout(requested: Option<i64>) -> Duration {
+    let ms = match requested {
+        Some(ms) if ms > 0 => (ms as u64).min(MAX_TIMEOUT_MS),
+        _ => DEFAULT_TIMEOUT_MS,
+    };
+    Duration::from_millis(ms)
+}
+
+fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
+    let args: BashArgs = match parse_args(args) {
+        Ok(args) => args,
+        Err(output) => return Ok(output),
+    };
+    if args.command.trim().is_empty() {
+        return Ok(ToolOutput::error("Command cannot be empty"));
+    }
+    let timeout = effective_timeout(args.timeout);
+    let request = Request {
+        command: &args.command,
+        dir: &ctx.session.dir,
+        env: environment::child_env(std::env::vars_os()),
+        timeout,
+        limits: ctx.session.limits,
+        cancel: Some(ctx.session.cancel.clone()),
+    };
+    let finished = match run::run(request) {
+        Ok(finished) => finished,
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Command exited with error: cannot run sh in {}: {err}",
+                ctx.session.dir.display()
+            )));
+        }
+    };
+    Ok(compose(finished, timeout, ctx))
+}
+
+/// The tool output of a finished run (see the module doc for the shape).
+fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutput {
+    let Finished {
+        stdout,
+        stderr,
+        ending,
+        timed_out,
+        cancelled,
+        duration,
+    } = finished;
+    let failure = if timed_out {
+        Some(format!("Command timed out after {}", go_duration(timeout)))
+    } else {
+        match ending {
+            Ending::Exited(0) => None,
+            Ending::Exited(code) => Some(format!("Command exited with error: exit status {code}")),
+            Ending::Signaled { signal, core } => Some(format!(
+                "Command exited with error: signal: {}{}",
+                signal_text(signal),
+                if core { " (core dumped)" } else { "" }
+            )),
+        }
+    };
+    let stdout_bytes = stdout.total_bytes();
+    let stderr_bytes = stderr.total_bytes();
+    let mut output = Capture::new(ctx.session.limits);
+    if let Some(line) = &failure {
+        output.push_str(line);
+        output.push_str("\n");
+    }
+    output.append(stdout);
+    if stderr_bytes > 0 {
+        if stdout_bytes > 0 {
+            output.push_str("\n");
+        }
+        output.push_str("STDERR:\n");
+        output.append(stderr);
+    }
+    let (exit_code, signal) = match ending {
+        Ending::Exited(code) => (json!(code), None),
+        Ending::Signaled { signal, .. } => (Value::Null, Some(signal_name(signal))),
+    };
+    let mut result = ToolOutput::captured(output)
+        .with("exit_code", exit_code)
+        .with("timed_out", timed_out)
+        .with("duration_ms", duration.as_millis() as u64)
+        .with("timeout_ms", timeout.as_millis() as u64)
+        .with("stdout_bytes", stdout_bytes)
+        .with("stderr_bytes", stderr_bytes);
+    if let Some(signal) = signal {
+        result = result.with("signal", signal);
+    }
+    if cancelled {
+        result = result.with("cancelled", true);
+    }
+    result.is_error = failure.is_some();
+    result
+}
+
+/// Go's `Duration.String()` for whole milliseconds: `100ms`, `1.5s`, `2m0s`, `1h0m0s`.
+pub fn go_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms == 0 {
+        return "0s".to_string();
+    }
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let hours = ms / 3_600_000;
+    let minutes = (ms / 60_000) % 60;
+    let seconds = (ms / 1000) % 60;
+    let fraction = ms % 1000;
+    let mut secs = seconds.to_string();
+    if fraction > 0 {
+        let digits = format!("{fraction:03}");
+        secs.push('.');
+        secs.push_str(digits.trim_end_matches('0'));
+    }
+    if hours > 0 {
+        format!("{hours}h{minutes}m{secs}s")
+    } else if minutes > 0 {
+        format!("{minutes}m{secs}s")
+    } else {
+        format!("{secs}s")
+    }
+}
+
+/// Go's text for a signal (`killed`, `terminated`, …).
+fn signal_text(signal: i32) -> String {
+    let text = match signal {
+        libc::SIGHUP => "hangup",
+        libc::SIGINT => "interrupt",
+        libc::SIGQUIT => "quit",
+        libc::SIGILL => "illegal instruction",
+        libc::SIGTRAP => "trace/breakpoint trap",
+        libc::SIGABRT => "aborted",
+        libc::SIGBUS => "bus error",
+        libc::SIGFPE => "floating point exception",
+        libc::SIGKILL => "killed",
+        libc::SIGUSR1 => "user defined signal 1",
+        libc::SIGSEGV => "segmentation fault",
+        libc::SIGUSR2 => "user defined signal 2",
+        libc::SIGPIPE => "broken pipe",
+        libc::SIGALRM => "alarm clock",
+        libc::SIGTERM => "terminated",
+        other => return format!("signal {other}"),
+    };
+    text.to_string()
+}
+
+/// The conventional name of a signal (`SIGKILL`), for metadata.
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        other => return format!("SIG{other}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn permissions(command: &str) -> Vec<(String, Option<String>)> {
+        shell_accesses(command, &Places::fixed())
+            .into_iter()
+            .map(|a| {
+                assert_eq!(a.pattern, command);
+                (a.permission, a.reason)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_plain_command_needs_shell_only() {
+        assert_eq!(permissions("cargo test"), [("shell".into(), None)]);
+    }
+
+    #[test]
+    fn secret_then_destructive_each_with_a_reason() {
+        assert_eq!(
+            permissions("rm -rf build"),
+            [
+                ("shell".into(), None),
+                (
+                    "destructive-shell".into(),
+                    Some("destructive: rm -rf build".into())
+                ),
+            ]
+        );
+        assert_eq!(
+            permissions("cat .env && git push --force origin main"),
+            [
+                ("shell".into(), None),
+                ("secret-shell".into(), Some("secret file: .env".into())),
+                (
+                    "destructive-shell".into(),
+                    Some("destructive: git push --force origin main".into())
+                ),
+            ]
+        );
+        assert_eq!(
+            permissions("cat .tinytool/state.db"),
+            [
+                ("shell".into(), None),
+                (
+                    "secret-shell".into(),
+                    Some("protected path: .tinytool/state.db".into())
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn several_findings_of_a_kind_share_one_access() {
+        let accesses = permissions("rm -rf a; kill -9 1");
+        assert_eq!(accesses.len(), 2);
+        assert_eq!(
+            accesses[1].1.as_deref(),
+            Some("destructive: rm -rf a; destructive: kill -9 1")
+        );
+    }
+
+    #[test]
+    fn timeouts_default_and_clamp() {
+        assert_eq!(effective_timeout(None), Duration::from_secs(120));
+        assert_eq!(effective_timeout(Some(0)), Duration::from_secs(120));
+        assert_eq!(effective_timeout(Some(-5)), Duration::from_secs(120));
+        assert_eq!(effective_timeout(Some(1_500)), Duration::from_millis(1_500));
+        assert_eq!(
+            effective_timeout(Some(10_000_000)),
+            Duration::from_secs(600)
+        );
+    }
+
+    #[test]
+    fn durations_read_like_go() {
+        assert_eq!(go_duration(Duration::from_secs(120)), "2m0s");
+        assert_eq!(go_duration(Duration::from_secs(600)), "10m0s");
+        assert_eq!(go_duration(Duration::from_millis(100)), "100ms");
+        assert_eq!(go_duration(Duration::from_millis(1_500)), "1.5s");
+        assert_eq!(go_duration(Duration::from_millis(1_000)), "1s");
+        assert_eq!(go_duration(Duration::from_millis(90_250)), "1m30.25s");
+        assert_eq!(go_duration(Duration::from_secs(3_600)), "1h0m0s");
+    }
+}

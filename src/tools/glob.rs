@@ -1,0 +1,427 @@
+//! `glob`: file names matching a glob pattern (spec 8.3, reference §11, DESIGN §9).
+//!
+//! Pattern syntax: `*` and `?` within one path component, `[...]` / `[!...]` classes,
+//! `{a,b}` alternatives, `**` as a whole component for any number of directories, and a
+//! backslash to escape. The pattern is relative to `path` (default: the working
+//! directory). Its leading literal components are resolved like a path (so
+//! `node_modules/react/*.json`, `../lib/*.rs` or an absolute pattern start the walk
+//! there; the access requested is `read` of that starting directory); the rest is matched
+//! against paths below it.
+//!
+//! Two modes, as in the spec: without `**` the pattern matches at exactly as many levels
+//! as it has components (the walk goes no deeper) and directories match too; with `**`
+//! the whole tree below is walked and only non-directories match. Both prune the skip
+//! directories and follow no symlinks. Results are shown relative to `--dir` (absolute
+//! outside it), newest first by modification time (ties by path), at most 1,000; the
+//! summary line of [`crate::search`] says how many more matched and how many skip
+//! directories were pruned.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::SystemTime;
+
+use globset::GlobMatcher;
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::schema;
+use crate::search::{self, Shown};
+use crate::session::CallContext;
+use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
+
+/// Results shown at most (`maxGlobResults`).
+pub const MAX_RESULTS: usize = 1_000;
+
+/// The `glob` tool's definition.
+pub fn definition() -> ToolDef {
+    ToolDef {
+        name: "glob",
+        summary: "Find files by name with a glob pattern",
+        description: "Find files whose path matches a glob pattern, e.g. `**/*.rs`, \
+            `src/**/*.{ts,tsx}` or `*.md`. `*` and `?` match within one path component, \
+            `**` matches any number of directories, `[abc]` a class, `{a,b}` alternatives. \
+            Without `**` the pattern matches at one directory level per component and \
+            directories match too. Returns paths relative to the working directory, newest \
+            first, at most 1000. `path` is the directory to search in (default: the working \
+            directory). Directories .git, node_modules, vendor, .tinycode and .tinytool are \
+            not searched; when any was skipped or the list was cut, the last line, starting \
+            with `[`, says so.",
+        permission: "read",
+        schema: parameters,
+        execute,
+        access: Some(access),
+        doc: ToolDoc {
+            output: "One path per line, relative to the working directory (absolute outside it), \
+                newest first by modification time (ties by path), at most 1000. When nothing \
+                matches, the first line says `No files matched the pattern.` The output ends with a summary line \
+                such as `[skipped: 2 skip directories pruned; not cut]` or `[skipped: 0 skip \
+                directories pruned; cut at 1000 files, 234 more matched]` whenever a skip \
+                directory was pruned or the list was cut, and always when nothing matched. \
+                metadata: count (paths shown), total (paths matched), cut, pruned_dirs, \
+                unreadable.",
+            errors: "`Invalid glob pattern: ...` quoting the problem; `The glob pattern is \
+                empty`; `Path not found: PATH`; `PATH is not a directory`.",
+            examples: &[
+                (
+                    "All Rust files below the working directory",
+                    "tinytool glob --pattern '**/*.rs'",
+                ),
+                (
+                    "TypeScript sources under src, newest first",
+                    "tinytool glob --pattern 'src/**/*.{ts,tsx}'",
+                ),
+                (
+                    "Markdown files at the top level of docs",
+                    "tinytool glob --pattern '*.md' --path docs",
+                ),
+            ],
+        },
+    }
+}
+
+fn parameters() -> Value {
+    schema::object(
+        json!({
+            "pattern": {
+                "type": "string",
+                "description": "Glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}` (supports `**`)."
+            },
+            "path": {
+                "type": "string",
+                "description": "Directory to search in (default: the working directory)."
+            }
+        }),
+        &["pattern"],
+    )
+}
+
+/// A glob needs `read` of the directory its walk starts in: `path` (or `.`) joined with
+/// the pattern's literal leading components.
+fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
+    let pattern = args
+        .get("pattern")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let root = search::root_arg(args);
+    let (prefix, _) = split_literal(pattern);
+    vec![Access::path(ctx, "read", &start_of(root, &prefix))]
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GlobArgs {
+    pattern: String,
+    path: Option<String>,
+}
+
+fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
+    let args: GlobArgs = match parse_args(args) {
+        Ok(args) => args,
+        Err(output) => return Ok(output),
+    };
+    if args.pattern.is_empty() {
+        return Ok(ToolOutput::error(
+            "The glob pattern is empty: give one such as `**/*.rs` or `*.md`",
+        ));
+    }
+    let root_arg = match args.path.as_deref() {
+        Some("") | None => ".",
+        Some(path) => path,
+    };
+    let root = ctx.resolve(root_arg);
+    match std::fs::metadata(&root) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Ok(ToolOutput::error(format!(
+                "{} is not a directory: glob's path is the directory to search in",
+                ctx.display(&root)
+            )));
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(ToolOutput::error(format!(
+                "Path not found: {}",
+                ctx.display(&root)
+            )));
+        }
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Cannot search {}: {err}",
+                ctx.display(&root)
+            )));
+        }
+    }
+    let (prefix, rest) = split_literal(&args.pattern);
+    let rest = rest.trim_end_matches('/');
+    let glob = match search::compile_glob(rest) {
+        Ok(glob) => glob,
+        Err(err) => return Ok(ToolOutput::error(format!("Invalid glob pattern: {err}"))),
+    };
+    let start = ctx.resolve(&start_of(root_arg, &prefix));
+    let shown = Shown::new(&start, &ctx.display(&start));
+    let found = if rest.is_empty() {
+        // A pattern without wildcards names one path: it matches when it exists.
+        let mut found = Found::default();
+        if let Ok(meta) = std::fs::symlink_metadata(&start) {
+            found.matches.push((
+                start.clone(),
+                meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            ));
+        }
+        found
+    } else if std::fs::metadata(&start).is_ok_and(|m| m.is_dir()) {
+        let double = rest.contains("**");
+        // Without `**` each component matches one level; a `/` inside braces can add a
+        // level, so every `/` counts.
+        let depth = (!double).then(|| rest.matches('/').count() + 1);
+        walk(&start, &glob, depth, double)
+    } else {
+        Found::default()
+    };
+    Ok(finish(found, &shown))
+}
+
+/// Splits a pattern into its leading literal components (a path, possibly absolute or
+/// starting with `~`) and the rest, which holds the first wildcard.
+fn split_literal(pattern: &str) -> (String, &str) {
+    const META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
+    let mut end = 0;
+    for (i, component) in pattern.split_inclusive('/').enumerate() {
+        if component.contains(META) {
+            break;
+        }
+        if i == 0 && component == "/" {
+            end = 1;
+            continue;
+        }
+        end += component.len();
+    }
+    let (prefix, rest) = pattern.split_at(end);
+    let prefix = match prefix.trim_end_matches('/') {
+        "" if prefix.starts_with('/') => "/",
+        trimmed => trimmed,
+    };
+    (prefix.to_string(), rest)
+}
+
+/// The path argument of the walk's start: `root` joined with the literal prefix, unless
+/// the prefix is absolute (or home-relative) on its own.
+fn start_of(root: &str, prefix: &str) -> String {
+    if prefix.is_empty() {
+        root.to_string()
+    } else if prefix.starts_with('/') || prefix == "~" || prefix.starts_with("~/") {
+        prefix.to_string()
+    } else {
+        format!("{}/{prefix}", root.trim_end_matches('/'))
+    }
+}
+
+/// What the walk found.
+#[derive(Default)]
+struct Found {
+    matches: Vec<(PathBuf, SystemTime)>,
+    pruned: u64,
+    unreadable: u64,
+}
+
+/// Walks `start` and keeps the entries whose path below it matches `glob`.
+fn walk(start: &Path, glob: &GlobMatcher, max_depth: Option<usize>, files_only: bool) -> Found {
+    let would_list: search::WouldList = {
+        let (glob, start) = (glob.clone(), start.to_path_buf());
+        Box::new(move |path| glob.is_match(path.strip_prefix(&start).unwrap_or(path)))
+    };
+    let (walker, pruned) = search::walker(start, max_depth, Some(would_list));
+    let out = Mutex::new(Found::default());
+    let spec = Spec {
+        start,
+        glob,
+        files_only,
+        out: &out,
+    };
+    walker.visit(&mut VisitorBuilder { spec: &spec });
+    let mut found = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    found.pruned = pruned.load(Ordering::Relaxed);
+    found
+}
+
+struct Spec<'s> {
+    start: &'s Path,
+    glob: &'s GlobMatcher,
+    files_only: bool,
+    out: &'s Mutex<Found>,
+}
+
+struct VisitorBuilder<'s> {
+    spec: &'s Spec<'s>,
+}
+
+impl<'s> ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Visitor {
+            spec: self.spec,
+            local: Found::default(),
+        })
+    }
+}
+
+/// One walker thread; its findings are merged when it ends.
+struct Visitor<'s> {
+    spec: &'s Spec<'s>,
+    local: Found,
+}
+
+impl ParallelVisitor for Visitor<'_> {
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                self.local.unreadable += 1;
+                return WalkState::Continue;
+            }
+        };
+        if entry.depth() == 0 {
+            return WalkState::Continue;
+        }
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if is_dir && self.spec.files_only {
+            return WalkState::Continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(self.spec.start)
+            .unwrap_or(entry.path());
+        if !self.spec.glob.is_match(rel) {
+            return WalkState::Continue;
+        }
+        match entry.metadata() {
+            Ok(meta) => {
+                let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                self.local.matches.push((entry.into_path(), mtime));
+            }
+            Err(_) => self.local.unreadable += 1,
+        }
+        WalkState::Continue
+    }
+}
+
+impl Drop for Visitor<'_> {
+    fn drop(&mut self) {
+        let local = std::mem::take(&mut self.local);
+        let mut out = self.spec.out.lock().unwrap_or_else(|e| e.into_inner());
+        out.unreadable += local.unreadable;
+        out.matches.extend(local.matches);
+    }
+}
+
+/// The output: newest first, at most [`MAX_RESULTS`], and the summary line.
+fn finish(mut found: Found, shown: &Shown) -> ToolOutput {
+    let total = found.matches.len();
+    let keep = total.min(MAX_RESULTS);
+    if total > keep {
+        found.matches.select_nth_unstable_by(keep - 1, |a, b| {
+            search::newest_first((a.1, &a.0), (b.1, &b.0))
+        });
+        found.matches.truncate(keep);
+    }
+    found
+        .matches
+        .sort_unstable_by(|a, b| search::newest_first((a.1, &a.0), (b.1, &b.0)));
+    let mut text = String::new();
+    for (path, _) in &found.matches {
+        text.push_str(&shown.path(path));
+        text.push('\n');
+    }
+    if total == 0 {
+        text.push_str("No files matched the pattern.\n");
+    }
+    let cut = total > keep;
+    if total == 0 || cut || found.pruned > 0 || found.unreadable > 0 {
+        let mut parts = vec![search::count(
+            found.pruned,
+            "skip directory pruned",
+            "skip directories pruned",
+        )];
+        if found.unreadable > 0 {
+            parts.push(format!("{} unreadable", found.unreadable));
+        }
+        let cut_text = if cut {
+            format!("cut at {keep} files, {} more matched", total - keep)
+        } else {
+            "not cut".to_string()
+        };
+        text.push_str(&search::summary_line(&parts, &cut_text));
+        text.push('\n');
+    }
+    ToolOutput::text(text)
+        .with("count", keep)
+        .with("total", total)
+        .with("cut", cut)
+        .with("pruned_dirs", found.pruned)
+        .with("unreadable", found.unreadable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Session;
+
+    #[test]
+    fn literal_prefix_is_split_from_the_first_wildcard_component() {
+        let cases = [
+            ("**/*.rs", "", "**/*.rs"),
+            ("*.md", "", "*.md"),
+            ("src/*.rs", "src", "*.rs"),
+            ("src/lib/**/x.{rs,go}", "src/lib", "**/x.{rs,go}"),
+            ("node_modules/react/*.json", "node_modules/react", "*.json"),
+            ("src/main.rs", "src/main.rs", ""),
+            ("/etc/*.conf", "/etc", "*.conf"),
+            ("/", "/", ""),
+            ("../lib/*.rs", "../lib", "*.rs"),
+            ("./*.rs", ".", "*.rs"),
+            ("src/{a,b/c}/*.rs", "src", "{a,b/c}/*.rs"),
+            ("a\\*b/*.rs", "", "a\\*b/*.rs"),
+            ("docs/", "docs", ""),
+        ];
+        for (pattern, prefix, rest) in cases {
+            let (p, r) = split_literal(pattern);
+            assert_eq!((p.as_str(), r), (prefix, rest), "{pattern}");
+        }
+    }
+
+    #[test]
+    fn the_walk_starts_at_path_joined_with_the_prefix() {
+        assert_eq!(start_of(".", ""), ".");
+        assert_eq!(start_of(".", "src"), "./src");
+        assert_eq!(start_of("pkg/", "src"), "pkg/src");
+        assert_eq!(start_of("pkg", "/etc"), "/etc");
+        assert_eq!(start_of("pkg", "~/notes"), "~/notes");
+    }
+
+    #[test]
+    fn access_is_read_of_where_the_walk_starts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = Session::new("t", tmp.path());
+        let ctx = CallContext::new(&session, "glob");
+        let def = definition();
+        let pattern = |args: serde_json::Value| {
+            let accesses = def.accesses(&ctx, args.as_object().unwrap());
+            assert_eq!(accesses.len(), 1);
+            assert_eq!(accesses[0].permission, "read");
+            accesses[0].pattern.clone()
+        };
+        assert_eq!(pattern(json!({"pattern": "**/*.rs"})), ".");
+        assert_eq!(pattern(json!({"pattern": "*.rs", "path": ""})), ".");
+        assert_eq!(pattern(json!({"pattern": "*.rs", "path": "src"})), "src");
+        assert_eq!(
+            pattern(json!({"pattern": "lib/**/*.rs", "path": "src"})),
+            "src/lib"
+        );
+        assert_eq!(pattern(json!({"pattern": "/etc/*.conf"})), "/etc");
+        let parent = tmp.path().parent().unwrap().join("x");
+        assert_eq!(
+            pattern(json!({"pattern": "../x/*.rs"})),
+            crate::paths::resolve_symlinks(&parent).to_string_lossy()
+        );
+    }
+}

@@ -1,0 +1,355 @@
+//! `tinytool mcp` over raw JSON-RPC, and the schema dialects of `tools`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::util::Room;
+
+/// A running `tinytool mcp` we talk to line by line.
+struct Client {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Client {
+    fn start(room: &Room, extra: &[&str]) -> Client {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.push("mcp");
+        let mut child = room
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Client {
+            child,
+            input,
+            output,
+        }
+    }
+
+    fn send(&mut self, message: &str) {
+        writeln!(self.input, "{message}").unwrap();
+        self.input.flush().unwrap();
+    }
+
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(
+            self.output.read_line(&mut line).unwrap() > 0,
+            "the server closed its output"
+        );
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        self.recv()
+    }
+
+    fn finish(mut self) -> i32 {
+        drop(self.input);
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+fn init(client: &mut Client, version: &str, capabilities: Value) -> Value {
+    let response = client.request(
+        1,
+        "initialize",
+        json!({
+        "protocolVersion": version, "capabilities": capabilities,
+        "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    response
+}
+
+#[test]
+fn handshake_echoes_known_revisions_and_answers_errors_without_stopping() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    let response = init(&mut client, "2025-03-26", json!({}));
+    assert_eq!(response["result"]["protocolVersion"], "2025-03-26");
+    assert_eq!(response["result"]["serverInfo"]["name"], "tinytool");
+    assert!(response["result"]["capabilities"]["tools"].is_object());
+    client.send("this is not json");
+    let parse = client.recv();
+    assert_eq!(parse["error"]["code"], -32700);
+    assert_eq!(parse["id"], Value::Null);
+    let unknown = client.request(2, "resources/list", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601);
+    assert_eq!(client.request(3, "ping", json!({}))["result"], json!({}));
+    assert_eq!(client.finish(), 0);
+
+    let mut client = Client::start(&room, &[]);
+    let response = init(&mut client, "1999-01-01", json!({}));
+    assert_eq!(response["result"]["protocolVersion"], "2025-11-25");
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+        assert_eq!(
+            client.request(9, "initialize", json!({"protocolVersion": version}))["result"]["protocolVersion"],
+            version
+        );
+    }
+    client.finish();
+}
+
+#[test]
+fn tools_are_listed_with_annotations_and_without_invalid() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-06-18", json!({}));
+    let list = client.request(2, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(!names.contains(&"invalid"));
+    let read = tools.iter().find(|t| t["name"] == "read").unwrap();
+    assert_eq!(read["annotations"]["readOnlyHint"], true);
+    assert_eq!(read["inputSchema"]["required"], json!(["file_path"]));
+    let listed = room.run(&["tools", "--format", "mcp"], None).json();
+    assert_eq!(&Value::Array(tools.clone()), &listed);
+    client.finish();
+}
+
+#[test]
+fn calls_go_through_the_registry_and_refusals_are_results() {
+    let room = Room::new();
+    room.write("a.txt", "hello\n");
+    room.write(".env", "K=1\n");
+    room.write("pic.png", b"\x89PNG\r\n\x1a\n1234");
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-11-25", json!({}));
+    let read = client.request(
+        2,
+        "tools/call",
+        json!({"name": "read", "arguments": {"file_path": "a.txt"}}),
+    );
+    assert_eq!(
+        read["result"]["content"],
+        json!([{"type": "text", "text": "1\thello\n"}])
+    );
+    assert_eq!(read["result"]["isError"], false);
+    assert_eq!(read["result"]["structuredContent"]["path"], "a.txt");
+    let refused = client.request(
+        3,
+        "tools/call",
+        json!({"name": "read", "arguments": {"file_path": ".env"}}),
+    );
+    assert_eq!(refused["result"]["isError"], true);
+    assert!(
+        refused["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Refused by the policy")
+    );
+    let bad_args = client.request(
+        4,
+        "tools/call",
+        json!({"name": "read", "arguments": {"nope": 1}}),
+    );
+    assert_eq!(bad_args["result"]["isError"], true);
+    let unknown = client.request(5, "tools/call", json!({"name": "nosuch", "arguments": {}}));
+    assert_eq!(unknown["error"]["code"], -32602);
+    let image = client.request(
+        6,
+        "tools/call",
+        json!({"name": "read", "arguments": {"file_path": "pic.png"}}),
+    );
+    assert_eq!(image["result"]["content"][0]["type"], "image");
+    assert_eq!(image["result"]["content"][0]["mimeType"], "image/png");
+    let exit = client.request(7, "tools/call", json!({"name": "exit", "arguments": {}}));
+    assert_eq!(
+        exit["result"]["content"][0]["text"],
+        "Exiting: task complete"
+    );
+    // The server ended after the exit tool, without waiting for end of input.
+    assert_eq!(client.child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn question_uses_elicitation_when_the_client_offers_it() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-06-18", json!({"elicitation": {}}));
+    client.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "question", "arguments": {"question": "Colour?", "options": ["red", "blue"]}}}).to_string());
+    let asked = client.recv();
+    assert_eq!(asked["method"], "elicitation/create");
+    assert_eq!(asked["params"]["message"], "Colour?");
+    assert_eq!(
+        asked["params"]["requestedSchema"]["properties"]["answer"]["enum"],
+        json!(["red", "blue"])
+    );
+    // A ping is answered while the call waits.
+    client.send(r#"{"jsonrpc":"2.0","id":77,"method":"ping"}"#);
+    assert_eq!(client.recv()["id"], 77);
+    client.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"answer": "blue"}}}).to_string());
+    let answered = client.recv();
+    assert_eq!(answered["id"], 2);
+    assert_eq!(answered["result"]["content"][0]["text"], "blue");
+    client.finish();
+}
+
+#[test]
+fn batches_get_one_array_of_responses() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    client.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#);
+    let responses = client.recv();
+    let ids: Vec<i64> = responses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2]);
+    client.finish();
+}
+
+/// Checks OpenAI's strict rules on a schema node, at every depth.
+fn assert_strict(node: &Value, path: &str) {
+    let kinds: Vec<&str> = match &node["type"] {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(kinds) => kinds.iter().map(|k| k.as_str().unwrap()).collect(),
+        other => panic!("{path}: type missing or odd: {other}"),
+    };
+    for unsupported in ["default", "minimum", "maximum", "$schema"] {
+        assert!(
+            node.get(unsupported).is_none(),
+            "{path}: `{unsupported}` is not allowed in strict mode"
+        );
+    }
+    if kinds.contains(&"object") {
+        assert_eq!(
+            node["additionalProperties"], false,
+            "{path}: objects must be closed"
+        );
+        let props = node["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{path}: free-form object"));
+        let mut required: Vec<&str> = node["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+        required.sort();
+        names.sort();
+        assert_eq!(required, names, "{path}: every property must be required");
+        for (name, prop) in props {
+            assert_strict(prop, &format!("{path}.{name}"));
+        }
+    }
+    if kinds.contains(&"array") {
+        assert_strict(&node["items"], &format!("{path}[]"));
+    }
+    if let Some(values) = node.get("enum").and_then(Value::as_array)
+        && kinds.contains(&"null")
+    {
+        assert!(
+            values.contains(&Value::Null),
+            "{path}: a nullable enum must list null"
+        );
+    }
+}
+
+#[test]
+fn every_dialect_keeps_its_rules_on_every_tool() {
+    let mut room = Room::new();
+    room.set_env("EXA_API_KEY", "test-key");
+    let strict = room
+        .run(&["tools", "--format", "openai", "--strict"], None)
+        .json();
+    for tool in strict.as_array().unwrap() {
+        let name = tool["function"]["name"].as_str().unwrap();
+        assert_eq!(tool["function"]["strict"], true);
+        assert_strict(&tool["function"]["parameters"], name);
+    }
+    let gemini = room
+        .run(&["tools", "--format", "gemini"], None)
+        .json()
+        .to_string();
+    assert!(!gemini.contains("additionalProperties") && !gemini.contains("$schema"));
+    for tool in room
+        .run(&["tools", "--format", "anthropic"], None)
+        .json()
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(tool["input_schema"]["type"], "object");
+    }
+    assert_eq!(
+        room.run(&["tools", "--format", "json", "--strict"], None)
+            .code,
+        2
+    );
+}
+
+#[test]
+fn strict_nulls_are_accepted_back() {
+    let room = Room::new();
+    room.write("a.txt", "a\n");
+    let run = room.exec(
+        json!({"name": "read", "arguments": {"file_path": "a.txt", "offset": null, "limit": null}}),
+    );
+    assert_eq!(run.code, 0);
+}
+
+/// Whether a process whose command line contains `marker` is alive.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .map(|raw| {
+                    String::from_utf8_lossy(&raw)
+                        .replace('\0', " ")
+                        .contains(marker)
+                })
+                .unwrap_or(false)
+        })
+}
+
+#[test]
+fn cancellation_stops_a_running_call_and_the_server_keeps_serving() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-06-18", json!({}));
+    let marker = "37.123";
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": format!("sleep {marker}")}}})
+        .to_string(),
+    );
+    // Wait until the command really runs (bounded), then cancel it.
+    let mut waited = 0;
+    while !running(&format!("sleep {marker}")) {
+        assert!(waited < 200, "the command never started");
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        waited += 1;
+    }
+    assert_eq!(
+        client.request(3, "ping", json!({}))["id"],
+        3,
+        "ping is answered during a long call"
+    );
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"test"}}"#);
+    // The cancelled call gets no response: the next message is the answer to request 4.
+    let next = client.request(4, "tools/list", json!({}));
+    assert_eq!(next["id"], 4);
+    assert!(
+        !running(&format!("sleep {marker}")),
+        "the cancelled command's process group survived"
+    );
+    client.finish();
+}
