@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Web rows (issue 10): webfetch of a 1 MB documentation page from a loopback server with
 # HTML-to-Markdown conversion, against `curl -s` of the same page (transfer only), time and
-# peak memory. The server is python3's http.server, started here; the page's host is opened
+# peak memory; and the same fetch as raw HTML, to separate transfer from conversion. The server is python3's http.server, started here; the page's host is opened
 # with webfetch.allow_hosts in a private user config and webfetch is allowed by a policy
 # file, as a user would do it.
 # shellcheck source=bench/lib.sh
@@ -45,6 +45,9 @@ if ! "$TT" --policy "$policy" --text webfetch --url "$url" --format markdown | g
     bench_note "webfetch: the 1 MB page did not fetch and convert; rows below are void"
 fi
 bench_row "webfetch 1 MB page as Markdown" "$fetch" "curl -s" "curl -s $url"
+# The same transfer without conversion: what the HTTP stack and the guard cost.
+bench_row "webfetch 1 MB page, raw HTML" \
+    "$TT --policy $policy webfetch --url $url --format html" "curl -s" "curl -s $url"
 mem_row "webfetch 1 MB page as Markdown" "$fetch" "curl -s" "curl -s $url"
 
 bench_note "webfetch rows: tinytool fetches and converts HTML to Markdown; curl only transfers"
