@@ -52,33 +52,18 @@ use url::{Host, Url};
 pub const BLOCKED_PREFIX: &str = "blocked: URL resolves to private/internal network address";
 
 /// Blocked IPv4 ranges: network, prefix length, what it is. The first match names it.
+#[rustfmt::skip]
 const V4_RANGES: &[(Ipv4Addr, u8, &str)] = &[
     (Ipv4Addr::new(0, 0, 0, 0), 8, "0.0.0.0/8 this network"),
     (Ipv4Addr::new(10, 0, 0, 0), 8, "10.0.0.0/8 private"),
-    (
-        Ipv4Addr::new(100, 64, 0, 0),
-        10,
-        "100.64.0.0/10 shared address space",
-    ),
+    (Ipv4Addr::new(100, 64, 0, 0), 10, "100.64.0.0/10 shared address space"),
     (Ipv4Addr::new(127, 0, 0, 0), 8, "127.0.0.0/8 loopback"),
-    (
-        Ipv4Addr::new(169, 254, 0, 0),
-        16,
-        "169.254.0.0/16 link-local, cloud metadata",
-    ),
+    (Ipv4Addr::new(169, 254, 0, 0), 16, "169.254.0.0/16 link-local, cloud metadata"),
     (Ipv4Addr::new(172, 16, 0, 0), 12, "172.16.0.0/12 private"),
     (Ipv4Addr::new(192, 168, 0, 0), 16, "192.168.0.0/16 private"),
-    (
-        Ipv4Addr::new(198, 18, 0, 0),
-        15,
-        "198.18.0.0/15 benchmarking",
-    ),
+    (Ipv4Addr::new(198, 18, 0, 0), 15, "198.18.0.0/15 benchmarking"),
     (Ipv4Addr::new(224, 0, 0, 0), 4, "224.0.0.0/4 multicast"),
-    (
-        Ipv4Addr::new(255, 255, 255, 255),
-        32,
-        "255.255.255.255/32 broadcast",
-    ),
+    (Ipv4Addr::new(255, 255, 255, 255), 32, "255.255.255.255/32 broadcast"),
     (Ipv4Addr::new(240, 0, 0, 0), 4, "240.0.0.0/4 reserved"),
 ];
 
@@ -95,74 +80,20 @@ enum V6Rule {
 
 /// IPv6 ranges: network, prefix length, what it is, how it is judged. The first match wins,
 /// so `::` and `::1` come before `::/96`.
+#[rustfmt::skip]
 const V6_RANGES: &[(Ipv6Addr, u8, &str, V6Rule)] = &[
-    (
-        Ipv6Addr::UNSPECIFIED,
-        128,
-        "::/128 unspecified",
-        V6Rule::Block,
-    ),
+    (Ipv6Addr::UNSPECIFIED, 128, "::/128 unspecified", V6Rule::Block),
     (Ipv6Addr::LOCALHOST, 128, "::1/128 loopback", V6Rule::Block),
-    (
-        Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0, 0),
-        96,
-        "::ffff:0:0/96 IPv4-mapped",
-        V6Rule::LowV4,
-    ),
-    (
-        Ipv6Addr::new(0, 0, 0, 0, 0xffff, 0, 0, 0),
-        96,
-        "::ffff:0:0:0/96 IPv4-translated",
-        V6Rule::LowV4,
-    ),
-    (
-        Ipv6Addr::UNSPECIFIED,
-        96,
-        "::/96 IPv4-compatible",
-        V6Rule::LowV4,
-    ),
-    (
-        Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0, 0),
-        96,
-        "64:ff9b::/96 NAT64",
-        V6Rule::LowV4,
-    ),
-    (
-        Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0),
-        48,
-        "64:ff9b:1::/48 local-use NAT64",
-        V6Rule::Block,
-    ),
-    (
-        Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0),
-        16,
-        "2002::/16 6to4",
-        V6Rule::SixToFour,
-    ),
-    (
-        Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0),
-        7,
-        "fc00::/7 unique local",
-        V6Rule::Block,
-    ),
-    (
-        Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0),
-        10,
-        "fe80::/10 link-local",
-        V6Rule::Block,
-    ),
-    (
-        Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0),
-        10,
-        "fec0::/10 site-local",
-        V6Rule::Block,
-    ),
-    (
-        Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0),
-        8,
-        "ff00::/8 multicast",
-        V6Rule::Block,
-    ),
+    (Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0, 0), 96, "::ffff:0:0/96 IPv4-mapped", V6Rule::LowV4),
+    (Ipv6Addr::new(0, 0, 0, 0, 0xffff, 0, 0, 0), 96, "::ffff:0:0:0/96 IPv4-translated", V6Rule::LowV4),
+    (Ipv6Addr::UNSPECIFIED, 96, "::/96 IPv4-compatible", V6Rule::LowV4),
+    (Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0, 0), 96, "64:ff9b::/96 NAT64", V6Rule::LowV4),
+    (Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0), 48, "64:ff9b:1::/48 local-use NAT64", V6Rule::Block),
+    (Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0), 16, "2002::/16 6to4", V6Rule::SixToFour),
+    (Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0), 7, "fc00::/7 unique local", V6Rule::Block),
+    (Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0), 10, "fe80::/10 link-local", V6Rule::Block),
+    (Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0), 10, "fec0::/10 site-local", V6Rule::Block),
+    (Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0), 8, "ff00::/8 multicast", V6Rule::Block),
 ];
 
 fn in_v4(ip: Ipv4Addr, net: Ipv4Addr, len: u8) -> bool {
@@ -607,12 +538,9 @@ mod tests {
     }
 
     /// URLs that must be refused as blocked, with the address and range named.
+    #[rustfmt::skip]
     const BLOCKED: &[(&str, &str, &str)] = &[
-        (
-            "http://127.0.0.1/admin",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
+        ("http://127.0.0.1/admin", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://127.0.0.2/", "127.0.0.2", "127.0.0.0/8 loopback"),
         ("http://0x7f.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://0x7f000001/", "127.0.0.1", "127.0.0.0/8 loopback"),
@@ -624,215 +552,63 @@ mod tests {
         ("http://127.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://127.0.0.1./", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("HTTP://127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
-        (
-            "http://%31%32%37.0.0.1/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
-        (
-            "http://１２７.０.０.１/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
+        ("http://%31%32%37.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://１２７.０.０.１/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http:127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http:/127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http:\\\\127.0.0.1\\", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("  http://127.0.0.1/  ", "127.0.0.1", "127.0.0.0/8 loopback"),
-        (
-            "http://127.0.0.1:8080/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
+        ("http://127.0.0.1:8080/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("https://127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
-        (
-            "http://evil@127.0.0.1/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
-        (
-            "http://user:pass@127.0.0.1/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
-        (
-            "http://example.com@127.0.0.1/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
-        (
-            "http://example.com:80@127.0.0.1/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
-        (
-            "http://127.0.0.1#@example.com/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
-        (
-            "http://127.0.0.1?@example.com/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
-        (
-            "http://127.0.0.1\\@example.com/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
-        (
-            "http://127.0.0.1/@example.com",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
+        ("http://evil@127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://user:pass@127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://example.com@127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://example.com:80@127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://127.0.0.1#@example.com/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://127.0.0.1?@example.com/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://127.0.0.1\\@example.com/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://127.0.0.1/@example.com", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://a@b@127.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://localhost/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://LOCALHOST./", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://localhost../", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://api.localhost/", "127.0.0.1", "127.0.0.0/8 loopback"),
-        (
-            "http://a.b.LocalHost:9000/",
-            "127.0.0.1",
-            "127.0.0.0/8 loopback",
-        ),
+        ("http://a.b.LocalHost:9000/", "127.0.0.1", "127.0.0.0/8 loopback"),
         ("http://10.0.0.1/secret", "10.0.0.1", "10.0.0.0/8 private"),
         ("http://012.0.0.1/", "10.0.0.1", "10.0.0.0/8 private"),
-        (
-            "http://172.16.0.1/internal",
-            "172.16.0.1",
-            "172.16.0.0/12 private",
-        ),
-        (
-            "http://172.31.255.255/",
-            "172.31.255.255",
-            "172.16.0.0/12 private",
-        ),
-        (
-            "http://192.168.1.1/admin",
-            "192.168.1.1",
-            "192.168.0.0/16 private",
-        ),
-        (
-            "http://169.254.169.254/latest/meta-data/",
-            "169.254.169.254",
-            "169.254.0.0/16 link-local, cloud metadata",
-        ),
-        (
-            "http://0xa9fea9fe/",
-            "169.254.169.254",
-            "169.254.0.0/16 link-local, cloud metadata",
-        ),
-        (
-            "http://2852039166/",
-            "169.254.169.254",
-            "169.254.0.0/16 link-local, cloud metadata",
-        ),
-        (
-            "http://0251.0376.0251.0376/",
-            "169.254.169.254",
-            "169.254.0.0/16 link-local, cloud metadata",
-        ),
+        ("http://172.16.0.1/internal", "172.16.0.1", "172.16.0.0/12 private"),
+        ("http://172.31.255.255/", "172.31.255.255", "172.16.0.0/12 private"),
+        ("http://192.168.1.1/admin", "192.168.1.1", "192.168.0.0/16 private"),
+        ("http://169.254.169.254/latest/meta-data/", "169.254.169.254", "169.254.0.0/16 link-local, cloud metadata"),
+        ("http://0xa9fea9fe/", "169.254.169.254", "169.254.0.0/16 link-local, cloud metadata"),
+        ("http://2852039166/", "169.254.169.254", "169.254.0.0/16 link-local, cloud metadata"),
+        ("http://0251.0376.0251.0376/", "169.254.169.254", "169.254.0.0/16 link-local, cloud metadata"),
         ("http://0.0.0.0/", "0.0.0.0", "0.0.0.0/8 this network"),
         ("http://0/", "0.0.0.0", "0.0.0.0/8 this network"),
-        (
-            "http://100.64.0.1/",
-            "100.64.0.1",
-            "100.64.0.0/10 shared address space",
-        ),
-        (
-            "http://100.127.255.254/",
-            "100.127.255.254",
-            "100.64.0.0/10 shared address space",
-        ),
-        (
-            "http://198.18.0.1/",
-            "198.18.0.1",
-            "198.18.0.0/15 benchmarking",
-        ),
-        (
-            "http://198.19.255.1/",
-            "198.19.255.1",
-            "198.18.0.0/15 benchmarking",
-        ),
+        ("http://100.64.0.1/", "100.64.0.1", "100.64.0.0/10 shared address space"),
+        ("http://100.127.255.254/", "100.127.255.254", "100.64.0.0/10 shared address space"),
+        ("http://198.18.0.1/", "198.18.0.1", "198.18.0.0/15 benchmarking"),
+        ("http://198.19.255.1/", "198.19.255.1", "198.18.0.0/15 benchmarking"),
         ("http://224.0.0.1/", "224.0.0.1", "224.0.0.0/4 multicast"),
-        (
-            "http://239.255.255.250/",
-            "239.255.255.250",
-            "224.0.0.0/4 multicast",
-        ),
+        ("http://239.255.255.250/", "239.255.255.250", "224.0.0.0/4 multicast"),
         ("http://240.0.0.1/", "240.0.0.1", "240.0.0.0/4 reserved"),
-        (
-            "http://255.255.255.255/",
-            "255.255.255.255",
-            "255.255.255.255/32 broadcast",
-        ),
+        ("http://255.255.255.255/", "255.255.255.255", "255.255.255.255/32 broadcast"),
         ("http://[::1]/", "::1", "::1/128 loopback"),
         ("http://[0:0:0:0:0:0:0:1]/", "::1", "::1/128 loopback"),
         ("http://[::]/", "::", "::/128 unspecified"),
-        (
-            "http://[::ffff:127.0.0.1]/",
-            "::ffff:127.0.0.1",
-            "::ffff:0:0/96 IPv4-mapped, embedding 127.0.0.1 in 127.0.0.0/8 loopback",
-        ),
-        (
-            "http://[::ffff:7f00:1]/",
-            "::ffff:127.0.0.1",
-            "::ffff:0:0/96 IPv4-mapped, embedding 127.0.0.1 in 127.0.0.0/8 loopback",
-        ),
-        (
-            "http://[0:0:0:0:0:ffff:a9fe:a9fe]/",
-            "::ffff:169.254.169.254",
-            "::ffff:0:0/96 IPv4-mapped, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata",
-        ),
-        (
-            "http://[::ffff:10.0.0.1]:8080/",
-            "::ffff:10.0.0.1",
-            "::ffff:0:0/96 IPv4-mapped, embedding 10.0.0.1 in 10.0.0.0/8 private",
-        ),
-        (
-            "http://[::ffff:0:7f00:1]/",
-            "::ffff:0:7f00:1",
-            "::ffff:0:0:0/96 IPv4-translated, embedding 127.0.0.1 in 127.0.0.0/8 loopback",
-        ),
-        (
-            "http://[::127.0.0.1]/",
-            "::7f00:1",
-            "::/96 IPv4-compatible, embedding 127.0.0.1 in 127.0.0.0/8 loopback",
-        ),
-        (
-            "http://[::a9fe:a9fe]/",
-            "::a9fe:a9fe",
-            "::/96 IPv4-compatible, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata",
-        ),
-        (
-            "http://[64:ff9b::7f00:1]/",
-            "64:ff9b::7f00:1",
-            "64:ff9b::/96 NAT64, embedding 127.0.0.1 in 127.0.0.0/8 loopback",
-        ),
-        (
-            "http://[64:ff9b::169.254.169.254]/",
-            "64:ff9b::a9fe:a9fe",
-            "64:ff9b::/96 NAT64, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata",
-        ),
-        (
-            "http://[64:ff9b:1::1]/",
-            "64:ff9b:1::1",
-            "64:ff9b:1::/48 local-use NAT64",
-        ),
-        (
-            "http://[2002:7f00:1::]/",
-            "2002:7f00:1::",
-            "2002::/16 6to4, embedding 127.0.0.1 in 127.0.0.0/8 loopback",
-        ),
-        (
-            "http://[2002:a9fe:a9fe::1]/",
-            "2002:a9fe:a9fe::1",
-            "2002::/16 6to4, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata",
-        ),
-        (
-            "http://[2002:c0a8:101::]/",
-            "2002:c0a8:101::",
-            "2002::/16 6to4, embedding 192.168.1.1 in 192.168.0.0/16 private",
-        ),
+        ("http://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1", "::ffff:0:0/96 IPv4-mapped, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
+        ("http://[::ffff:7f00:1]/", "::ffff:127.0.0.1", "::ffff:0:0/96 IPv4-mapped, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
+        ("http://[0:0:0:0:0:ffff:a9fe:a9fe]/", "::ffff:169.254.169.254", "::ffff:0:0/96 IPv4-mapped, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata"),
+        ("http://[::ffff:10.0.0.1]:8080/", "::ffff:10.0.0.1", "::ffff:0:0/96 IPv4-mapped, embedding 10.0.0.1 in 10.0.0.0/8 private"),
+        ("http://[::ffff:0:7f00:1]/", "::ffff:0:7f00:1", "::ffff:0:0:0/96 IPv4-translated, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
+        ("http://[::127.0.0.1]/", "::7f00:1", "::/96 IPv4-compatible, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
+        ("http://[::a9fe:a9fe]/", "::a9fe:a9fe", "::/96 IPv4-compatible, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata"),
+        ("http://[64:ff9b::7f00:1]/", "64:ff9b::7f00:1", "64:ff9b::/96 NAT64, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
+        ("http://[64:ff9b::169.254.169.254]/", "64:ff9b::a9fe:a9fe", "64:ff9b::/96 NAT64, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata"),
+        ("http://[64:ff9b:1::1]/", "64:ff9b:1::1", "64:ff9b:1::/48 local-use NAT64"),
+        ("http://[2002:7f00:1::]/", "2002:7f00:1::", "2002::/16 6to4, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
+        ("http://[2002:a9fe:a9fe::1]/", "2002:a9fe:a9fe::1", "2002::/16 6to4, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata"),
+        ("http://[2002:c0a8:101::]/", "2002:c0a8:101::", "2002::/16 6to4, embedding 192.168.1.1 in 192.168.0.0/16 private"),
         ("http://[fd00::1]/", "fd00::1", "fc00::/7 unique local"),
         ("http://[fc00::1]/", "fc00::1", "fc00::/7 unique local"),
         ("http://[fe80::1]/", "fe80::1", "fe80::/10 link-local"),
@@ -840,6 +616,13 @@ mod tests {
         ("http://[fec0::1]/", "fec0::1", "fec0::/10 site-local"),
         ("http://[ff02::1]/", "ff02::1", "ff00::/8 multicast"),
         ("http://[FF05::1:3]/", "ff05::1:3", "ff00::/8 multicast"),
+        ("http://127。0。0。1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://①②⑦.0.0.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://12\t7.0.0\n.1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://127.000.000.001/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://127.127.127.127/", "127.127.127.127", "127.0.0.0/8 loopback"),
+        ("http://0x7F.0X0.0x00.0x1/", "127.0.0.1", "127.0.0.0/8 loopback"),
+        ("http://[::ffff:0.0.0.0]/", "::ffff:0.0.0.0", "::ffff:0:0/96 IPv4-mapped, embedding 0.0.0.0 in 0.0.0.0/8 this network"),
     ];
 
     #[test]
@@ -856,6 +639,7 @@ mod tests {
     }
 
     /// Public addresses, including the public IPv4 inside an embedding form, pass.
+    #[rustfmt::skip]
     const PUBLIC: &[(&str, &str)] = &[
         ("http://8.8.8.8/", "8.8.8.8"),
         ("http://1.1.1.1/", "1.1.1.1"),
