@@ -76,6 +76,11 @@ const ENVIRONMENT: &[(&str, &str)] = &[
          sets it to one more for the subagents it starts, and refuses to go deeper than 5.",
     ),
     (
+        "EXA_API_KEY",
+        "The Exa API key: the `websearch` tool exists only when it is set (and not empty), \
+         and sends it with each search. Not passed on to commands `bash` runs.",
+    ),
+    (
         "XDG_CONFIG_HOME",
         "Where the user's configuration lives: `$XDG_CONFIG_HOME/tinytool/`. Ignored unless \
          it is an absolute path.",

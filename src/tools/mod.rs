@@ -17,6 +17,8 @@ pub mod read;
 pub mod report_findings;
 pub mod skill;
 pub mod todowrite;
+pub mod webfetch;
+pub mod websearch;
 pub mod write;
 
 use crate::registry::Registry;
@@ -49,6 +51,15 @@ pub const ALL_NAMES: &[&str] = &[
 /// The registry of every built-in tool, in the reference's order (spec 8.1 `RegisterBuiltins`,
 /// then `RegisterConditional`). `websearch` is registered only when `EXA_API_KEY` is set.
 pub fn builtin() -> Registry {
+    let mut registry = always();
+    if websearch::enabled() {
+        registry.register(websearch::definition());
+    }
+    registry
+}
+
+/// The tools registered whatever the environment, in order.
+fn always() -> Registry {
     let mut registry = Registry::new();
     registry.register(read::definition());
     registry.register(write::definition());
@@ -58,6 +69,7 @@ pub fn builtin() -> Registry {
     registry.register(grep::definition());
     registry.register(glob::definition());
     registry.register(question::definition());
+    registry.register(webfetch::definition());
     registry.register(invalid::definition());
     registry.register(todowrite::definition());
     registry.register(report_findings::definition());
@@ -72,7 +84,9 @@ pub fn builtin() -> Registry {
 /// Every tool that can exist, whatever the environment: what the command line, man pages
 /// and completions describe.
 pub fn documented() -> Registry {
-    builtin()
+    let mut registry = always();
+    registry.register(websearch::definition());
+    registry
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod httpd;
 mod util;
 
 mod apply_patch;
@@ -19,4 +20,6 @@ mod read;
 mod robust;
 mod search_tree;
 mod session_tools;
+mod webfetch;
+mod websearch;
 mod write;
