@@ -99,11 +99,7 @@ fn parameters() -> Value {
 
 /// A read needs `read` of the resolved path.
 fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
-    let path = args
-        .get("file_path")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    vec![Access::path(ctx, "read", path)]
+    Access::file_path(ctx, "read", args)
 }
 
 #[derive(Debug, Deserialize)]

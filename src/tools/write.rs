@@ -78,11 +78,7 @@ fn parameters() -> Value {
 
 /// A write needs `edit` of the resolved path.
 fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
-    let path = args
-        .get("file_path")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    vec![Access::path(ctx, "edit", path)]
+    Access::file_path(ctx, "edit", args)
 }
 
 #[derive(Debug, Deserialize)]
