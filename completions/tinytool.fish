@@ -34,10 +34,14 @@ complete -c tinytool -n "__fish_tinytool_needs_command" -l text -d 'Print only t
 complete -c tinytool -n "__fish_tinytool_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_needs_command" -s V -l version -d 'Print version'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "read" -d 'Read a file\'s lines, numbered'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "write" -d 'Create or overwrite a file'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "edit" -d 'Replace text in a file'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "apply_patch" -d 'Apply a multi-file patch, all or nothing'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "bash" -d 'Run a shell command'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "grep" -d 'Search file contents with a regular expression'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "glob" -d 'Find files by name with a glob pattern'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "question" -d 'Ask the user a question'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "webfetch" -d 'Fetch a URL as text, Markdown or HTML'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "task" -d 'Run a subagent, in the foreground or as a background job'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "todowrite" -d 'Replace the session\'s todo list'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "report_findings" -d 'Record review findings for the session'
@@ -47,6 +51,7 @@ complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "plan_enter" -d 'S
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "plan_exit" -d 'Switch the session back to build mode'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "exit" -d 'End the session\'s tool loop'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "skill" -d 'Run a skill by name'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "websearch" -d 'Search the web (Exa API)'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "exec" -d 'Run tool calls given as JSON on standard input'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "policy" -d 'Explain the policy\'s decisions'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "state" -d 'Print the session\'s stored state as JSON'
@@ -66,6 +71,41 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l answers -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l file-path -d 'Path of the file to write: absolute, or relative to the working directory. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l content -d 'The complete new content of the file. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l file-path -d 'Path of the file to edit: absolute, or relative to the working directory. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l old-string -d 'The text to replace, copied from the file with enough context to be unique. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l new-string -d 'The text to put in its place (must differ from old_string). [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l replace-all -d 'Replace every occurrence of old_string (default false).' -r -f -a "true\t''
+false\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l patch -d 'The patch: `*** Begin Patch` … `*** End Patch`, or a unified diff. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l command -d 'The shell command to run (sh -c, in the working directory). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l timeout -d 'Timeout in milliseconds (default 120000, at most 600000; 0 or less means the default).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l description -d 'What the command does, in a few words (for logs; no effect).' -r
@@ -113,6 +153,22 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l answers -
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l url -d 'The URL to fetch (http or https). [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l method -d 'HTTP method (default GET).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l headers -d 'Additional request headers, name to value. Credential headers (Authorization, Cookie, X-Api-Key, ...) are not sent.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l body -d 'Request body, sent when not empty.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l format -d 'How to return an HTML page: text (default), markdown, or html (raw).' -r -f -a "text\t''
+markdown\t''
+html\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l description -d 'A short (3-5 word) description of the task. Required to start one.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l prompt -d 'The complete task for the subagent, which sees nothing else. Required to start one.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l subagent-type -d 'Which configured subagent runs it (a key of `subagents` in the config; default build).' -r
@@ -222,6 +278,17 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l answers -d '
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l query -d 'The search query. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l num-results -d 'Number of results (default 8).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l text -d 'Print only the output text; the exit status carries the outcome'
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -301,26 +368,31 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l events
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "read" -d 'Read a file\'s lines, numbered'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "bash" -d 'Run a shell command'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "grep" -d 'Search file contents with a regular expression'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "glob" -d 'Find files by name with a glob pattern'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "question" -d 'Ask the user a question'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "task" -d 'Run a subagent, in the foreground or as a background job'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "todowrite" -d 'Replace the session\'s todo list'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "report_findings" -d 'Record review findings for the session'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "monitor" -d 'Run a long-lived command in the background and read its output later'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "notepad" -d 'Keep notes for the session'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "plan_enter" -d 'Switch the session into plan mode'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "plan_exit" -d 'Switch the session back to build mode'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "exit" -d 'End the session\'s tool loop'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "skill" -d 'Run a skill by name'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "exec" -d 'Run tool calls given as JSON on standard input'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "policy" -d 'Explain the policy\'s decisions'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "state" -d 'Print the session\'s stored state as JSON'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "tools" -d 'Print the tool definitions as one JSON array'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol on stdio'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read bash grep glob question task todowrite report_findings monitor notepad plan_enter plan_exit exit skill exec policy state tools mcp completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "read" -d 'Read a file\'s lines, numbered'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "write" -d 'Create or overwrite a file'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "edit" -d 'Replace text in a file'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "apply_patch" -d 'Apply a multi-file patch, all or nothing'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "bash" -d 'Run a shell command'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "grep" -d 'Search file contents with a regular expression'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "glob" -d 'Find files by name with a glob pattern'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "question" -d 'Ask the user a question'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "webfetch" -d 'Fetch a URL as text, Markdown or HTML'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "task" -d 'Run a subagent, in the foreground or as a background job'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "todowrite" -d 'Replace the session\'s todo list'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "report_findings" -d 'Record review findings for the session'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "monitor" -d 'Run a long-lived command in the background and read its output later'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "notepad" -d 'Keep notes for the session'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "plan_enter" -d 'Switch the session into plan mode'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "plan_exit" -d 'Switch the session back to build mode'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "exit" -d 'End the session\'s tool loop'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "skill" -d 'Run a skill by name'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "websearch" -d 'Search the web (Exa API)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "exec" -d 'Run tool calls given as JSON on standard input'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "policy" -d 'Explain the policy\'s decisions'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "state" -d 'Print the session\'s stored state as JSON'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "tools" -d 'Print the tool definitions as one JSON array'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol on stdio'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Check policy files for rules that would not do what they say'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "explain" -d 'Show the decision on a tool call without running it'

@@ -54,7 +54,12 @@ const MANUAL: &str = "tinytool manual";
 /// assert_eq!(mcp_page().file_name(), "tinytool-mcp.1");
 /// assert_eq!(mcp_page().reference(), "tinytool-mcp(1)");
 /// ```
-pub const EXTRA_PAGES: &[fn() -> ManPage] = &[policy_page];
+pub const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page];
+
+/// `tinytool-mcp(1)`: the MCP server, written by hand as roff beside it.
+fn mcp_page() -> ManPage {
+    ManPage::from_roff("tinytool-mcp", 1, include_str!("mcp.roff"))
+}
 
 /// `tinytool-policy(5)`: the policy file format, written by hand as roff beside the policy
 /// engine.
@@ -72,7 +77,15 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "TINYTOOL_SUPERVISED",
-        "Set by tinytool in the environment of every process of a monitor or background          task (a random token, also stored in the state). A later call that finds the          supervisor of such work gone kills the work's process group only when one of its          processes carries the token, so a reused process id never gets a stranger killed.",
+        "Set by tinytool in the environment of every process of a monitor or background \
+         task (a random token, also stored in the state). A later call that finds the \
+         supervisor of such work gone kills the work's process group only when one of its \
+         processes carries the token, so a reused process id never gets a stranger killed.",
+    ),
+    (
+        "EXA_API_KEY",
+        "The Exa API key: the `websearch` tool exists only when it is set (and not empty), \
+         and sends it with each search. Not passed on to commands `bash` runs.",
     ),
     (
         "XDG_CONFIG_HOME",
@@ -123,7 +136,9 @@ const FILES: &[(&str, &str)] = &[
     (
         "DIR/.tinytool/state.db",
         "The session state (SQLite, unless `--state` names another file): todos, notes, \
-         findings, agent modes, approvals, answers used, background jobs, monitors and their          unread output. Read-only work never creates it. Finished jobs and monitors are          pruned 7 days after they end.",
+         findings, agent modes, approvals, answers used, background jobs, monitors and their \
+         unread output. Read-only work never creates it. Finished jobs and monitors are \
+         pruned 7 days after they end.",
     ),
     ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
     (

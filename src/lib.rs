@@ -9,6 +9,8 @@
 //!   checks, permission, events, after-hook, preview);
 //! - [`schema`], [`repair`], [`truncate`], [`events`], [`paths`]: the pieces of that flow;
 //! - [`search`]: what grep and glob share (skip directories, walker, summary line);
+//! - [`textdoc`], [`atomic`], [`aftercare`]: how the file tools change files (conventions
+//!   kept, atomic writes, formatter and `file.modified` afterwards);
 //! - [`session`]: what a call runs with; [`state`]: the SQLite store behind it;
 //! - [`process`]: child processes that cannot hang or outlive a call (bash, monitor, task);
 //!   [`background`]: monitors and background jobs under detached supervisors;
@@ -17,6 +19,8 @@
 //! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
 //!   completion scripts generated from it.
 
+pub mod aftercare;
+pub mod atomic;
 pub mod background;
 pub mod cli;
 pub mod config;
@@ -37,6 +41,7 @@ pub mod schema;
 pub mod search;
 pub mod session;
 pub mod state;
+pub mod textdoc;
 pub mod tool;
 pub mod tools;
 pub mod truncate;

@@ -62,6 +62,19 @@ impl Access {
         }
     }
 
+    /// The file access of a call whose path is its `file_path` argument.
+    pub fn file_path(
+        ctx: &CallContext,
+        permission: &str,
+        args: &Map<String, Value>,
+    ) -> Vec<Access> {
+        let path = args
+            .get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        vec![Access::path(ctx, permission, path)]
+    }
+
     /// Adds the reason.
     pub fn because(mut self, reason: impl Into<String>) -> Self {
         self.reason = Some(reason.into());

@@ -73,7 +73,6 @@ impl KeptLine {
 pub struct Capture {
     max_bytes: usize,
     head: Vec<KeptLine>,
-    head_bytes: usize,
     tail: VecDeque<KeptLine>,
     current: KeptLine,
     total_bytes: u64,
@@ -101,7 +100,6 @@ impl Capture {
         Capture {
             max_bytes: limits.max_bytes.max(16),
             head: Vec::new(),
-            head_bytes: 0,
             tail: VecDeque::new(),
             current: KeptLine::default(),
             total_bytes: 0,
@@ -138,27 +136,18 @@ impl Capture {
     }
 
     fn extend_current(&mut self, bytes: &[u8]) {
-        let room = self.line_budget().saturating_sub(self.current.bytes.len());
+        // Every line is kept up to the whole byte budget: a line the head has no room for
+        // can still be one of the last lines the tail shows.
+        let room = self.max_bytes.saturating_sub(self.current.bytes.len());
         let keep = room.min(bytes.len());
         self.current.bytes.extend_from_slice(&bytes[..keep]);
         self.current.full_len += bytes.len();
-    }
-
-    /// How much of the current line is worth keeping: lines that go to the head share the
-    /// whole byte budget; a tail line is kept up to the budget on its own.
-    fn line_budget(&self) -> usize {
-        if self.head.len() < PREVIEW_HEAD_LINES {
-            self.max_bytes.saturating_sub(self.head_bytes)
-        } else {
-            self.max_bytes
-        }
     }
 
     fn end_line(&mut self) {
         self.complete_lines += 1;
         if self.head.len() < PREVIEW_HEAD_LINES {
             let line = std::mem::take(&mut self.current);
-            self.head_bytes += line.bytes.len() + 1;
             self.head.push(line);
         } else {
             // Reuse the evicted line's buffer: a command printing millions of lines
@@ -211,7 +200,7 @@ impl Capture {
 
     /// Extends the current line with a kept (possibly cut) line of another capture.
     fn push_kept(&mut self, line: &KeptLine) {
-        let room = self.line_budget().saturating_sub(self.current.bytes.len());
+        let room = self.max_bytes.saturating_sub(self.current.bytes.len());
         let keep = room.min(line.bytes.len());
         self.current.bytes.extend_from_slice(&line.bytes[..keep]);
         self.current.full_len += line.full_len;
@@ -252,7 +241,11 @@ impl Capture {
         }
         let budget = self.max_bytes / 2;
         let mut head = fit_lines(self.head.iter(), budget, &mut lossy);
-        let mut tail = fit_lines(self.tail.iter().rev(), budget, &mut lossy);
+        // Head lines the head's bytes could not show are last lines like the tail's: the
+        // tail takes the last 20 of them all (a 5 MB line must not hide the lines after it).
+        let rest: Vec<&KeptLine> = self.head[head.len()..].iter().chain(&self.tail).collect();
+        let from = rest.len().saturating_sub(PREVIEW_TAIL_LINES);
+        let mut tail = fit_lines(rest[from..].iter().rev().copied(), budget, &mut lossy);
         tail.reverse();
         let shown = head.len() + tail.len();
         let mut text = head.join("\n");
@@ -517,6 +510,19 @@ mod tests {
         assert!(rendered.lossy);
         assert_eq!(rendered.text, "ok\n\u{fffd}\u{fffd} bad\n");
         assert!(!rendered.truncated);
+    }
+
+    #[test]
+    fn lines_after_a_huge_line_are_shown_in_the_tail() {
+        // A short output whose third line eats the head's bytes: the lines after it are
+        // the last lines of the output and must not disappear.
+        let text = format!("HTTP 200 OK\n\n{}\n\n[body cut]", "x".repeat(200_000));
+        let preview = preview(&text, Limits::default()).unwrap();
+        let lines: Vec<&str> = preview.lines().collect();
+        assert_eq!(lines[0], "HTTP 200 OK");
+        assert!(lines[2].ends_with('…') && lines[2].len() < 25_600);
+        assert_eq!(lines[3], "[preview: 5 of 5 lines, 195KB total]");
+        assert_eq!(&lines[4..], ["...", "", "[body cut]"]);
     }
 
     #[test]

@@ -95,68 +95,52 @@ pub fn check(policy: &Policy, tool_names: &[&str]) -> Vec<Finding> {
     // The base rules form one chain; each agent's rules another (they only apply in that
     // agent, so they are not said to shadow base rules). Ignored project allows shadow nothing.
     let trusted = policy.trusts_project();
-    let effective =
-        |is_project: bool, spec: &RuleSpec| !is_project || trusted || spec.action != Action::Allow;
-    let mut chains: Vec<Vec<Placed>> = Vec::new();
-    let mut base = Vec::new();
-    for (loaded, is_project) in &files {
-        let file = loaded.path.display().to_string();
-        base.extend(
-            loaded
-                .file
-                .rules
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| effective(*is_project, s))
-                .map(|(i, spec)| Placed {
-                    spec,
-                    file: file.clone(),
-                    place: format!("rules[{i}]"),
-                }),
-        );
-    }
-    chains.push(base);
-    for agent in ["build", "plan"] {
+    for list in 0..LISTS {
         let mut chain = Vec::new();
         for (loaded, is_project) in &files {
+            let (prefix, specs) = rule_lists(&loaded.file)[list];
             let file = loaded.path.display().to_string();
             chain.extend(
-                AgentRules::of(&loaded.file, agent)
+                specs
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| effective(*is_project, s))
+                    .filter(|(_, s)| !is_project || trusted || s.action != Action::Allow)
                     .map(|(i, spec)| Placed {
                         spec,
                         file: file.clone(),
-                        place: format!("agents.{agent}.rules[{i}]"),
+                        place: format!("{prefix}[{i}]"),
                     }),
             );
         }
-        chains.push(chain);
-    }
-    for chain in &chains {
-        check_shadowing(chain, &mut findings);
+        check_shadowing(&chain, &mut findings);
     }
     findings.dedup();
     findings
 }
 
+/// How many rule lists a policy file has (see [`rule_lists`]).
+const LISTS: usize = 3;
+
+/// A file's rule lists with the name each has in the file: the base rules, then each
+/// agent's.
+fn rule_lists(file: &super::PolicyFile) -> [(&'static str, &[RuleSpec]); LISTS] {
+    [
+        ("rules", file.rules.as_slice()),
+        ("agents.build.rules", AgentRules::of(file, "build")),
+        ("agents.plan.rules", AgentRules::of(file, "plan")),
+    ]
+}
+
 fn placed_specs(file: &super::PolicyFile) -> Vec<(String, &RuleSpec)> {
-    let mut out: Vec<(String, &RuleSpec)> = file
-        .rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (format!("rules[{i}]"), r))
-        .collect();
-    for agent in ["build", "plan"] {
-        out.extend(
-            AgentRules::of(file, agent)
+    rule_lists(file)
+        .into_iter()
+        .flat_map(|(prefix, specs)| {
+            specs
                 .iter()
                 .enumerate()
-                .map(|(i, r)| (format!("agents.{agent}.rules[{i}]"), r)),
-        );
-    }
-    out
+                .map(move |(i, r)| (format!("{prefix}[{i}]"), r))
+        })
+        .collect()
 }
 
 /// The category a tool's name stands for, to suggest in place of an unknown permission.

@@ -51,7 +51,9 @@ pub fn session_facts(session: &Session) -> Result<(String, Vec<(String, String)>
         Ok(None) => Ok((crate::state::DEFAULT_AGENT.to_string(), Vec::new())),
         Err(err) => Err(Refusal {
             message: format!(
-                "Refused: the session state {} cannot be read, so the policy cannot be applied: {err:#}",
+                "Refused: the session state {} cannot be read, so the policy cannot be applied \
+                 (its approvals and agent mode are unknown): {err:#}. Repair it, or move it away \
+                 to start with a fresh state.",
                 session.state.path().display()
             ),
             metadata: Map::new(),

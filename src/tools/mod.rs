@@ -3,7 +3,9 @@
 //! Adding a tool is one file here plus one line in [`builtin`]: its subcommand, flags,
 //! `exec` dispatch, `tools` listing, man page and completions follow from the definition.
 
+pub mod apply_patch;
 pub mod bash;
+pub mod edit;
 pub mod exit;
 pub mod glob;
 pub mod grep;
@@ -17,6 +19,9 @@ pub mod report_findings;
 pub mod skill;
 pub mod task;
 pub mod todowrite;
+pub mod webfetch;
+pub mod websearch;
+pub mod write;
 
 use crate::registry::Registry;
 
@@ -48,12 +53,25 @@ pub const ALL_NAMES: &[&str] = &[
 /// The registry of every built-in tool, in the reference's order (spec 8.1 `RegisterBuiltins`,
 /// then `RegisterConditional`). `websearch` is registered only when `EXA_API_KEY` is set.
 pub fn builtin() -> Registry {
+    let mut registry = always();
+    if websearch::enabled() {
+        registry.register(websearch::definition());
+    }
+    registry
+}
+
+/// The tools registered whatever the environment, in order.
+fn always() -> Registry {
     let mut registry = Registry::new();
     registry.register(read::definition());
+    registry.register(write::definition());
+    registry.register(edit::definition());
+    registry.register(apply_patch::definition());
     registry.register(bash::definition());
     registry.register(grep::definition());
     registry.register(glob::definition());
     registry.register(question::definition());
+    registry.register(webfetch::definition());
     registry.register(invalid::definition());
     registry.register(task::definition());
     registry.register(todowrite::definition());
@@ -70,7 +88,9 @@ pub fn builtin() -> Registry {
 /// Every tool that can exist, whatever the environment: what the command line, man pages
 /// and completions describe.
 pub fn documented() -> Registry {
-    builtin()
+    let mut registry = always();
+    registry.register(websearch::definition());
+    registry
 }
 
 #[cfg(test)]

@@ -99,11 +99,7 @@ fn parameters() -> Value {
 
 /// A read needs `read` of the resolved path.
 fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
-    let path = args
-        .get("file_path")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    vec![Access::path(ctx, "read", path)]
+    Access::file_path(ctx, "read", args)
 }
 
 #[derive(Debug, Deserialize)]
@@ -373,7 +369,7 @@ fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result
 
 /// A sibling of a missing path whose name shares the longest prefix (at least 3 bytes,
 /// ignoring case) with the missing name; the first in name order wins ties.
-fn suggest_similar(path: &Path) -> Option<std::path::PathBuf> {
+pub(crate) fn suggest_similar(path: &Path) -> Option<std::path::PathBuf> {
     let parent = path.parent()?;
     let wanted = path.file_name()?.to_string_lossy().to_lowercase();
     let mut names: Vec<String> = std::fs::read_dir(parent)

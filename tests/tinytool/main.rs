@@ -2,19 +2,27 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod httpd;
 mod util;
 
+mod apply_patch;
 mod background;
 mod bash;
 mod cli;
 mod docs;
+mod edit;
 mod exec;
 mod glob;
 mod grep;
 mod mcp;
+mod mcp_interop;
 mod policy;
+mod policy_editing;
 mod policy_tooling;
 mod read;
 mod robust;
 mod search_tree;
 mod session_tools;
+mod webfetch;
+mod websearch;
+mod write;

@@ -303,3 +303,53 @@ fn strict_nulls_are_accepted_back() {
     );
     assert_eq!(run.code, 0);
 }
+
+/// Whether a process whose command line contains `marker` is alive.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .map(|raw| {
+                    String::from_utf8_lossy(&raw)
+                        .replace('\0', " ")
+                        .contains(marker)
+                })
+                .unwrap_or(false)
+        })
+}
+
+#[test]
+fn cancellation_stops_a_running_call_and_the_server_keeps_serving() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-06-18", json!({}));
+    let marker = "37.123";
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": format!("sleep {marker}")}}})
+        .to_string(),
+    );
+    // Wait until the command really runs (bounded), then cancel it.
+    let mut waited = 0;
+    while !running(&format!("sleep {marker}")) {
+        assert!(waited < 200, "the command never started");
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        waited += 1;
+    }
+    assert_eq!(
+        client.request(3, "ping", json!({}))["id"],
+        3,
+        "ping is answered during a long call"
+    );
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"test"}}"#);
+    // The cancelled call gets no response: the next message is the answer to request 4.
+    let next = client.request(4, "tools/list", json!({}));
+    assert_eq!(next["id"], 4);
+    assert!(
+        !running(&format!("sleep {marker}")),
+        "the cancelled command's process group survived"
+    );
+    client.finish();
+}

@@ -24,25 +24,46 @@ fn sdk_python() -> Option<PathBuf> {
         return Some(python);
     }
     let fail = |why: String| -> Option<PathBuf> {
-        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "MCP SDK interop test cannot run under CI: {why}");
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "MCP SDK interop test cannot run under CI: {why}"
+        );
         eprintln!("SKIPPED: MCP SDK interop test: {why}");
         None
     };
-    let made = Command::new("python3").args(["-m", "venv"]).arg(&venv).output();
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .output();
     match made {
         Ok(out) if out.status.success() => {}
-        Ok(out) => return fail(format!("python3 -m venv failed: {}", String::from_utf8_lossy(&out.stderr))),
+        Ok(out) => {
+            return fail(format!(
+                "python3 -m venv failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
         Err(err) => return fail(format!("python3 is not available: {err}")),
     }
     let installed = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", SDK])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            SDK,
+        ])
         .output();
     match installed {
         Ok(out) if out.status.success() => {
             std::fs::write(&marker, "").ok()?;
             Some(python)
         }
-        Ok(out) => fail(format!("pip install {SDK} failed: {}", String::from_utf8_lossy(&out.stderr))),
+        Ok(out) => fail(format!(
+            "pip install {SDK} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )),
         Err(err) => fail(format!("pip could not run: {err}")),
     }
 }
@@ -55,7 +76,11 @@ fn the_official_python_client_lists_reads_greps_and_sees_refusals() {
     let room = Room::new();
     room.write("notes/a.txt", "alpha\nneedle here\n");
     let policy = room.path("policy.json");
-    std::fs::write(&policy, r#"{"rules": [{"permission": "edit", "pattern": "secret/*", "action": "deny"}]}"#).unwrap();
+    std::fs::write(
+        &policy,
+        r#"{"rules": [{"permission": "edit", "pattern": "secret/*", "action": "deny"}]}"#,
+    )
+    .unwrap();
     let calls = json!([
         ["read", {"file_path": "notes/a.txt"}],
         ["grep", {"pattern": "needle"}],
@@ -63,24 +88,51 @@ fn the_official_python_client_lists_reads_greps_and_sees_refusals() {
     ]);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
     let mut cmd = Command::new(python);
-    cmd.arg(script).arg(bin()).arg(&room.dir).arg(&policy).arg(calls.to_string());
+    cmd.arg(script)
+        .arg(bin())
+        .arg(&room.dir)
+        .arg(&policy)
+        .arg(calls.to_string());
     cmd.env_clear().current_dir(&room.dir);
     for (k, v) in &room.env {
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "client failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["server"], "tinytool");
-    let tools: Vec<&str> = report["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
     assert!(tools.contains(&"read") && tools.contains(&"grep") && tools.contains(&"write"));
     assert!(!tools.contains(&"invalid"));
     let calls = report["calls"].as_array().unwrap();
     assert_eq!(calls[0]["isError"], false);
     assert_eq!(calls[0]["text"], "1\talpha\n2\tneedle here\n");
     assert_eq!(calls[1]["isError"], false);
-    assert!(calls[1]["text"].as_str().unwrap().contains("notes/a.txt:2:needle here"), "{}", calls[1]["text"]);
+    assert!(
+        calls[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("notes/a.txt:2:needle here"),
+        "{}",
+        calls[1]["text"]
+    );
     assert_eq!(calls[2]["isError"], true);
-    assert!(calls[2]["text"].as_str().unwrap().contains("Refused by the policy"), "{}", calls[2]["text"]);
+    assert!(
+        calls[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Refused by the policy"),
+        "{}",
+        calls[2]["text"]
+    );
     assert!(!room.path("secret/x.txt").exists());
 }

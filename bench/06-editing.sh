@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Editing rows (issue 6): an exact and a fuzzy edit in a 20,000-line file, and a 50-file
+# patch. Every run starts from a fresh copy of the input, flushed with `sync` (both sides
+# pay the same copy and flush), so the edit is the same each time and tinytool's fsync of
+# its own writes does not also pay for flushing the copy. The peers do not fsync.
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# 5,000 three-line Python functions: 20,000 lines, 0.6 MB.
+big=$(bench_cached edit-20k.py \
+    'awk "BEGIN { for (i = 0; i < 5000; i++) printf \"def handler_%d(request):\\n    value = request.get(\\\"k%d\\\")\\n    return value * %d\\n\\n\", i, i, i + 1 }"')
+mkdir -p e1 e2 f1 f2
+
+# Exact: one unique line in the middle of the file.
+ours="cp $big e1/work.py && sync && $TT --dir e1 edit --file-path work.py --old-string 'value = request.get(\"k2500\")' --new-string 'value = request.get(\"k2500\", 1)'"
+peer="cp $big e2/work.py && sync && sed -i 's/request.get(\"k2500\")/request.get(\"k2500\", 1)/' e2/work.py"
+bench_row "edit: exact, 20,000-line file" "$ours" "sed -i" "$peer"
+mem_row "edit: exact, 20,000-line file" "$ours" "sed -i" "$peer"
+
+# Fuzzy: old_string indented with two spaces instead of four and one interior line wrong
+# (`key3000` for `k3000`), so the cascade runs down to block-anchor-relaxed. The peer is GNU
+# patch ignoring whitespace on a diff with the same shifted indentation.
+printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001", "new_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001 + 1"}' >fuzzy.json
+printf '%s\n' '--- work.py' '+++ work.py' '@@ -12001,3 +12001,3 @@' ' def handler_3000(request):' \
+    '   value = request.get("k3000")' '-  return value * 3001' '+    return value * 3001 + 1' >fuzzy.diff
+bench_row "edit: fuzzy (indentation, one line), 20,000 lines" \
+    "cp $big f1/work.py && sync && $TT --dir f1 edit < fuzzy.json" \
+    "patch -l" "cp $big f2/work.py && sync && patch -s -l -p0 -d f2 < fuzzy.diff"
+
+# 50 files of 200 lines, two hunks each, as one git-style diff.
+mkdir -p tree50
+for n in $(seq -w 1 50); do
+    awk -v n="$n" 'BEGIN { for (i = 1; i <= 200; i++) printf "file %s line %03d: some text\n", n, i }' >"tree50/f$n.txt"
+done
+for n in $(seq -w 1 50); do
+    printf 'diff --git a/f%s.txt b/f%s.txt\n--- a/f%s.txt\n+++ b/f%s.txt\n' "$n" "$n" "$n" "$n"
+    printf '@@ -49,3 +49,3 @@\n file %s line 049: some text\n-file %s line 050: some text\n+file %s line 050: changed\n file %s line 051: some text\n' "$n" "$n" "$n" "$n"
+    printf '@@ -149,3 +149,4 @@\n file %s line 149: some text\n file %s line 150: some text\n+file %s line 150.5: added\n file %s line 151: some text\n' "$n" "$n" "$n" "$n"
+done >patch50.diff
+bench_row "apply_patch: 50 files, 100 hunks" \
+    "rm -rf p1 && cp -r tree50 p1 && sync && $TT --dir p1 apply_patch --patch \"\$(cat patch50.diff)\"" \
+    "patch -p1" "rm -rf p2 && cp -r tree50 p2 && sync && patch -s -p1 -d p2 < patch50.diff"
+
+bench_note "editing rows: cp + sync before each run on both sides; tinytool fsyncs every write (atomic, durable), sed/patch do not"

@@ -1,0 +1,437 @@
+//! `apply_patch`: apply a multi-file patch, all or nothing (DESIGN §6, reference §9,
+//! issue 6).
+//!
+//! The patch is either Codex's `*** Begin Patch` envelope or a unified diff (`diff -u`,
+//! `git diff`), detected automatically; the grammar of both is at the top of [`parse`].
+//! [`apply`] plans every change in memory, and only when every hunk of every file applies
+//! are the files written (atomically, each keeping its permissions, BOM and line endings);
+//! otherwise the refusal names the file, the hunk and the first line that differs, and
+//! nothing changes. A patch already in place succeeds with `already applied`.
+//!
+//! Every path the patch touches — each file, and the source and destination of a move — is
+//! an `edit` access for the policy, so a rule like `edit *.lock deny` stops any patch that
+//! touches `Cargo.lock`; the locks of all of them are held (taken in path order, so two
+//! patches cannot deadlock) until the call ends. After writing, the configured formatter
+//! runs on each written file and `file.modified` is published per path (`create`, `edit`,
+//! `delete`; a move is a delete and a create).
+//!
+//! Output: one line per operation, `Created PATH`, `Modified PATH`, `Deleted PATH` or
+//! `Moved FROM -> TO`, each followed by its formatter note. metadata: format, files (path,
+//! operation) and diff (unified, of every changed file, cut at 256 KB).
+
+pub mod apply;
+pub mod parse;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::aftercare;
+use crate::atomic;
+use crate::project::PathLock;
+use crate::schema;
+use crate::session::CallContext;
+use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
+use apply::{Entry, Plan};
+
+/// The `apply_patch` tool's definition.
+pub fn definition() -> ToolDef {
+    ToolDef {
+        name: "apply_patch",
+        summary: "Apply a multi-file patch, all or nothing",
+        description: "Apply a patch to one or more files. Accepts the envelope format:\n\
+            *** Begin Patch\n*** Add File: path/new.txt\n+line\n*** Delete File: path/old.txt\n\
+            *** Update File: path/file.py\n*** Move to: path/renamed.py\n@@ def function():\n \
+            context line\n-removed line\n+added line\n*** End Patch\n\
+            (`@@ scope` lines locate a chunk; `*** End of File` anchors one at the end), and \
+            unified diffs (`--- a/path`, `+++ b/path`, `@@ -1,3 +1,4 @@` hunks; /dev/null adds \
+            or deletes). Context is matched exactly, then ignoring surrounding whitespace. \
+            Nothing is written unless every hunk of every file applies; a patch that is \
+            already applied changes nothing. Paths are relative to the working directory.",
+        permission: "edit",
+        schema: parameters,
+        execute,
+        access: Some(access),
+        doc: ToolDoc {
+            output: "One line per file operation: `Created PATH`, `Modified PATH`, `Deleted \
+                PATH` or `Moved FROM -> TO` (with `(hunk N already applied)` when part of it was \
+                in place, and the formatter's note when one is configured). A patch whose \
+                changes are all in place answers `Patch already applied: nothing was changed.` \
+                metadata: format (envelope or unified), files (path, operation), diff.",
+            errors: "`Invalid patch: line N: ...` (the grammar is in the module doc of \
+                src/tools/apply_patch/parse.rs); `Patch not applied; no file was changed.` \
+                followed by the reason: the file and hunk whose lines are not in the file with \
+                the first differing line, `File to update not found`, `File to delete not \
+                found`, `Cannot delete PATH: it is a directory`.",
+            examples: &[
+                (
+                    "Apply a patch from a file",
+                    "tinytool apply_patch --patch \"$(cat change.patch)\"",
+                ),
+                (
+                    "Apply a git diff",
+                    "git diff | jq -Rs '{patch: .}' | tinytool apply_patch",
+                ),
+            ],
+        },
+    }
+}
+
+fn parameters() -> Value {
+    schema::object(
+        json!({
+            "patch": {
+                "type": "string",
+                "description": "The patch: `*** Begin Patch` … `*** End Patch`, or a unified diff."
+            }
+        }),
+        &["patch"],
+    )
+}
+
+/// One `edit` access per path the patch touches (source and destination of a move), in
+/// patch order; an unparsable patch needs only the tool-level access (the call then
+/// reports the parse error).
+fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
+    let text = args
+        .get("patch")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let Ok(patch) = parse::parse(text) else {
+        return vec![Access::new("edit", "apply_patch")];
+    };
+    let mut out: Vec<Access> = Vec::new();
+    for op in &patch.ops {
+        for path in op.paths() {
+            let access = Access::path(ctx, "edit", path);
+            if !out.iter().any(|a| a.path == access.path) {
+                out.push(access);
+            }
+        }
+    }
+    out
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatchArgs {
+    patch: String,
+}
+
+const NOTHING_CHANGED: &str = "Patch not applied; no file was changed.";
+
+fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
+    let args: PatchArgs = match parse_args(args) {
+        Ok(args) => args,
+        Err(output) => return Ok(output),
+    };
+    let patch = match parse::parse(&args.patch) {
+        Ok(patch) => patch,
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Invalid patch: {err}\n{NOTHING_CHANGED}"
+            )));
+        }
+    };
+    let mut paths: Vec<PathBuf> = patch
+        .ops
+        .iter()
+        .flat_map(|op| op.paths())
+        .map(|p| ctx.resolve(p))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    let mut locks = Vec::with_capacity(paths.len());
+    for path in &paths {
+        match PathLock::acquire(&ctx.session.dir, path) {
+            Ok(lock) => locks.push(lock),
+            Err(err) => {
+                return Ok(ToolOutput::error(format!(
+                    "{NOTHING_CHANGED}\nCannot take the lock of {} in .tinytool/locks: {err}",
+                    ctx.display(path)
+                )));
+            }
+        }
+    }
+    let resolve = |p: &str| ctx.resolve(p);
+    let show = |p: &Path| ctx.display(p);
+    let plan = match apply::plan(&patch, &resolve, &show) {
+        Ok(plan) => plan,
+        Err(message) => return Ok(ToolOutput::error(format!("{NOTHING_CHANGED}\n{message}"))),
+    };
+    let format_name = match patch.format {
+        parse::Format::Envelope => "envelope",
+        parse::Format::Unified => "unified",
+    };
+    if plan.is_noop() {
+        let mut text = "Patch already applied: nothing was changed.".to_string();
+        for outcome in &plan.outcomes {
+            text.push_str(&format!(
+                "\n{} {} (already applied)",
+                outcome.verb, outcome.shown
+            ));
+        }
+        return Ok(ToolOutput::text(text)
+            .with("format", format_name)
+            .with("already_applied", true)
+            .with("files", json!([])));
+    }
+    if let Err(err) = commit(&plan, &ctx.session.dir) {
+        return Ok(ToolOutput::error(err));
+    }
+    let mut notes: Vec<(PathBuf, String, Option<Value>)> = Vec::new();
+    for (path, before) in &plan.before {
+        let after = plan.after.get(path);
+        if after == Some(before) {
+            continue;
+        }
+        let operation = match (before, after) {
+            (_, Some(Entry::Absent)) => "delete",
+            (Entry::File { .. }, _) => "edit",
+            _ => "create",
+        };
+        if operation != "delete" {
+            let formatted = aftercare::format(ctx, path);
+            notes.push((path.clone(), formatted.note(), formatted.metadata()));
+        }
+        aftercare::file_modified(ctx, path, operation);
+    }
+    let mut lines = Vec::new();
+    for outcome in &plan.outcomes {
+        let mut line = if outcome.fully_applied_before {
+            format!("{} {} (already applied)", outcome.verb, outcome.shown)
+        } else {
+            format!("{} {}", outcome.verb, outcome.shown)
+        };
+        if !outcome.already.is_empty() {
+            let hunks: Vec<String> = outcome.already.iter().map(usize::to_string).collect();
+            let plural = if hunks.len() > 1 { "s" } else { "" };
+            line.push_str(&format!(
+                " (hunk{plural} {} already applied)",
+                hunks.join(", ")
+            ));
+        }
+        if let Some(written) = &outcome.written
+            && let Some((_, note, _)) = notes.iter().find(|(p, _, _)| p == written)
+        {
+            line.push_str(note);
+        }
+        lines.push(line);
+    }
+    let files: Vec<Value> = plan
+        .before
+        .iter()
+        .filter(|(path, before)| plan.after.get(path) != Some(before))
+        .map(|(path, before)| {
+            let operation = match (before, plan.after.get(path)) {
+                (_, Some(Entry::Absent)) => "deleted",
+                (Entry::File { .. }, _) => "modified",
+                _ => "created",
+            };
+            json!({"path": ctx.display(path), "operation": operation})
+        })
+        .collect();
+    let mut output = ToolOutput::text(lines.join("\n"))
+        .with("format", format_name)
+        .with("files", files)
+        .with("diff", crate::tools::edit::bounded_diff(diff(ctx, &plan)));
+    let formatters: Vec<Value> = notes.into_iter().filter_map(|(_, _, meta)| meta).collect();
+    if !formatters.is_empty() {
+        output = output.with("formatters", formatters);
+    }
+    // The locks are held until here: formatters and events see the patched files only.
+    drop(locks);
+    Ok(output)
+}
+
+/// Writes the plan: stage every new content, then rename them all, then delete (module doc
+/// of [`apply`]); directories left empty by a deletion or a move are removed, up to `root`
+/// (the project directory, never removed). The error is the message for the caller.
+fn commit(plan: &Plan, root: &Path) -> Result<(), String> {
+    let mut created_dirs: Vec<PathBuf> = Vec::new();
+    let mut staged = Vec::new();
+    let mut deletes = Vec::new();
+    let mut failure = None;
+    for (path, before) in &plan.before {
+        let Some(after) = plan.after.get(path) else {
+            continue;
+        };
+        if after == before {
+            continue;
+        }
+        match after {
+            Entry::File { bytes, mode } => {
+                let step = atomic::create_parents(path).and_then(|dirs| {
+                    created_dirs.extend(dirs);
+                    atomic::stage(path, bytes, *mode)
+                });
+                match step {
+                    Ok(stage) => staged.push(stage),
+                    Err(err) => {
+                        failure = Some(format!(
+                            "{NOTHING_CHANGED}\nError writing {}: {err}",
+                            path.display()
+                        ));
+                        break;
+                    }
+                }
+            }
+            Entry::Absent => deletes.push(path.clone()),
+            Entry::Other => {}
+        }
+    }
+    if let Some(message) = failure {
+        drop(staged);
+        for dir in created_dirs.iter().rev() {
+            let _ = std::fs::remove_dir(dir);
+        }
+        return Err(message);
+    }
+    let mut done: Vec<PathBuf> = Vec::new();
+    for stage in staged {
+        let target = stage.target().to_path_buf();
+        if let Err(err) = stage.commit() {
+            return Err(partial(
+                &done,
+                &format!("Error writing {}: {err}", target.display()),
+            ));
+        }
+        done.push(target);
+    }
+    for path in deletes {
+        match std::fs::remove_file(&path) {
+            Ok(()) => {
+                remove_empty_parents(&path, root);
+                done.push(path);
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => {
+                return Err(partial(
+                    &done,
+                    &format!("Error deleting {}: {err}", path.display()),
+                ));
+            }
+        }
+    }
+    // One flush per directory makes every rename and deletion durable.
+    atomic::sync_dirs(done.iter().map(PathBuf::as_path));
+    Ok(())
+}
+
+/// Removes the parents of a deleted file while they are empty, stopping at `root` and never
+/// leaving it: a move or a deletion does not leave an empty directory behind (as git does).
+fn remove_empty_parents(path: &Path, root: &Path) {
+    let mut current = path.parent();
+    while let Some(dir) = current {
+        if dir == root || !dir.starts_with(root) {
+            break;
+        }
+        // Fails (and stops) when the directory is not empty.
+        if std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+        current = dir.parent();
+    }
+}
+
+/// The message of a failure after some files were already replaced (a rename or a delete
+/// failed: practically only when the directory changed under us).
+fn partial(done: &[PathBuf], error: &str) -> String {
+    let list: Vec<String> = done.iter().map(|p| p.display().to_string()).collect();
+    format!(
+        "Patch partly applied: {error}. Already changed: {}.",
+        if list.is_empty() {
+            "nothing".to_string()
+        } else {
+            list.join(", ")
+        }
+    )
+}
+
+/// The unified diff of every changed file (lossy for non-UTF-8 content).
+fn diff(ctx: &CallContext, plan: &Plan) -> String {
+    let mut out = String::new();
+    for (path, before) in &plan.before {
+        let after = plan.after.get(path);
+        if after == Some(before) {
+            continue;
+        }
+        let text = |entry: Option<&Entry>| match entry {
+            Some(Entry::File { bytes, .. }) => String::from_utf8_lossy(bytes).replace("\r\n", "\n"),
+            _ => String::new(),
+        };
+        let (old, new) = (text(Some(before)), text(after));
+        let shown = ctx.display(path);
+        let old_name = if matches!(before, Entry::File { .. }) {
+            format!("a/{shown}")
+        } else {
+            "/dev/null".to_string()
+        };
+        let new_name = if matches!(after, Some(Entry::File { .. })) {
+            format!("b/{shown}")
+        } else {
+            "/dev/null".to_string()
+        };
+        out.push_str(&crate::textdoc::unified_diff(
+            &old, &new, &old_name, &new_name,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Session;
+
+    fn accesses(session: &Session, patch: &str) -> Vec<(String, String)> {
+        let ctx = CallContext::new(session, "apply_patch");
+        let args = json!({ "patch": patch });
+        access(&ctx, args.as_object().unwrap())
+            .into_iter()
+            .map(|a| (a.permission, a.pattern))
+            .collect()
+    }
+
+    #[test]
+    fn every_touched_path_is_an_edit_access() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = Session::new("s", tmp.path());
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Delete File: b/c.txt\n\
+                     *** Update File: src/old.rs\n*** Move to: src/new.rs\n@@\n-x\n+y\n\
+                     *** Update File: ./a.txt\n@@\n-x\n+z\n*** End Patch\n";
+        let got = accesses(&session, patch);
+        let edit = |p: &str| ("edit".to_string(), p.to_string());
+        assert_eq!(
+            got,
+            vec![
+                edit("a.txt"),
+                edit("b/c.txt"),
+                edit("src/old.rs"),
+                edit("src/new.rs")
+            ]
+        );
+        let diff = "--- a/Cargo.lock\n+++ b/Cargo.lock\n@@ -1 +1 @@\n-a\n+b\n\
+                    --- /dev/null\n+++ b/new.md\n@@ -0,0 +1 @@\n+hi\n";
+        assert_eq!(
+            accesses(&session, diff),
+            vec![edit("Cargo.lock"), edit("new.md")]
+        );
+        let outside = accesses(
+            &session,
+            "--- /etc/hosts\n+++ /etc/hosts\n@@ -1 +1 @@\n-a\n+b\n",
+        );
+        assert_eq!(outside, vec![edit("/etc/hosts")]);
+    }
+
+    #[test]
+    fn an_unparsable_patch_needs_only_the_tool_access() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = Session::new("s", tmp.path());
+        assert_eq!(
+            accesses(&session, "this is not a patch"),
+            vec![("edit".to_string(), "apply_patch".to_string())]
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! `edit`: replace `old_string` with `new_string` in a file (spec 8.3, reference §8, issue 6).
+//!
+//! The flow of a call:
+//! 1. `old_string == new_string` is refused before the file is touched.
+//! 2. The path's OS lock (`project::PathLock`, a lock file in `.tinytool/locks/`) is taken
+//!    and held to the end, so edits of one file by concurrent processes are serialised
+//!    and none is lost.
+//! 3. The file is decoded (`textdoc`): its BOM and CRLF endings are set aside.
+//! 4. The cascade (`cascade`) finds the region — exact first, then the looser strategies
+//!    (`strategies`), refusing ambiguity at every stage — and builds the replacement
+//!    (`reindent`); a refusal says why and shows the closest region (`feedback`).
+//! 5. The result is rendered with the file's conventions (BOM, line endings, final
+//!    newline) where no byte outside the matched region changes, and written atomically
+//!    with the file's permissions (`atomic`).
+//! 6. The configured formatter runs and `file.modified` is published with operation
+//!    `edit` (`aftercare`).
+//!
+//! `metadata` of a success: path, strategy, adjustments, start_line/end_line (1-based span
+//! of the first replaced region in the original file), spans (all of them), replacements,
+//! diff (unified, 3 lines of context, LF endings, cut at 256 KB) and formatter. Of a refusal: reason
+//! (`identical`, `empty_old_string`, `not_found`, `ambiguous`).
+
+pub mod cascade;
+pub mod feedback;
+pub mod levenshtein;
+pub mod lines;
+pub mod reindent;
+pub mod strategies;
+
+use std::io::ErrorKind;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::aftercare;
+use crate::atomic;
+use crate::project::PathLock;
+use crate::schema;
+use crate::session::CallContext;
+use crate::textdoc::TextDoc;
+use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
+use cascade::Refusal;
+
+/// The `edit` tool's definition.
+pub fn definition() -> ToolDef {
+    ToolDef {
+        name: "edit",
+        summary: "Replace text in a file",
+        description: "Edit a file by replacing old_string with new_string. old_string should be \
+            copied exactly from the file (without the line-number prefix of read's output) and \
+            include enough surrounding lines to be unique; with replace_all every occurrence is \
+            replaced. When old_string does not match exactly, differences in indentation, \
+            trailing whitespace, tabs versus spaces, line endings, escaped tabs or blank \
+            boundary lines are tolerated, and a block with a single differing interior line is \
+            still found — but only when exactly one region of the file fits; new_string is then \
+            re-indented to the file's indentation. Ambiguous or unmatched edits are refused \
+            with the closest region of the file shown. The file's line endings, BOM and final \
+            newline are kept.",
+        permission: "edit",
+        schema: parameters,
+        execute,
+        access: Some(access),
+        doc: ToolDoc {
+            output: "`Replaced in PATH at lines A-B.` (or `Replaced N occurrences in PATH ...` with \
+                replace_all), a note naming the strategy when old_string did not match exactly, \
+                and the formatter's note when one is configured. metadata: path, strategy (exact, \
+                line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
+                escape-normalized, trimmed-boundary, context-aware, block-anchor-relaxed, \
+                multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
+                (unified), formatter.",
+            errors: "`old_string and new_string are identical`; `File not found: PATH`; \
+                `old_string not found in PATH.` followed by the closest region with line numbers \
+                and whitespace made visible (tabs, trailing spaces, carriage returns and non-breaking \
+                spaces are marked); \
+                `old_string appears N times in PATH` with the regions (add context or use \
+                replace_all); an empty old_string on a non-empty file; a file that is not UTF-8. \
+                Nothing is changed on error.",
+            examples: &[
+                (
+                    "Rename a call",
+                    "tinytool edit --file-path src/main.rs --old-string 'run(cfg)' --new-string 'run(&cfg)'",
+                ),
+                (
+                    "Replace every occurrence",
+                    "tinytool edit --file-path notes.md --old-string teh --new-string the --replace-all",
+                ),
+            ],
+        },
+    }
+}
+
+fn parameters() -> Value {
+    schema::object(
+        json!({
+            "file_path": {
+                "type": "string",
+                "description": "Path of the file to edit: absolute, or relative to the working directory."
+            },
+            "old_string": {
+                "type": "string",
+                "description": "The text to replace, copied from the file with enough context to be unique."
+            },
+            "new_string": {
+                "type": "string",
+                "description": "The text to put in its place (must differ from old_string)."
+            },
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace every occurrence of old_string (default false)."
+            }
+        }),
+        &["file_path", "old_string", "new_string"],
+    )
+}
+
+/// An edit needs `edit` of the resolved path.
+fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
+    Access::file_path(ctx, "edit", args)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EditArgs {
+    file_path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
+    let args: EditArgs = match parse_args(args) {
+        Ok(args) => args,
+        Err(output) => return Ok(output),
+    };
+    if args.old_string == args.new_string {
+        return Ok(ToolOutput::error(
+            "old_string and new_string are identical: there is nothing to change. Give the new \
+             text in new_string.",
+        )
+        .with("reason", "identical"));
+    }
+    let path = ctx.resolve(&args.file_path);
+    let shown = ctx.display(&path);
+    match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => {
+            return Ok(ToolOutput::error(format!(
+                "{shown} is a directory, not a file"
+            )));
+        }
+        Ok(_) => {}
+        Err(err) if err.kind() == ErrorKind::NotFound => {
+            let mut message = format!("File not found: {shown}");
+            if let Some(suggestion) = crate::tools::read::suggest_similar(&path) {
+                message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
+            }
+            message.push_str("\n(To create a file, use write.)");
+            return Ok(ToolOutput::error(message));
+        }
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Error reading file: {shown}: {err}"
+            )));
+        }
+    }
+    let _lock = match PathLock::acquire(&ctx.session.dir, &path) {
+        Ok(lock) => lock,
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Error editing file: {shown}: cannot take its lock in .tinytool/locks: {err}"
+            )));
+        }
+    };
+    // Read under the lock: what another process wrote just before is what we edit.
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == ErrorKind::NotFound => {
+            return Ok(ToolOutput::error(format!("File not found: {shown}")));
+        }
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Error reading file: {shown}: {err}"
+            )));
+        }
+    };
+    let Some(doc) = TextDoc::decode(&bytes) else {
+        return Ok(ToolOutput::error(format!(
+            "Cannot edit {shown}: it is not UTF-8 text. Use write to replace it entirely."
+        )));
+    };
+    let edit = match cascade::run(
+        &doc.text,
+        &args.old_string,
+        &args.new_string,
+        args.replace_all,
+    ) {
+        Ok(edit) => edit,
+        Err(refusal) => {
+            let file = lines::FileLines::new(&doc.text);
+            let message = feedback::message(&refusal, &file, &args.old_string, &shown);
+            let reason = match refusal {
+                Refusal::EmptyOld => "empty_old_string",
+                Refusal::NotFound => "not_found",
+                Refusal::Ambiguous { .. } => "ambiguous",
+            };
+            return Ok(ToolOutput::error(message)
+                .with("path", shown)
+                .with("reason", reason));
+        }
+    };
+    let updated = doc.render(&edit.splices, None);
+    let new_text = TextDoc::decode(&updated)
+        .map(|d| d.text)
+        .unwrap_or_default();
+    let diff = crate::textdoc::unified_diff(
+        &doc.text,
+        &new_text,
+        &format!("a/{shown}"),
+        &format!("b/{shown}"),
+    );
+    let mut text = summary(&edit, &shown);
+    let mut formatter = None;
+    if updated == bytes {
+        text.push_str("\nThe new text equals what was there: the file is unchanged.");
+    } else {
+        if let Err(err) = atomic::write(&path, &updated, atomic::mode_for(&path)) {
+            return Ok(ToolOutput::error(format!(
+                "Error writing file: {shown}: {err}"
+            )));
+        }
+        let formatted = aftercare::format(ctx, &path);
+        text.push_str(&formatted.note());
+        formatter = formatted.metadata();
+        aftercare::file_modified(ctx, &path, "edit");
+    }
+    let (start_line, end_line) = edit.spans.first().copied().unwrap_or((1, 1));
+    let spans: Vec<Value> = edit.spans.iter().map(|(a, b)| json!([a, b])).collect();
+    let mut output = ToolOutput::text(text)
+        .with("path", shown)
+        .with("strategy", edit.strategy)
+        .with("adjustments", json!(edit.adjustments))
+        .with("start_line", start_line)
+        .with("end_line", end_line)
+        .with("spans", spans)
+        .with("replacements", edit.splices.len())
+        .with("diff", bounded_diff(diff));
+    if let Some(meta) = formatter {
+        output = output.with("formatter", meta);
+    }
+    Ok(output)
+}
+
+/// Replaced regions the output lists by line (all of them are in `metadata.spans`).
+const MAX_LISTED_SPANS: usize = 20;
+/// Bytes of `metadata.diff` kept; a larger diff is cut at a line boundary and says so.
+pub const MAX_DIFF_BYTES: usize = 256 * 1024;
+
+/// `diff` cut to [`MAX_DIFF_BYTES`] at a line boundary, with a last line saying how much was
+/// left out.
+pub fn bounded_diff(diff: String) -> String {
+    if diff.len() <= MAX_DIFF_BYTES {
+        return diff;
+    }
+    let cut = diff[..MAX_DIFF_BYTES].rfind('\n').map_or(0, |i| i + 1);
+    format!(
+        "{}… diff cut: {} more bytes\n",
+        &diff[..cut],
+        diff.len() - cut
+    )
+}
+
+/// The first lines of a successful edit's output.
+fn summary(edit: &cascade::Edit, shown: &str) -> String {
+    let places: Vec<String> = edit
+        .spans
+        .iter()
+        .take(MAX_LISTED_SPANS)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    let mut text = if edit.spans.len() == 1 {
+        let plural = if places[0].contains('-') { "s" } else { "" };
+        format!("Replaced in {shown} at line{plural} {}.", places[0])
+    } else {
+        let more = edit.spans.len().saturating_sub(MAX_LISTED_SPANS);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!(
+            "Replaced {} occurrences in {shown} (lines {}{more}).",
+            edit.spans.len(),
+            places.join(", ")
+        )
+    };
+    let mut how: Vec<&str> = Vec::new();
+    if edit.adjustments.contains(&"trimmed-boundary") {
+        how.push("blank lines at its ends that the file does not have were dropped");
+    }
+    if edit.adjustments.contains(&"unescaped-tabs") {
+        how.push("its literal \\t were read as tabs");
+    }
+    match edit.strategy {
+        "exact" | "trimmed-boundary" => {}
+        "escape-normalized" => how.push("tabs and special spaces were treated as spaces"),
+        "context-aware" | "block-anchor-relaxed" | "multi-occurrence" => {
+            how.push("one line of it differs from the file, whose line was kept unless new_string changes it")
+        }
+        _ => how.push("whitespace differences were ignored and new_string follows the file's indentation"),
+    }
+    if !how.is_empty() {
+        text.push_str(&format!(
+            "\nold_string did not match exactly ({}): {}.",
+            edit.strategy,
+            how.join("; ")
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Session;
+
+    #[test]
+    fn the_access_is_edit_of_the_resolved_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = Session::new("s", tmp.path());
+        let ctx = CallContext::new(&session, "edit");
+        let args = json!({"file_path": "a/../b.txt", "old_string": "x", "new_string": "y"});
+        let accesses = access(&ctx, args.as_object().unwrap());
+        assert_eq!(accesses.len(), 1);
+        assert_eq!(
+            (
+                accesses[0].permission.as_str(),
+                accesses[0].pattern.as_str()
+            ),
+            ("edit", "b.txt")
+        );
+        assert_eq!(accesses[0].path, Some(session.dir.join("b.txt")));
+    }
+
+    #[test]
+    fn large_diffs_are_cut_at_a_line() {
+        let diff: String = (0..40_000).map(|i| format!("+line {i}\n")).collect();
+        let cut = bounded_diff(diff.clone());
+        assert!(cut.len() < MAX_DIFF_BYTES + 64);
+        assert!(cut.ends_with(" more bytes\n"), "{}", &cut[cut.len() - 60..]);
+        assert!(cut.contains("\n… diff cut: "));
+        assert_eq!(bounded_diff("small\n".into()), "small\n");
+    }
+}

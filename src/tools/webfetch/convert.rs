@@ -1,0 +1,826 @@
+//! What webfetch does with a body: decide whether it is HTML, other text, or binary, and
+//! turn HTML into Markdown (htmd) or plain text (html2text).
+//!
+//! Both conversions first drop what a reader never sees: the content of `script`, `style`,
+//! `noscript`, `template` and `head` (the page title included), and make relative link and
+//! image addresses absolute against the page's URL, so a link can be fetched as it is.
+//! Markdown uses ATX headings (`#`), inline links `[text](url)`, `-` bullets and fenced
+//! code blocks; text is wrapped at 120 columns with links as numbered references listed at
+//! the end.
+//!
+//! Hostile nesting is defused twice. The HTML parser's work grows with the square of the
+//! nesting depth (a 1 MB page of nested `<div>`s would take minutes), so a linear scan first
+//! estimates that work ([`nesting_cost`]); a page over [`PARSE_BUDGET`] is not parsed but
+//! reduced to its text by a linear extractor, with a note saying so. And the converters
+//! walk the document recursively, so elements nested deeper than [`MAX_DEPTH`] are
+//! flattened into their text before conversion.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use markup5ever_rcdom::{Handle, Node, NodeData};
+use url::Url;
+
+/// Elements whose content is dropped before conversion.
+pub const DROPPED: &[&str] = &["script", "style", "noscript", "template", "head"];
+
+/// Nesting depth beyond which elements are flattened into their text.
+pub const MAX_DEPTH: usize = 512;
+
+/// Estimated parser work ([`nesting_cost`]) above which a page is not parsed. Ordinary
+/// pages stay far below: a 5 MB page of 150,000 elements nested 40 deep costs 6,000,000.
+pub const PARSE_BUDGET: u64 = 50_000_000;
+
+/// The note that starts the output of a page too deeply nested to convert.
+pub const TOO_DEEP_NOTE: &str =
+    "[the page nests its elements too deeply to convert; its text follows]";
+
+/// Width plain text is wrapped at.
+pub const TEXT_WIDTH: usize = 120;
+
+/// Bytes looked at to tell text from binary.
+const SNIFF_BYTES: usize = 8_192;
+
+/// What a body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// HTML (or XHTML): converted for the `text` and `markdown` formats.
+    Html,
+    /// Other text (plain, JSON, XML, CSS, ...): returned as it is.
+    Text,
+    /// Not text: described, never shown.
+    Binary,
+}
+
+/// Decides what a body is from its declared `Content-Type` and its first bytes. A declared
+/// image, audio, video or font type is binary; a text type is trusted unless the bytes
+/// are plainly binary; without a type the bytes decide.
+pub fn classify(content_type: Option<&str>, body: &[u8]) -> Kind {
+    let mime = content_type
+        .and_then(|t| t.split(';').next())
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty());
+    let Some(mime) = mime else {
+        return if looks_binary(body) {
+            Kind::Binary
+        } else if looks_like_html(body) {
+            Kind::Html
+        } else {
+            Kind::Text
+        };
+    };
+    let (top, sub) = mime.split_once('/').unwrap_or((mime.as_str(), ""));
+    if matches!(top, "image" | "audio" | "video" | "font") && !sub.ends_with("+xml") {
+        return Kind::Binary;
+    }
+    if looks_binary(body) {
+        return Kind::Binary;
+    }
+    if mime == "text/html" || mime == "application/xhtml+xml" {
+        return Kind::Html;
+    }
+    if top == "text" || is_textual_application(sub) {
+        return Kind::Text;
+    }
+    // An unknown or generic type (application/octet-stream) with text in it: show it,
+    // and let a page served without a proper type still convert.
+    if looks_like_html(body) {
+        Kind::Html
+    } else {
+        Kind::Text
+    }
+}
+
+fn is_textual_application(sub: &str) -> bool {
+    sub.ends_with("+json")
+        || sub.ends_with("+xml")
+        || matches!(
+            sub,
+            "json"
+                | "xml"
+                | "javascript"
+                | "ecmascript"
+                | "x-javascript"
+                | "x-www-form-urlencoded"
+                | "yaml"
+                | "x-yaml"
+                | "toml"
+                | "graphql"
+                | "sql"
+                | "x-sh"
+                | "x-httpd-php"
+                | "x-ndjson"
+                | "jsonl"
+        )
+}
+
+/// Whether the first bytes of a body are not text: a NUL byte, more than 10% control
+/// bytes, or invalid UTF-8 with more than 30% of bytes outside ASCII (compressed or
+/// encrypted data; text in a legacy 8-bit charset stays under that share).
+pub fn looks_binary(body: &[u8]) -> bool {
+    let window = &body[..body.len().min(SNIFF_BYTES)];
+    if window.is_empty() {
+        return false;
+    }
+    if window.contains(&0) {
+        return true;
+    }
+    let control = window
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+        .count();
+    if control * 10 > window.len() {
+        return true;
+    }
+    let valid = match std::str::from_utf8(window) {
+        Ok(_) => true,
+        // A window cut inside a character is still UTF-8.
+        Err(err) => err.error_len().is_none(),
+    };
+    let high = window.iter().filter(|&&b| b >= 0x80).count();
+    !valid && high * 10 > window.len() * 3
+}
+
+/// Whether a body without a usable type starts like an HTML document.
+pub fn looks_like_html(body: &[u8]) -> bool {
+    let window = &body[..body.len().min(1_024)];
+    let text = String::from_utf8_lossy(window);
+    let start = text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .to_ascii_lowercase();
+    start.starts_with("<!doctype html")
+        || start.starts_with("<html")
+        || start.starts_with("<head")
+        || start.starts_with("<body")
+        || (start.starts_with("<!--") || start.starts_with("<?xml")) && start.contains("<html")
+}
+
+/// HTML to Markdown; relative links resolve against `base`.
+pub fn to_markdown(html: &str, base: Option<&Url>) -> String {
+    if nesting_cost(html) > PARSE_BUDGET {
+        return too_deep(html);
+    }
+    let options = htmd::options::Options {
+        bullet_list_marker: htmd::options::BulletListMarker::Dash,
+        ul_bullet_spacing: 1,
+        ol_number_spacing: 1,
+        ..Default::default()
+    };
+    let converter = htmd::HtmlToMarkdown::builder()
+        .options(options)
+        .skip_tags(DROPPED.to_vec())
+        .build();
+    // Parsing into a tree cannot fail for a string (html5ever recovers from anything);
+    // the Result is the converter's general signature.
+    let tree = match converter.html_to_tree(html) {
+        Ok(tree) => tree,
+        Err(_) => return html.to_string(),
+    };
+    prune(&tree, &[], base);
+    let markdown = converter.tree_to_markdown(&tree);
+    tidy(&markdown)
+}
+
+/// HTML to readable plain text, wrapped at [`TEXT_WIDTH`] columns; relative links resolve
+/// against `base`.
+pub fn to_text(html: &str, base: Option<&Url>) -> String {
+    if nesting_cost(html) > PARSE_BUDGET {
+        return too_deep(html);
+    }
+    let config = html2text::config::plain();
+    let rendered = config.parse_html(html.as_bytes()).and_then(|dom| {
+        if !prune_text_dom(&dom.document, base) {
+            return Ok(None);
+        }
+        let tree = config.dom_to_render_tree(&dom)?;
+        config.render_to_string(tree, TEXT_WIDTH).map(Some)
+    });
+    match rendered {
+        Ok(Some(text)) => tidy(&text),
+        Ok(None) => flattened_text(html, base),
+        Err(_) => extract_text(html),
+    }
+}
+
+/// [`to_text`] for a document nested deeper than [`MAX_DEPTH`]: html2text's own tree
+/// cannot take a new text node, so the document is parsed here, flattened, serialized and
+/// handed over.
+fn flattened_text(html: &str, base: Option<&Url>) -> String {
+    let Ok(tree) = htmd::HtmlToMarkdown::new().html_to_tree(html) else {
+        return extract_text(html);
+    };
+    prune(&tree, DROPPED, base);
+    let mut cleaned = Vec::with_capacity(html.len());
+    let handle: markup5ever_rcdom::SerializableHandle = tree.into();
+    if html5ever::serialize(&mut cleaned, &handle, Default::default()).is_err() {
+        return extract_text(html);
+    }
+    match html2text::config::plain().string_from_read(cleaned.as_slice(), TEXT_WIDTH) {
+        Ok(text) => tidy(&text),
+        Err(_) => extract_text(html),
+    }
+}
+
+/// [`prune`] on html2text's tree, without the flattening: false when the document is
+/// nested deeper than [`MAX_DEPTH`] (the caller then takes the flattening path).
+fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
+    let mut stack: Vec<(html2text::Handle, usize)> = vec![(Rc::clone(root), 0)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth >= MAX_DEPTH {
+            return false;
+        }
+        if let (Some(base), html2text::Element { name, attrs, .. }) = (base, &node.data) {
+            absolutize(name.local.as_ref(), attrs, base);
+        }
+        node.children
+            .borrow_mut()
+            .retain(|child| match &child.data {
+                html2text::Element { name, .. } => !DROPPED.contains(&name.local.as_ref()),
+                _ => true,
+            });
+        for child in node.children.borrow().iter() {
+            stack.push((Rc::clone(child), depth + 1));
+        }
+    }
+    true
+}
+
+/// Makes the link or image address of an element absolute against `base`.
+fn absolutize(element: &str, attrs: &RefCell<Vec<html5ever::Attribute>>, base: &Url) {
+    let Some(attr) = link_attribute(element) else {
+        return;
+    };
+    for a in attrs.borrow_mut().iter_mut() {
+        if a.name.local.as_ref() == attr
+            && let Some(absolute) = absolute(base, &a.value)
+        {
+            a.value = absolute.into();
+        }
+    }
+}
+
+/// The attribute of an element that holds an address to make absolute.
+fn link_attribute(element: &str) -> Option<&'static str> {
+    match element {
+        "a" | "area" | "link" => Some("href"),
+        "img" | "source" | "video" | "audio" | "iframe" => Some("src"),
+        _ => None,
+    }
+}
+
+/// Removes the elements named in `drop` (with their content), makes link and image
+/// addresses absolute against `base`, and flattens elements nested deeper than
+/// [`MAX_DEPTH`] into one text node, without recursion.
+fn prune(root: &Handle, drop: &[&str], base: Option<&Url>) {
+    let mut stack: Vec<(Handle, usize)> = vec![(Rc::clone(root), 0)];
+    while let Some((node, depth)) = stack.pop() {
+        if let (Some(base), NodeData::Element { name, attrs, .. }) = (base, &node.data) {
+            absolutize(name.local.as_ref(), attrs, base);
+        }
+        if !drop.is_empty() {
+            node.children
+                .borrow_mut()
+                .retain(|child| !is_element(child, drop));
+        }
+        if depth >= MAX_DEPTH {
+            let text = subtree_text(&node);
+            let leaf = Node::new(NodeData::Text {
+                contents: RefCell::new(text.into()),
+            });
+            leaf.parent.set(Some(Rc::downgrade(&node)));
+            // Dropping deep children one level at a time here would recurse in their
+            // destructors; markup5ever_rcdom's Node::drop is iterative.
+            *node.children.borrow_mut() = vec![leaf];
+            continue;
+        }
+        for child in node.children.borrow().iter() {
+            stack.push((Rc::clone(child), depth + 1));
+        }
+    }
+}
+
+/// A link address made absolute, unless it already is, is a fragment of the same page,
+/// or does not resolve.
+fn absolute(base: &Url, href: &str) -> Option<String> {
+    let href = href.trim();
+    if href.is_empty() || href.starts_with('#') || Url::parse(href).is_ok() {
+        return None;
+    }
+    base.join(href).ok().map(String::from)
+}
+
+fn is_element(node: &Handle, names: &[&str]) -> bool {
+    match &node.data {
+        NodeData::Element { name, .. } => names.contains(&name.local.as_ref()),
+        _ => false,
+    }
+}
+
+/// The text of a subtree in document order, without recursion; dropped elements and
+/// block boundaries become spaces.
+fn subtree_text(root: &Handle) -> String {
+    let mut text = String::new();
+    let mut stack: Vec<Handle> = root.children.borrow().iter().rev().cloned().collect();
+    while let Some(node) = stack.pop() {
+        match &node.data {
+            NodeData::Text { contents } => text.push_str(&contents.borrow()),
+            NodeData::Element { .. } if is_element(&node, DROPPED) => {}
+            NodeData::Element { .. } => {
+                if !text.ends_with(' ') {
+                    text.push(' ');
+                }
+                stack.extend(node.children.borrow().iter().rev().cloned());
+            }
+            _ => {}
+        }
+    }
+    text
+}
+
+fn too_deep(html: &str) -> String {
+    format!("{TOO_DEEP_NOTE}\n\n{}", extract_text(html))
+}
+
+/// Elements that hold no child elements.
+const VOID: &[&str] = &[
+    "area", "base", "basefont", "bgsound", "br", "col", "embed", "frame", "hr", "img", "input",
+    "keygen", "link", "meta", "param", "source", "track", "wbr",
+];
+
+/// Elements whose end tag may be left out (the parser closes them): not counted as
+/// nesting, so pages that omit those end tags are not taken for deep ones.
+const IMPLIED_END: &[&str] = &[
+    "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "thead", "tbody", "tfoot",
+    "colgroup", "caption", "rb", "rt", "rtc", "rp", "html", "head", "body",
+];
+
+/// Elements whose content is text to the parser, up to their end tag.
+const RAW_TEXT: &[&str] = &[
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
+];
+
+/// Elements that end a line in extracted text.
+const BLOCK: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "br",
+    "dd",
+    "details",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "tr",
+    "ul",
+];
+
+/// One tag found by [`next_tag`].
+struct Tag {
+    /// Byte index of its `<`.
+    start: usize,
+    /// Byte index just past its `>` (or the end of the text).
+    end: usize,
+    /// Lower-case name; empty for comments, doctypes and processing instructions.
+    name: String,
+    closing: bool,
+    self_closing: bool,
+}
+
+/// The next tag at or after `from`, skipping a `<` that starts no tag.
+fn next_tag(html: &str, mut from: usize) -> Option<Tag> {
+    let bytes = html.as_bytes();
+    loop {
+        let start = from + memchr::memchr(b'<', bytes.get(from..)?)?;
+        let rest = &bytes[start + 1..];
+        if rest.starts_with(b"!--") {
+            let end = find(bytes, start + 4, b"-->").map_or(bytes.len(), |p| p + 3);
+            return Some(Tag {
+                start,
+                end,
+                name: String::new(),
+                closing: false,
+                self_closing: false,
+            });
+        }
+        if matches!(rest.first(), Some(b'!' | b'?')) {
+            let end = memchr::memchr(b'>', rest).map_or(bytes.len(), |p| start + p + 2);
+            return Some(Tag {
+                start,
+                end,
+                name: String::new(),
+                closing: false,
+                self_closing: false,
+            });
+        }
+        let closing = rest.first() == Some(&b'/');
+        let name_start = start + 1 + usize::from(closing);
+        let name_len = bytes[name_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-' || **b == b':')
+            .count();
+        if name_len == 0 || !bytes[name_start].is_ascii_alphabetic() {
+            from = start + 1;
+            continue;
+        }
+        let name = html[name_start..name_start + name_len].to_ascii_lowercase();
+        let end =
+            memchr::memchr(b'>', &bytes[name_start..]).map_or(bytes.len(), |p| name_start + p + 1);
+        let self_closing = end >= 2 && bytes[end - 2] == b'/' && bytes.get(end - 1) == Some(&b'>');
+        return Some(Tag {
+            start,
+            end,
+            name,
+            closing,
+            self_closing,
+        });
+    }
+}
+
+/// The index of `needle` at or after `from`.
+fn find(haystack: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    let hay = haystack.get(from..)?;
+    memchr::memmem::find(hay, needle).map(|p| from + p)
+}
+
+/// The index just past the end tag `</name ...>` at or after `from`, ASCII case ignored.
+fn after_end_tag(html: &str, from: usize, name: &str) -> Option<usize> {
+    let mut at = from;
+    while let Some(tag) = next_tag(html, at) {
+        if tag.closing && tag.name == name {
+            return Some(tag.end);
+        }
+        // Inside raw text only the matching end tag counts: move past this `<` only.
+        at = tag.start + 1;
+    }
+    None
+}
+
+/// An estimate of the HTML parser's work on a document: the sum, over start tags, of the
+/// elements open at that point (each start tag makes the parser look through the open
+/// elements). Linear in the length of the text; stops counting past [`PARSE_BUDGET`].
+pub fn nesting_cost(html: &str) -> u64 {
+    let mut depth: u64 = 0;
+    let mut foreign: u64 = 0;
+    let mut cost: u64 = 0;
+    let mut at = 0;
+    while let Some(tag) = next_tag(html, at) {
+        at = tag.end;
+        let name = tag.name.as_str();
+        if name.is_empty() || VOID.contains(&name) || IMPLIED_END.contains(&name) {
+            continue;
+        }
+        let is_foreign_root = name == "svg" || name == "math";
+        if tag.closing {
+            depth = depth.saturating_sub(1);
+            if is_foreign_root {
+                foreign = foreign.saturating_sub(1);
+            }
+            continue;
+        }
+        if RAW_TEXT.contains(&name) {
+            at = after_end_tag(html, tag.end, name).unwrap_or(html.len());
+            continue;
+        }
+        // `<div/>` opens a div in HTML; only inside SVG and MathML does `/>` close.
+        if tag.self_closing && (foreign > 0 || is_foreign_root) {
+            continue;
+        }
+        if is_foreign_root {
+            foreign += 1;
+        }
+        depth += 1;
+        cost = cost.saturating_add(depth);
+        if cost > PARSE_BUDGET {
+            break;
+        }
+    }
+    cost
+}
+
+/// The text of a document without parsing it: tags removed, the content of dropped and
+/// raw-text elements skipped, block elements on their own lines, common character
+/// references decoded. Linear in the length of the text.
+pub fn extract_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut at = 0;
+    while let Some(tag) = next_tag(html, at) {
+        push_text(&mut out, &html[at..tag.start]);
+        at = tag.end;
+        let name = tag.name.as_str();
+        if tag.closing || name.is_empty() {
+            if BLOCK.contains(&name) {
+                out.push('\n');
+            }
+            continue;
+        }
+        let skipped = DROPPED.contains(&name) || RAW_TEXT.contains(&name) && name != "textarea";
+        if skipped {
+            match after_end_tag(html, tag.end, name) {
+                Some(end) => at = end,
+                // An unclosed head ends where the body starts; anything else runs to the end.
+                None if name == "head" => {}
+                None => at = html.len(),
+            }
+            continue;
+        }
+        if BLOCK.contains(&name) {
+            out.push('\n');
+        }
+    }
+    push_text(&mut out, html.get(at..).unwrap_or_default());
+    tidy(&out)
+}
+
+/// Appends text with white space collapsed and character references decoded.
+fn push_text(out: &mut String, text: &str) {
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (plain, tail) = match rest.find(['&', ' ', '\t', '\n', '\r', '\u{c}']) {
+            Some(i) => rest.split_at(i),
+            None => (rest, ""),
+        };
+        out.push_str(plain);
+        rest = tail;
+        let Some(c) = rest.chars().next() else {
+            break;
+        };
+        if c == '&' {
+            let (decoded, used) = decode_reference(rest);
+            out.push_str(&decoded);
+            rest = &rest[used..];
+        } else {
+            if !out.ends_with([' ', '\n']) && !out.is_empty() {
+                out.push(' ');
+            }
+            rest = rest.trim_start_matches([' ', '\t', '\n', '\r', '\u{c}']);
+        }
+    }
+}
+
+/// Decodes the character reference at the start of `text` (which starts with `&`):
+/// the text it stands for and the bytes it used. Unknown ones stay as they are.
+fn decode_reference(text: &str) -> (String, usize) {
+    let end = text.as_bytes().iter().take(12).position(|&b| b == b';');
+    let Some(end) = end else {
+        return ("&".to_string(), 1);
+    };
+    let entity = &text[1..end];
+    let decoded = match entity {
+        "amp" => Some('&'),
+        "lt" => Some('<'),
+        "gt" => Some('>'),
+        "quot" => Some('"'),
+        "apos" => Some('\''),
+        "nbsp" => Some(' '),
+        _ => entity
+            .strip_prefix("#x")
+            .or_else(|| entity.strip_prefix("#X"))
+            .map(|hex| u32::from_str_radix(hex, 16))
+            .or_else(|| entity.strip_prefix('#').map(str::parse::<u32>))
+            .and_then(Result::ok)
+            .and_then(char::from_u32),
+    };
+    match decoded {
+        Some(c) => (c.to_string(), end + 1),
+        None => ("&".to_string(), 1),
+    }
+}
+
+/// Trims trailing spaces of every line and collapses runs of blank lines to one.
+fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank_run = 0;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank_run += 1;
+            if blank_run > 1 || out.is_empty() {
+                continue;
+            }
+        } else {
+            blank_run = 0;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = r#"<!DOCTYPE html>
+<html><head><title>Title text</title><style>body { color: red }</style>
+<script>var secret = "script text";</script></head>
+<body>
+<noscript>noscript text</noscript>
+<template><p>template text</p></template>
+<h1>Main heading</h1>
+<p>A paragraph with a <a href="https://example.com/docs">link to docs</a> and <b>bold</b>.</p>
+<h2>Second level</h2>
+<ul><li>first item</li><li>second item</li></ul>
+<ol><li>one</li><li>two</li></ol>
+<pre><code class="language-rust">fn main() {
+    println!("hi");
+}</code></pre>
+<script>document.write("inline script")</script>
+</body></html>"#;
+
+    #[test]
+    fn markdown_keeps_structure_and_drops_invisible_content() {
+        let md = to_markdown(PAGE, None);
+        insta::assert_snapshot!(md, @r#"
+        # Main heading
+
+        A paragraph with a [link to docs](https://example.com/docs) and **bold**.
+
+        ## Second level
+
+        - first item
+        - second item
+
+        1. one
+        2. two
+
+        ```rust
+        fn main() {
+            println!("hi");
+        }
+        ```
+        "#);
+    }
+
+    #[test]
+    fn text_is_readable_and_drops_invisible_content() {
+        let text = to_text(PAGE, None);
+        for hidden in [
+            "Title text",
+            "color: red",
+            "script text",
+            "noscript text",
+            "template text",
+            "inline script",
+        ] {
+            assert!(!text.contains(hidden), "{hidden:?} in {text}");
+        }
+        insta::assert_snapshot!(text, @r#"
+        # Main heading
+
+        A paragraph with a [link to docs][1] and **bold**.
+
+        ## Second level
+        * first item
+        * second item
+        1. one
+        2. two
+
+        `fn main() {
+            println!("hi");
+        }`
+
+        [1]: https://example.com/docs
+        "#);
+    }
+
+    #[test]
+    fn deep_nesting_is_flattened_not_a_stack_overflow() {
+        let depth = 3 * MAX_DEPTH;
+        let html = format!(
+            "{}<p>deep &amp; text</p>{}",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        assert!(nesting_cost(&html) < PARSE_BUDGET);
+        let md = to_markdown(&html, None);
+        assert!(
+            md.contains("deep & text") && !md.contains(TOO_DEEP_NOTE),
+            "{md}"
+        );
+        let text = to_text(&html, None);
+        assert!(
+            text.contains("deep & text") && !text.contains(TOO_DEEP_NOTE),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn pages_too_costly_to_parse_fall_back_to_their_text() {
+        for (open, close) in [("<div>", "</div>"), ("<div/>", ""), ("<ul><li>", "")] {
+            let depth = 50_000;
+            let html = format!(
+                "<head><title>T</title></head>{}<script>no</script>deep <b>text</b>{}",
+                open.repeat(depth),
+                close.repeat(depth)
+            );
+            assert!(nesting_cost(&html) > PARSE_BUDGET, "{open}");
+            for out in [to_markdown(&html, None), to_text(&html, None)] {
+                assert_eq!(out, format!("{TOO_DEEP_NOTE}\n\ndeep text\n"), "{open}");
+            }
+        }
+    }
+
+    #[test]
+    fn ordinary_pages_are_far_under_the_parse_budget() {
+        let row = "<tr><td><a href=\"/x\">cell</a><td><span>more</span><br><img src=x>";
+        let svg = format!("<svg>{}</svg>", "<path d=\"M0 0\"/>".repeat(20_000));
+        let html = format!(
+            "<html><body><div><div><table>{}</table></div><p>para{}</div>{svg}</body></html>",
+            row.repeat(50_000),
+            "<p>unclosed".repeat(20_000)
+        );
+        assert!(nesting_cost(&html) < 1_000_000, "{}", nesting_cost(&html));
+        assert!(nesting_cost(&"<b>x</b>".repeat(100_000)) == 100_000);
+    }
+
+    #[test]
+    fn text_extraction_skips_invisible_content_and_decodes_references() {
+        let html = "<!doctype html><html><head><title>T</title><style>x{}</style></head>\
+            <body><!-- c --><h1>Head&nbsp;line</h1><p>a &lt;b&gt; &#x41;&#66; &unknown; &amp</p>\
+            <noscript>ns</noscript><template>t</template><SCRIPT>if (a<b) {}</script >\
+            <ul><li>one<li>two</ul>1 < 2 <textarea>kept</textarea></body>";
+        assert_eq!(
+            extract_text(html),
+            "Head line\n\na <b> AB &unknown; &amp\n\none\ntwo\n1 < 2 kept\n"
+        );
+    }
+
+    #[test]
+    fn relative_links_become_absolute() {
+        let base = Url::parse("https://docs.example/guide/intro.html").unwrap();
+        let html = r##"<p><a href="setup.html">setup</a> <a href="/api?q=1">api</a>
+            <a href="#top">top</a> <a href="mailto:a@b.example">mail</a>
+            <a href="https://other.example/x">other</a> <img src="../img/a.png" alt="pic"></p>"##;
+        assert_eq!(
+            to_markdown(html, Some(&base)),
+            "[setup](https://docs.example/guide/setup.html) \
+             [api](https://docs.example/api?q=1) [top](#top) [mail](mailto:a@b.example) \
+             [other](https://other.example/x) ![pic](https://docs.example/img/a.png)\n"
+        );
+        let text = to_text(html, Some(&base));
+        assert!(
+            text.contains("[1]: https://docs.example/guide/setup.html"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn bodies_are_classified_by_type_then_bytes() {
+        let html = b"<!doctype html><p>x</p>";
+        assert_eq!(classify(Some("text/html; charset=utf-8"), b"x"), Kind::Html);
+        assert_eq!(classify(Some("application/xhtml+xml"), b"x"), Kind::Html);
+        assert_eq!(classify(None, html), Kind::Html);
+        assert_eq!(classify(Some("application/octet-stream"), html), Kind::Html);
+        assert_eq!(classify(Some("text/plain"), html), Kind::Text);
+        assert_eq!(classify(Some("application/json"), b"{}"), Kind::Text);
+        assert_eq!(classify(Some("application/ld+json"), b"{}"), Kind::Text);
+        assert_eq!(classify(Some("image/svg+xml"), b"<svg/>"), Kind::Text);
+        assert_eq!(classify(Some("image/png"), b"not really"), Kind::Binary);
+        assert_eq!(classify(Some("font/woff2"), b"wOF2"), Kind::Binary);
+        assert_eq!(classify(Some("text/plain"), b"a\0b"), Kind::Binary);
+        assert_eq!(classify(None, b"plain words"), Kind::Text);
+        assert_eq!(classify(None, b""), Kind::Text);
+        assert_eq!(classify(Some(""), b"x"), Kind::Text);
+        let gzip: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 | 0x80)
+            .collect();
+        assert_eq!(
+            classify(Some("application/octet-stream"), &gzip),
+            Kind::Binary
+        );
+        let latin1 = b"caf\xe9 cr\xe8me br\xfbl\xe9e, na\xefve fa\xe7ade";
+        assert_eq!(
+            classify(Some("text/plain; charset=iso-8859-1"), latin1),
+            Kind::Text
+        );
+        let cut = "ééé".as_bytes();
+        assert!(!looks_binary(&cut[..5]));
+    }
+}

@@ -1,0 +1,360 @@
+//! `edit`: the fixture corpus (`tests/fixtures/edit/NNN_name/`), output shapes, events,
+//! the formatter, and concurrent edits by many processes.
+//!
+//! A fixture folder holds `input` (the file before), `args.json` (`old_string`,
+//! `new_string`, optionally `replace_all` and `file_path`, default `input`), and either
+//! `expected` (the exact bytes after) or `refused` (a substring the refusal must contain;
+//! the file must then be unchanged). A new case is a new folder.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::util::{Room, redact};
+
+fn fixtures_dir(tool: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(tool)
+}
+
+/// The case folders of a fixture directory, sorted.
+pub fn cases(tool: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures_dir(tool))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Every file under `dir` (relative path → bytes), skipping tinytool's own folder.
+pub fn tree(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Option<Vec<u8>>)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel == ".tinytool" {
+            continue;
+        }
+        if path.is_dir() {
+            out.push((rel, None));
+            walk(root, &path, out);
+        } else {
+            out.push((rel, Some(std::fs::read(&path).unwrap())));
+        }
+    }
+}
+
+fn run_case(case: &Path) -> Result<(), String> {
+    let room = Room::new();
+    let mut args: Value = serde_json::from_slice(&std::fs::read(case.join("args.json")).unwrap())
+        .map_err(|e| format!("args.json: {e}"))?;
+    let name = args
+        .get("file_path")
+        .and_then(Value::as_str)
+        .unwrap_or("input")
+        .to_string();
+    let input = std::fs::read(case.join("input")).unwrap();
+    room.write(&name, &input);
+    args["file_path"] = json!(name);
+    let run = room.call("edit", args);
+    let result = run.json();
+    let output = result["output"].as_str().unwrap_or_default().to_string();
+    let after = std::fs::read(room.path(&name)).unwrap();
+    let files: Vec<String> = tree(&room.dir).into_iter().map(|(p, _)| p).collect();
+    if files != vec![name.clone()] {
+        return Err(format!("files left in the directory: {files:?}"));
+    }
+    if let Ok(expected) = std::fs::read(case.join("expected")) {
+        if result["is_error"] != false {
+            return Err(format!("refused, expected an edit:\n{output}"));
+        }
+        if after != expected {
+            return Err(format!(
+                "wrong result ({}):\n--- got\n{}\n--- expected\n{}",
+                result["metadata"]["strategy"],
+                String::from_utf8_lossy(&after).escape_debug(),
+                String::from_utf8_lossy(&expected).escape_debug()
+            ));
+        }
+        return Ok(());
+    }
+    let wanted = std::fs::read_to_string(case.join("refused"))
+        .map_err(|_| "neither expected nor refused".to_string())?;
+    let wanted = wanted.trim_end_matches('\n');
+    if result["is_error"] != true {
+        return Err(format!(
+            "edited ({}), expected a refusal containing {wanted:?}:\n{}",
+            result["metadata"]["strategy"],
+            String::from_utf8_lossy(&after).escape_debug()
+        ));
+    }
+    if after != input {
+        return Err("refused but the file changed".into());
+    }
+    if !output.contains(wanted) {
+        return Err(format!("refusal lacks {wanted:?}:\n{output}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn fixture_corpus() {
+    let cases = cases("edit");
+    assert!(cases.len() >= 100, "the corpus shrank: {}", cases.len());
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            run_case(case)
+                .err()
+                .map(|e| format!("{}: {e}", case.file_name().unwrap().to_string_lossy()))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} edit fixtures failed:\n\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn success_output_and_metadata() {
+    let room = Room::new();
+    room.write(
+        "src/app.py",
+        "class App:\n\tdef run(self):\n\t\tself.start()\n\t\treturn 0\n",
+    );
+    let run = room.call(
+        "edit",
+        json!({
+            "file_path": "src/app.py",
+            "old_string": "    def run(self):\n        self.start()\n        return 0",
+            "new_string": "    def run(self):\n        self.start()\n        self.wait()\n        return 0"
+        }),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        room.read("src/app.py"),
+        "class App:\n\tdef run(self):\n\t\tself.start()\n\t\tself.wait()\n\t\treturn 0\n"
+    );
+    crate::snapshot!("edit_success_reindented", run.json());
+}
+
+#[test]
+fn refusal_shows_the_closest_region() {
+    let room = Room::new();
+    room.write(
+        "lib.rs",
+        "fn total(items: &[u32]) -> u32 {\n\tlet mut sum = 0;  \n\tfor i in items {\n\t\tsum += i;\n\t}\n\tsum\n}\n",
+    );
+    let run = room.call(
+        "edit",
+        json!({
+            "file_path": "lib.rs",
+            "old_string": "fn total(items: &[u32]) -> u32 {\n    let mut sum = 1;\n    for i in items {\n        sum -= i;\n    }\n    sum\n}",
+            "new_string": "fn total(items: &[u32]) -> u32 {\n    items.iter().sum()\n}"
+        }),
+    );
+    assert_eq!(run.code, 1);
+    crate::snapshot_text!("edit_not_found", run.output());
+    assert_eq!(run.json()["metadata"]["reason"], "not_found");
+}
+
+#[test]
+fn ambiguity_is_refused_with_every_region() {
+    let room = Room::new();
+    room.write("a.txt", "x = 1\ny = 2\nx = 1\n");
+    let run = room.call(
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "x = 1", "new_string": "x = 3"}),
+    );
+    assert_eq!(run.code, 1);
+    crate::snapshot_text!("edit_ambiguous", run.output());
+    let run = room.call(
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "x = 1", "new_string": "x = 3", "replace_all": true}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(room.read("a.txt"), "x = 3\ny = 2\nx = 3\n");
+    assert_eq!(run.json()["metadata"]["replacements"], 2);
+}
+
+#[test]
+fn simple_errors() {
+    let room = Room::new();
+    room.write("a.txt", "hello world\n");
+    let same = room.call(
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "x", "new_string": "x"}),
+    );
+    assert!(
+        same.output()
+            .contains("old_string and new_string are identical")
+    );
+    let missing = room.call(
+        "edit",
+        json!({"file_path": "nope.txt", "old_string": "x", "new_string": "y"}),
+    );
+    assert!(
+        missing.output().starts_with("File not found: nope.txt"),
+        "{missing:?}"
+    );
+    let empty = room.call(
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "", "new_string": "y"}),
+    );
+    assert_eq!(empty.code, 1);
+    room.write("empty.txt", "");
+    let fill = room.call(
+        "edit",
+        json!({"file_path": "empty.txt", "old_string": "", "new_string": "first\n"}),
+    );
+    assert_eq!(fill.code, 0, "{fill:?}");
+    assert_eq!(room.read("empty.txt"), "first\n");
+    room.write("bin.dat", b"\xff\xfe\x00abc".as_slice());
+    let binary = room.call(
+        "edit",
+        json!({"file_path": "bin.dat", "old_string": "abc", "new_string": "x"}),
+    );
+    assert!(binary.output().contains("not UTF-8"), "{binary:?}");
+    let dir = room.call(
+        "edit",
+        json!({"file_path": ".", "old_string": "a", "new_string": "b"}),
+    );
+    assert!(dir.output().contains("is a directory"), "{dir:?}");
+}
+
+#[test]
+fn mode_is_kept_and_an_event_names_the_resolved_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let room = Room::new();
+    let file = room.write("run.sh", "#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let events = room.path("events.jsonl");
+    let run = room.run(
+        &["--events", events.to_str().unwrap(), "edit"],
+        Some(&json!({"file_path": "run.sh", "old_string": "hi", "new_string": "bye"}).to_string()),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755);
+    let modified: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "file.modified")
+        .collect();
+    assert_eq!(modified.len(), 1);
+    assert_eq!(modified[0]["properties"]["operation"], "edit");
+    assert_eq!(
+        modified[0]["properties"]["path"],
+        file.to_string_lossy().as_ref()
+    );
+    assert_eq!(modified[0]["properties"]["sessionID"], "default");
+}
+
+#[test]
+fn the_formatter_runs_after_an_edit_and_its_failure_is_only_reported() {
+    let room = Room::new();
+    room.write(
+        ".tinytool/config.json",
+        json!({"formatters": {
+            "*.up": ["sh", "-c", "tr a-z A-Z < \"$0\" > \"$0.t\" && mv \"$0.t\" \"$0\"", "{file}"],
+            "*.bad": ["sh", "-c", "echo cannot parse >&2; exit 2"]
+        }})
+        .to_string(),
+    );
+    room.write("a.up", "one two\n");
+    let run = room.call(
+        "edit",
+        json!({"file_path": "a.up", "old_string": "two", "new_string": "three"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.output().ends_with("\nFormatted with sh"),
+        "{}",
+        run.output()
+    );
+    assert_eq!(room.read("a.up"), "ONE THREE\n");
+    room.write("b.bad", "x\n");
+    let run = room.call(
+        "edit",
+        json!({"file_path": "b.bad", "old_string": "x", "new_string": "y"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.output()
+            .ends_with("\nFormatter failed: sh: exit status 2: cannot parse"),
+        "{}",
+        run.output()
+    );
+    assert_eq!(room.read("b.bad"), "y\n");
+    assert_eq!(run.json()["metadata"]["formatter"]["status"], "failed");
+}
+
+#[test]
+fn concurrent_processes_lose_no_update_and_leave_nothing_beside_the_file() {
+    const WORKERS: usize = 8;
+    const EDITS: usize = 25;
+    let room = Room::new();
+    let initial: String = (0..WORKERS).map(|w| format!("worker {w}: 0\n")).collect();
+    room.write("counters.txt", &initial);
+    std::thread::scope(|scope| {
+        for w in 0..WORKERS {
+            let room = &room;
+            scope.spawn(move || {
+                for k in 0..EDITS {
+                    let run = room.call(
+                        "edit",
+                        json!({
+                            "file_path": "counters.txt",
+                            "old_string": format!("worker {w}: {k}\n"),
+                            "new_string": format!("worker {w}: {}\n", k + 1),
+                        }),
+                    );
+                    assert_eq!(run.code, 0, "worker {w}, edit {k}: {run:?}");
+                }
+            });
+        }
+    });
+    let expected: String = (0..WORKERS)
+        .map(|w| format!("worker {w}: {EDITS}\n"))
+        .collect();
+    assert_eq!(room.read("counters.txt"), expected);
+    let files: Vec<String> = tree(&room.dir).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(files, vec!["counters.txt".to_string()]);
+}
+
+#[test]
+fn crlf_and_bom_survive_with_paths_redacted_in_outputs() {
+    let room = Room::new();
+    room.write("w.txt", b"\xef\xbb\xbfa\r\nb\r\nc".as_slice());
+    let run = room.call(
+        "edit",
+        json!({"file_path": room.path("w.txt"), "old_string": "b\n", "new_string": "B1\nB2\n"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read(room.path("w.txt")).unwrap(),
+        b"\xef\xbb\xbfa\r\nB1\r\nB2\r\nc"
+    );
+    let text = redact(&run.output(), &room.dir, "<dir>");
+    assert_eq!(text, "Replaced in w.txt at line 2.");
+}
