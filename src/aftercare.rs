@@ -8,13 +8,12 @@
 //! never undoes the write. The note follows the reference: `Formatted with NAME` when the
 //! file changed, `Formatter failed: …` on failure, nothing when it left the file as it was.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use crate::process::command;
 use crate::session::CallContext;
 use crate::tool::Access;
 
@@ -96,7 +95,7 @@ pub fn format(ctx: &CallContext, path: &Path) -> Formatted {
     let Some(argv) = ctx.session.config.formatter_for(&rel, &file_arg) else {
         return Formatted::None;
     };
-    let command = shell_join(&argv);
+    let command = command::shell_join(&argv);
     if let Err(refusal) = ctx.allows(&[Access::new("shell", command.clone())]) {
         return Formatted::Skipped {
             command,
@@ -122,78 +121,13 @@ pub fn format(ctx: &CallContext, path: &Path) -> Formatted {
 
 /// Runs `argv` in `dir` to completion or timeout; the error says what went wrong.
 fn run(argv: &[String], dir: &Path) -> Result<(), String> {
-    let (program, args) = argv.split_first().ok_or("the command is empty")?;
-    let mut child = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
+    let program = argv.first().map_or("", String::as_str);
+    let done = command::run_collect(argv, dir, None, FORMATTER_TIMEOUT, 0)
         .map_err(|err| format!("{program}: cannot start: {err}"))?;
-    // Drained on a thread so that a chatty formatter cannot block on a full pipe.
-    let stderr = child.stderr.take().map(|mut pipe| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            buf
-        })
-    });
-    let deadline = Instant::now() + FORMATTER_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "{program} timed out after {} s and was killed",
-                    FORMATTER_TIMEOUT.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(err) => return Err(format!("{program}: {err}")),
-        }
-    };
-    let stderr = stderr
-        .and_then(|handle| handle.join().ok())
-        .unwrap_or_default();
-    if status.success() {
-        return Ok(());
+    match done.failure(program, FORMATTER_TIMEOUT, STDERR_TAIL) {
+        Some(failure) => Err(failure),
+        None => Ok(()),
     }
-    let text = String::from_utf8_lossy(&stderr);
-    let text = text.trim();
-    let tail = match text.char_indices().rev().nth(STDERR_TAIL) {
-        Some((i, _)) => format!("…{}", &text[i..]),
-        None => text.to_string(),
-    };
-    let code = match status.code() {
-        Some(code) => format!("exit status {code}"),
-        None => "killed by a signal".to_string(),
-    };
-    if tail.is_empty() {
-        Err(format!("{program}: {code}"))
-    } else {
-        Err(format!("{program}: {code}: {tail}"))
-    }
-}
-
-/// A command line as a shell would read it: words with special characters single-quoted.
-pub fn shell_join(argv: &[String]) -> String {
-    argv.iter()
-        .map(|word| {
-            let plain = !word.is_empty()
-                && word
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-            if plain {
-                word.clone()
-            } else {
-                format!("'{}'", word.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Publishes `file.modified` for `path` (resolved) with `operation` write, edit, create or
@@ -212,18 +146,6 @@ mod tests {
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
-    }
-
-    #[test]
-    fn command_lines_quote_what_a_shell_would_split() {
-        assert_eq!(
-            shell_join(&argv(&["rustfmt", "/p/a.rs"])),
-            "rustfmt /p/a.rs"
-        );
-        assert_eq!(
-            shell_join(&argv(&["sh", "-c", "x 'y'", ""])),
-            r#"sh -c 'x '\''y'\''' ''"#
-        );
     }
 
     #[test]

@@ -7,18 +7,18 @@
 //! Input: `{"sessionID", "tool", "output", "is_error"}`. Output: empty (no change) or a JSON
 //! object with `output` and/or `is_error`.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wait_timeout::ChildExt;
 
+use crate::process::command;
 use crate::session::{AfterHook, CallContext};
 use crate::tool::Access;
 
 /// How long a hook may run.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most a hook may print.
+const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 
 /// An after-hook command.
 #[derive(Debug, Clone)]
@@ -32,52 +32,20 @@ impl CommandHook {
         CommandHook { command }
     }
 
-    fn run(&self, input: &[u8]) -> Result<Vec<u8>, String> {
-        let (program, args) = self
-            .command
-            .split_first()
-            .ok_or("the after-hook command is empty")?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
+    fn run(&self, dir: &std::path::Path, input: &[u8]) -> Result<Vec<u8>, String> {
+        let program = self.command.first().map_or("", String::as_str);
+        let done = command::run_collect(&self.command, dir, Some(input), HOOK_TIMEOUT, MAX_OUTPUT)
             .map_err(|e| format!("cannot start {program}: {e}"))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            let input = input.to_vec();
-            std::thread::spawn(move || {
-                let _ = stdin.write_all(&input);
-            });
+        match done.failure(program, HOOK_TIMEOUT, 300) {
+            Some(failure) => Err(failure),
+            None => Ok(done.stdout),
         }
-        let mut stdout = child.stdout.take().ok_or("no stdout")?;
-        let reader = std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let _ = stdout.by_ref().take(16 * 1024 * 1024).read_to_end(&mut out);
-            out
-        });
-        let status = match child
-            .wait_timeout(HOOK_TIMEOUT)
-            .map_err(|e| e.to_string())?
-        {
-            Some(status) => status,
-            None => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("timed out after {} s", HOOK_TIMEOUT.as_secs()));
-            }
-        };
-        let out = reader.join().map_err(|_| "the output reader failed")?;
-        if !status.success() {
-            return Err(format!("exited with {status}"));
-        }
-        Ok(out)
     }
 }
 
 impl AfterHook for CommandHook {
     fn apply(&self, ctx: &CallContext, output: &str, is_error: bool) -> Option<(String, bool)> {
-        let line = shell_words_join(&self.command);
+        let line = command::shell_join(&self.command);
         if ctx.allows(&[Access::new("shell", line.clone())]).is_err() {
             eprintln!(
                 "tinytool: the after-hook `{line}` is not allowed as a shell call by the policy; skipped"
@@ -90,7 +58,7 @@ impl AfterHook for CommandHook {
             "output": output,
             "is_error": is_error,
         });
-        let printed = match self.run(input.to_string().as_bytes()) {
+        let printed = match self.run(&ctx.session.dir, input.to_string().as_bytes()) {
             Ok(printed) => printed,
             Err(err) => {
                 eprintln!("tinytool: the after-hook `{line}` failed ({err}); result unchanged");
@@ -120,40 +88,5 @@ impl AfterHook for CommandHook {
                 None
             }
         }
-    }
-}
-
-/// A command line as the policy sees it: words joined by spaces, quoted when needed.
-pub fn shell_words_join(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%{}".contains(c))
-            {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn command_lines_quote_only_what_needs_it() {
-        let words: Vec<String> = ["rustfmt", "--edition", "2024", "my file.rs", "it's"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(
-            shell_words_join(&words),
-            r"rustfmt --edition 2024 'my file.rs' 'it'\''s'"
-        );
     }
 }

@@ -81,6 +81,8 @@ pub struct Session {
     pub state: State,
     /// The answers file for `question` (`--answers`).
     pub answers: Option<PathBuf>,
+    /// The explicit policy file (`--policy` / `TINYTOOL_POLICY`), handed on to subagents.
+    pub policy_file: Option<PathBuf>,
     /// The permission hook.
     pub gate: Box<dyn PermissionGate>,
     /// The after-hook, when one is configured.
@@ -139,6 +141,7 @@ impl Session {
             id: id.into(),
             state: State::new(state_path, dir.clone()),
             answers: None,
+            policy_file: None,
             dir,
             events: EventSink::none(),
             limits: Limits::default(),

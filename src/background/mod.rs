@@ -120,6 +120,9 @@ pub fn spawn_supervisor(
     if let Some(events) = session.events.file_path() {
         command.arg("--events").arg(events);
     }
+    if let Some(policy) = &session.policy_file {
+        command.env(crate::process::environment::POLICY_VAR, policy);
+    }
     command
         .arg(supervisor::SUBCOMMAND)
         .arg(supervisor::kind_name(kind))

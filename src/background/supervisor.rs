@@ -413,7 +413,8 @@ fn supervise_job(
     let request = Request {
         program: Program::Argv(&row.command),
         dir: &setup.dir,
-        env: environment::subagent_env(std::env::vars_os(), row.depth.max(0) as u32),
+        // The starting call put an explicit policy into this process's environment.
+        env: environment::subagent_env(std::env::vars_os(), row.depth.max(0) as u32, None),
         stdin: Some(row.prompt.as_bytes()),
         timeout,
         limits,

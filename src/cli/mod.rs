@@ -273,6 +273,7 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         .get_one::<String>("policy")
         .map(|p| crate::paths::resolve(&session.dir, p));
     let policy = Policy::load(&session.dir, explicit.as_deref())?;
+    session.policy_file = explicit;
     session.gate = Box::new(PolicyGate::new(policy.clone()));
     if let Some(command) = session.config.after_hook.clone() {
         session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));

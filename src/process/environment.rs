@@ -104,13 +104,15 @@ pub fn is_credential(name: &OsStr) -> bool {
         || CONTAINS.iter().any(|s| upper.contains(s))
 }
 
-/// The child environment built from `parent` (normally `std::env::vars_os()`).
-pub fn child_env(
+/// `parent` without the variables `drop` names and with the non-interactive defaults laid
+/// over it: the base of every child's environment.
+fn non_interactive(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
+    drop: impl Fn(&OsStr) -> bool,
 ) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = parent
         .into_iter()
-        .filter(|(name, _)| !is_credential(name))
+        .filter(|(name, _)| !drop(name))
         .filter(|(name, _)| {
             !NON_INTERACTIVE
                 .iter()
@@ -125,29 +127,46 @@ pub fn child_env(
     env
 }
 
+/// The child environment of a command a model wrote (bash, monitor), built from `parent`
+/// (normally `std::env::vars_os()`): credential-looking variables removed.
+pub fn child_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    non_interactive(parent, is_credential)
+}
+
+/// The environment of a command from the user's config (formatter, after-hook): it is the
+/// user's own program, so it keeps the credentials it may need.
+pub fn config_command_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    non_interactive(parent, |_| false)
+}
+
 /// The variable that carries a subagent's depth.
 pub const DEPTH_VAR: &str = "TINYTOOL_SUBAGENT_DEPTH";
 
-/// The environment of a subagent at `depth` (parent + 1), built from `parent`.
+/// The variable that names an explicit policy file (`--policy`'s twin).
+pub const POLICY_VAR: &str = "TINYTOOL_POLICY";
+
+/// The environment of a subagent at `depth` (parent + 1), built from `parent`: like a
+/// config command's. A `policy` given to the parent with `--policy` is handed on as
+/// `TINYTOOL_POLICY`, so a subagent that calls tinytool is held to the same rules.
 pub fn subagent_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     depth: u32,
+    policy: Option<&std::path::Path>,
 ) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = parent
-        .into_iter()
-        .filter(|(name, _)| {
-            name != DEPTH_VAR
-                && !NON_INTERACTIVE
-                    .iter()
-                    .any(|(fixed, _, _)| OsStr::new(fixed) == name)
-        })
-        .collect();
-    env.extend(
-        NON_INTERACTIVE
-            .iter()
-            .map(|(name, value, _)| (OsString::from(name), OsString::from(value))),
-    );
+    let mut env = non_interactive(parent, |name| {
+        name == DEPTH_VAR || (policy.is_some() && name == POLICY_VAR)
+    });
     env.push((OsString::from(DEPTH_VAR), OsString::from(depth.to_string())));
+    if let Some(policy) = policy {
+        env.push((
+            OsString::from(POLICY_VAR),
+            policy.as_os_str().to_os_string(),
+        ));
+    }
     env
 }
 
@@ -215,7 +234,7 @@ mod tests {
             (OsString::from(DEPTH_VAR), OsString::from("2")),
             (OsString::from("PAGER"), OsString::from("less")),
         ];
-        let env = subagent_env(parent, 3);
+        let env = subagent_env(parent, 3, Some(std::path::Path::new("/p/policy.json")));
         let get = |k: &str| {
             env.iter()
                 .filter(|(n, _)| n == k)
@@ -223,6 +242,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(get("OPENAI_API_KEY"), [OsString::from("sk-x")]);
+        assert_eq!(get(POLICY_VAR), [OsString::from("/p/policy.json")]);
         assert_eq!(get(DEPTH_VAR), [OsString::from("3")]);
         assert_eq!(get("PAGER"), [OsString::from("cat")]);
     }

@@ -15,6 +15,7 @@
 //! How background work (monitors, background tasks) is kept from leaking is described in
 //! `background`, which builds on these pieces.
 
+pub mod command;
 pub mod environment;
 pub mod identity;
 pub mod run;

@@ -34,7 +34,7 @@ use serde_json::{Map, Value, json};
 
 use crate::background::{self, spawn_supervisor};
 use crate::events::new_id;
-use crate::hook::shell_words_join;
+use crate::process::command::shell_join;
 use crate::process::environment;
 use crate::process::run::{self, Ending, Finished, Isolation, Program, Request};
 use crate::schema;
@@ -166,7 +166,7 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
     let kind = type_or_default(args.get("subagent_type").and_then(Value::as_str));
     match ctx.session.config.subagents.get(kind) {
         Some(subagent) if !lookup => vec![
-            Access::new("shell", shell_words_join(&subagent.command))
+            Access::new("shell", shell_join(&subagent.command))
                 .because(format!("the {kind} subagent")),
         ],
         _ => vec![Access::new("shell", "task")],
@@ -266,7 +266,7 @@ fn missing_subagent(ctx: &CallContext, kind: &str) -> String {
 pub fn start_error(command: &[String], err: &std::io::Error) -> String {
     format!(
         "cannot start the subagent command `{}`: {err} (check subagents.<type>.command in the config)",
-        shell_words_join(command)
+        shell_join(command)
     )
 }
 
@@ -274,7 +274,11 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
     let request = Request {
         program: Program::Argv(start.command),
         dir: &ctx.session.dir,
-        env: environment::subagent_env(std::env::vars_os(), start.depth),
+        env: environment::subagent_env(
+            std::env::vars_os(),
+            start.depth,
+            ctx.session.policy_file.as_deref(),
+        ),
         stdin: Some(start.prompt.as_bytes()),
         timeout: start.deadline,
         limits: ctx.session.limits,
