@@ -771,3 +771,23 @@ fn task_errors() {
         );
     }
 }
+
+#[test]
+fn an_explicit_policy_is_handed_on_to_subagents() {
+    let room = Room::new();
+    room.write(
+        ".tinytool/config.json",
+        json!({"subagents": {"build": {"command": ["sh", "-c", "echo policy=$TINYTOOL_POLICY"]}}})
+            .to_string(),
+    );
+    room.write("p.json", r#"{"rules": []}"#);
+    let run = room.run(
+        &["--policy", "p.json", "task"],
+        Some(&json!({"description": "d", "prompt": "p"}).to_string()),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.output().trim(),
+        format!("policy={}", room.path("p.json").display())
+    );
+}
