@@ -299,17 +299,18 @@ impl Store {
 
     /// A session's todo list, in order.
     pub fn todos(&self, session: &str) -> Result<Vec<Todo>> {
-        let mut stmt = self.conn.prepare(
+        Ok(query_all(
+            &self.conn,
             "SELECT content, status, priority FROM todos WHERE session_id = ?1 ORDER BY position",
-        )?;
-        let rows = stmt.query_map([session], |r| {
-            Ok(Todo {
-                content: r.get(0)?,
-                status: r.get(1)?,
-                priority: r.get(2)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            [session],
+            |r| {
+                Ok(Todo {
+                    content: r.get(0)?,
+                    status: r.get(1)?,
+                    priority: r.get(2)?,
+                })
+            },
+        )?)
     }
 
     /// The agent a session is in.
@@ -363,11 +364,12 @@ impl Store {
 
     /// Stored "always" approvals as `(permission, pattern)`, oldest first.
     pub fn approvals(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT permission, pattern FROM approvals ORDER BY time_created, rowid")?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(query_all(
+            &self.conn,
+            "SELECT permission, pattern FROM approvals ORDER BY time_created, rowid",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
     }
 
     /// Stores an "always" approval for exactly this pattern.
@@ -416,17 +418,18 @@ impl Store {
 
     /// A session's notes, by key.
     pub fn notes(&self, session: &str) -> Result<Vec<Note>> {
-        let mut stmt = self.conn.prepare(
+        Ok(query_all(
+            &self.conn,
             "SELECT key, content, time_updated FROM notes WHERE session_id = ?1 ORDER BY key",
-        )?;
-        let rows = stmt.query_map([session], |r| {
-            Ok(Note {
-                key: r.get(0)?,
-                content: r.get(1)?,
-                time_updated: r.get(2)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            [session],
+            |r| {
+                Ok(Note {
+                    key: r.get(0)?,
+                    content: r.get(1)?,
+                    time_updated: r.get(2)?,
+                })
+            },
+        )?)
     }
 
     /// One note.
@@ -511,22 +514,23 @@ impl Store {
 
     /// A session's findings, in the order reported.
     pub fn findings(&self, session: &str) -> Result<Vec<Finding>> {
-        let mut stmt = self.conn.prepare(
+        Ok(query_all(
+            &self.conn,
             "SELECT file, line, severity, category, summary, failure_scenario, level
              FROM findings WHERE session_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([session], |r| {
-            Ok(Finding {
-                file: r.get(0)?,
-                line: r.get(1)?,
-                severity: r.get(2)?,
-                category: r.get(3)?,
-                summary: r.get(4)?,
-                failure_scenario: r.get(5)?,
-                level: r.get(6)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            [session],
+            |r| {
+                Ok(Finding {
+                    file: r.get(0)?,
+                    line: r.get(1)?,
+                    severity: r.get(2)?,
+                    category: r.get(3)?,
+                    summary: r.get(4)?,
+                    failure_scenario: r.get(5)?,
+                    level: r.get(6)?,
+                })
+            },
+        )?)
     }
 }
 
@@ -547,23 +551,23 @@ impl Background {
         }
     }
 
+    fn prefix(self) -> &'static str {
+        match self {
+            Background::Monitor => "mon_",
+            Background::Job => "job_",
+        }
+    }
+
     /// The id shown to callers (`mon_3`, `job_3`).
     pub fn label(self, id: i64) -> String {
-        match self {
-            Background::Monitor => format!("mon_{id}"),
-            Background::Job => format!("job_{id}"),
-        }
+        format!("{}{id}", self.prefix())
     }
 
     /// The row id of a shown id (`mon_3` → 3); `None` for anything else.
     pub fn parse(self, label: &str) -> Option<i64> {
-        let prefix = match self {
-            Background::Monitor => "mon_",
-            Background::Job => "job_",
-        };
         label
             .trim()
-            .strip_prefix(prefix)
+            .strip_prefix(self.prefix())
             .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|n| n.parse().ok())
             .filter(|n| *n > 0)
@@ -768,6 +772,34 @@ fn job_row(r: &rusqlite::Row) -> rusqlite::Result<Job> {
     })
 }
 
+const UNFINISHED_COLUMNS: &str = "id, session_id, status, time_created, deadline, supervisor_pid,
+    supervisor_start, boot_id, pgid, token";
+
+fn unfinished_row(r: &rusqlite::Row) -> rusqlite::Result<Unfinished> {
+    let pid: Option<i64> = r.get(5)?;
+    let start: Option<i64> = r.get(6)?;
+    let boot_id: Option<String> = r.get(7)?;
+    let pgid: Option<i64> = r.get(8)?;
+    let supervision = match (pid, start, boot_id, pgid) {
+        (Some(pid), Some(start), Some(boot_id), Some(pgid)) => Some(Supervision {
+            pid,
+            start,
+            boot_id,
+            pgid,
+        }),
+        _ => None,
+    };
+    Ok(Unfinished {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        status: r.get(2)?,
+        time_created: r.get(3)?,
+        deadline: r.get(4)?,
+        supervision,
+        token: r.get(9)?,
+    })
+}
+
 /// Background work: monitors, their lines, jobs, and the records of their supervisors.
 impl Store {
     /// Records a new monitor as `starting` unless `max_unfinished` monitors of the project
@@ -780,12 +812,12 @@ impl Store {
     ) -> Result<MonitorSlot> {
         let now = unix_millis() as i64;
         self.write(|tx| {
-            let mut stmt = tx.prepare(
+            let running: Vec<i64> = query_all(
+                tx,
                 "SELECT id FROM monitors WHERE status IN ('starting', 'running') ORDER BY id",
+                [],
+                |r| r.get(0),
             )?;
-            let running: Vec<i64> = stmt
-                .query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
             if running.len() >= max_unfinished {
                 return Ok(MonitorSlot::Full(running));
             }
@@ -823,11 +855,12 @@ impl Store {
     /// read or stop has reported yet.
     pub fn monitors(&self, all: bool) -> Result<Vec<Monitor>> {
         let filter = if all { "" } else { "WHERE acknowledged = 0" };
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT {MONITOR_COLUMNS} FROM monitors {filter} ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([], monitor_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(query_all(
+            &self.conn,
+            &format!("SELECT {MONITOR_COLUMNS} FROM monitors {filter} ORDER BY id"),
+            [],
+            monitor_row,
+        )?)
     }
 
     /// Appends lines to a monitor's buffer and keeps only its newest `keep` lines;
@@ -878,11 +911,12 @@ impl Store {
     /// count of lines dropped since the last take.
     pub fn take_monitor_lines(&mut self, id: i64) -> Result<(Vec<String>, i64)> {
         self.write(|tx| {
-            let mut stmt =
-                tx.prepare("SELECT line FROM monitor_lines WHERE monitor_id = ?1 ORDER BY seq")?;
-            let lines: Vec<String> = stmt
-                .query_map([id], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+            let lines: Vec<String> = query_all(
+                tx,
+                "SELECT line FROM monitor_lines WHERE monitor_id = ?1 ORDER BY seq",
+                [id],
+                |r| r.get(0),
+            )?;
             tx.execute("DELETE FROM monitor_lines WHERE monitor_id = ?1", [id])?;
             let dropped: i64 = tx
                 .query_row("SELECT dropped FROM monitors WHERE id = ?1", [id], |r| {
@@ -963,11 +997,12 @@ impl Store {
 
     /// A session's jobs, oldest first.
     pub fn jobs(&self, session: &str) -> Result<Vec<Job>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE session_id = ?1 ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([session], job_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(query_all(
+            &self.conn,
+            &format!("SELECT {JOB_COLUMNS} FROM jobs WHERE session_id = ?1 ORDER BY id"),
+            [session],
+            job_row,
+        )?)
     }
 
     /// Records how a job ended, unless it already has; returns whether it was recorded.
@@ -1014,37 +1049,15 @@ impl Store {
 
     /// The unfinished monitors or jobs of the project, oldest first.
     pub fn unfinished(&self, kind: Background) -> Result<Vec<Unfinished>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT id, session_id, status, time_created, deadline, supervisor_pid,
-                 supervisor_start, boot_id, pgid, token
-             FROM {} WHERE status IN ('starting', 'running') ORDER BY id",
-            kind.table()
-        ))?;
-        let rows = stmt.query_map([], |r| {
-            let pid: Option<i64> = r.get(5)?;
-            let start: Option<i64> = r.get(6)?;
-            let boot_id: Option<String> = r.get(7)?;
-            let pgid: Option<i64> = r.get(8)?;
-            let supervision = match (pid, start, boot_id, pgid) {
-                (Some(pid), Some(start), Some(boot_id), Some(pgid)) => Some(Supervision {
-                    pid,
-                    start,
-                    boot_id,
-                    pgid,
-                }),
-                _ => None,
-            };
-            Ok(Unfinished {
-                id: r.get(0)?,
-                session_id: r.get(1)?,
-                status: r.get(2)?,
-                time_created: r.get(3)?,
-                deadline: r.get(4)?,
-                supervision,
-                token: r.get(9)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(query_all(
+            &self.conn,
+            &format!(
+                "SELECT {UNFINISHED_COLUMNS} FROM {} WHERE status IN ('starting', 'running') ORDER BY id",
+                kind.table()
+            ),
+            [],
+            unfinished_row,
+        )?)
     }
 
     /// Ends an unfinished row as `status` with `error` (a job's or a monitor's error text);
@@ -1103,6 +1116,18 @@ impl Store {
     }
 }
 
+/// Every row `sql` returns, each made a value by `map`; `conn` may be a transaction.
+fn query_all<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    map: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Vec<T>> {
+    let mut stmt = conn.prepare(sql)?;
+    let rows = stmt.query_map(params, map)?;
+    rows.collect()
+}
+
 /// Retries an operation that failed because another process held the database (setting
 /// WAL mode takes an exclusive lock and does not always wait for the busy timeout).
 fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
@@ -1144,12 +1169,15 @@ impl State {
         &self.path
     }
 
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Option<Store>>> {
+        self.store
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the state connection was poisoned by a panic"))
+    }
+
     /// Runs `f` on a read-only view; `Ok(None)` when no database exists yet.
     pub fn read<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
-        let mut guard = self
-            .store
-            .lock()
-            .map_err(|_| anyhow::anyhow!("the state connection was poisoned by a panic"))?;
+        let mut guard = self.lock()?;
         if guard.is_none() {
             *guard = Store::open_read_only(&self.path)?;
         }
@@ -1161,10 +1189,7 @@ impl State {
 
     /// Runs `f` on a writable store, creating the database when needed.
     pub fn write<T>(&self, f: impl FnOnce(&mut Store) -> Result<T>) -> Result<T> {
-        let mut guard = self
-            .store
-            .lock()
-            .map_err(|_| anyhow::anyhow!("the state connection was poisoned by a panic"))?;
+        let mut guard = self.lock()?;
         if !guard.as_ref().is_some_and(Store::is_writable) {
             *guard = Some(Store::open(&self.path, &self.project_dir)?);
         }
