@@ -207,6 +207,15 @@ impl Config {
         Ok(())
     }
 
+    /// The output limits: `output.max_lines` and `output.max_bytes` over the defaults.
+    pub fn limits(&self) -> crate::truncate::Limits {
+        let defaults = crate::truncate::Limits::default();
+        crate::truncate::Limits {
+            max_lines: self.max_lines.unwrap_or(defaults.max_lines),
+            max_bytes: self.max_bytes.unwrap_or(defaults.max_bytes),
+        }
+    }
+
     /// The formatter command for a path (relative to the project, forward slashes), with
     /// `{file}` replaced by `file_arg`. A glob without `/` matches the base name.
     pub fn formatter_for(&self, rel_path: &str, file_arg: &str) -> Option<Vec<String>> {

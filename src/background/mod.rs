@@ -74,7 +74,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use serde_json::json;
 
-use crate::events::unix_millis;
+use crate::events::{EventSink, unix_millis};
 use crate::process::identity::{self, Identity};
 use crate::process::{self, MARKER_VAR};
 use crate::session::Session;
@@ -274,12 +274,7 @@ pub fn reap(session: &Session, kind: Background) -> Result<()> {
             continue;
         };
         kill_row(&row, supervisor_alive);
-        let ended = session
-            .state
-            .write(|s| s.abandon(kind, row.id, "failed", &reason))?;
-        if ended && kind == Background::Job {
-            publish_job_completed(session, &row.session_id, row.id, "failed", "", &reason);
-        }
+        end_row(session, kind, &row, "failed", &reason)?;
     }
     if prunable {
         session.state.write(|s| s.prune_background(before))?;
@@ -288,16 +283,16 @@ pub fn reap(session: &Session, kind: Background) -> Result<()> {
 }
 
 /// Publishes `job.completed` (`{jobID, status, result, error}`, plus the job's session).
-pub fn publish_job_completed(
-    session: &Session,
+fn publish_job_completed(
+    events: &EventSink,
     job_session: &str,
     id: i64,
     status: &str,
     result: &str,
     error: &str,
 ) {
-    if session.events.is_enabled() {
-        session.events.publish(
+    if events.is_enabled() {
+        events.publish(
             "job.completed",
             json!({
                 "jobID": Background::Job.label(id),
@@ -308,6 +303,24 @@ pub fn publish_job_completed(
             }),
         );
     }
+}
+
+/// Ends an unfinished row the supervisor did not end, as `status` with `reason`; a job's
+/// end is published as its supervisor would have.
+fn end_row(
+    session: &Session,
+    kind: Background,
+    row: &Unfinished,
+    status: &str,
+    reason: &str,
+) -> Result<()> {
+    let ended = session
+        .state
+        .write(|s| s.abandon(kind, row.id, status, reason))?;
+    if ended && kind == Background::Job {
+        publish_job_completed(&session.events, &row.session_id, row.id, status, "", reason);
+    }
+    Ok(())
 }
 
 /// Stops an unfinished row (module doc, "Stopping"); `Ok(false)` when it was not
@@ -342,16 +355,21 @@ pub fn stop(session: &Session, kind: Background, id: i64, status: &str) -> Resul
             } else {
                 "its supervisor did not answer; both were killed"
             };
-            let ended = session
-                .state
-                .write(|s| s.abandon(kind, id, status, reason))?;
-            if ended && kind == Background::Job {
-                publish_job_completed(session, &row.session_id, id, status, "", reason);
-            }
+            end_row(session, kind, &row, status, reason)?;
             return Ok(true);
         }
         last = Some(row);
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The status a row is shown with: `starting` (its supervisor has not started the command
+/// yet) shows as `running`.
+pub fn shown_status(status: &str) -> &str {
+    if status == "starting" {
+        "running"
+    } else {
+        status
     }
 }
 

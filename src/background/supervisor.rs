@@ -155,7 +155,26 @@ struct Start<'a> {
     refused: Option<String>,
 }
 
-impl Start<'_> {
+impl<'a> Start<'a> {
+    fn new(kind: Background, id: i64, me: Identity, handshake: &'a mut Handshake) -> Self {
+        Start {
+            kind,
+            id,
+            me,
+            handshake,
+            started: false,
+            refused: None,
+        }
+    }
+
+    /// After the run: whether the command started; `Err` when recording its start failed.
+    fn started(&mut self) -> Result<bool> {
+        match self.refused.take() {
+            Some(why) => bail!("{why}"),
+            None => Ok(self.started),
+        }
+    }
+
     fn record(&mut self, store: &mut Store, pgid: libc::pid_t) -> io::Result<()> {
         let supervision = Supervision {
             pid: i64::from(self.me.pid),
@@ -218,24 +237,14 @@ fn supervise_monitor(
     };
     let mut watcher = MonitorWatcher {
         store,
-        start: Start {
-            kind: Background::Monitor,
-            id,
-            me,
-            handshake,
-            started: false,
-            refused: None,
-        },
+        start: Start::new(Background::Monitor, id, me, handshake),
         lines: Lines::default(),
         next_flush: None,
     };
     let outcome = run::run_with(request, &mut watcher);
-    if let Some(why) = watcher.start.refused.take() {
-        bail!("{why}");
-    }
+    let started = watcher.start.started()?;
     watcher.lines.finish();
     watcher.flush();
-    let started = watcher.start.started;
     let store = watcher.store;
     let (status, exit_code, signal, error) = match &outcome {
         Ok(outcome) => monitor_end(outcome),
@@ -254,10 +263,8 @@ fn supervise_monitor(
 
 /// A monitor's end: status, exit code, signal, error.
 fn monitor_end(outcome: &Outcome) -> (&'static str, Option<i64>, Option<i64>, Option<String>) {
-    let (code, signal) = match outcome.ending {
-        run::Ending::Exited(code) => (Some(i64::from(code)), None),
-        run::Ending::Signaled { signal, .. } => (None, Some(i64::from(signal))),
-    };
+    let code = outcome.ending.exit_code().map(i64::from);
+    let signal = outcome.ending.signal().map(i64::from);
     let status = if outcome.cancelled {
         "stopped"
     } else if outcome.timed_out {
@@ -403,11 +410,7 @@ fn supervise_job(
         bail!("job {label} is {}, not starting", row.status);
     }
     let limits = crate::config::Config::load(&setup.dir)
-        .ok()
-        .map(|config| Limits {
-            max_lines: config.max_lines.unwrap_or(crate::truncate::MAX_LINES),
-            max_bytes: config.max_bytes.unwrap_or(crate::truncate::MAX_BYTES),
-        })
+        .map(|config| config.limits())
         .unwrap_or_default();
     let timeout = time_left(row.deadline);
     let request = Request {
@@ -423,35 +426,18 @@ fn supervise_job(
     };
     let mut watcher = JobWatcher {
         store,
-        start: Start {
-            kind: Background::Job,
-            id,
-            me,
-            handshake,
-            started: false,
-            refused: None,
-        },
+        start: Start::new(Background::Job, id, me, handshake),
         captures: Captures::new(limits),
     };
     let outcome = run::run_with(request, &mut watcher);
-    if let Some(why) = watcher.start.refused.take() {
-        bail!("{why}");
-    }
-    let started = watcher.start.started;
+    let started = watcher.start.started()?;
     let JobWatcher {
         store, captures, ..
     } = watcher;
     let concluded = match outcome {
         Ok(outcome) => crate::tools::task::conclude(
             &row.subagent_type,
-            run::Finished {
-                stdout: captures.stdout,
-                stderr: captures.stderr,
-                ending: outcome.ending,
-                timed_out: outcome.timed_out,
-                cancelled: outcome.cancelled,
-                duration: outcome.duration,
-            },
+            captures.finish(outcome),
             Duration::from_millis(row.deadline_ms.max(0) as u64),
         ),
         Err(err) => crate::tools::task::Concluded {
@@ -464,16 +450,14 @@ fn supervise_job(
     if !started {
         bail!("{}", concluded.error);
     }
-    if recorded && setup.events.is_enabled() {
-        setup.events.publish(
-            "job.completed",
-            serde_json::json!({
-                "jobID": label,
-                "status": concluded.status,
-                "result": concluded.result,
-                "error": concluded.error,
-                "sessionID": row.session_id,
-            }),
+    if recorded {
+        super::publish_job_completed(
+            &setup.events,
+            &row.session_id,
+            id,
+            concluded.status,
+            &concluded.result,
+            &concluded.error,
         );
     }
     Ok(())

@@ -248,12 +248,7 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
     }
     let mut session = Session::new(id, &dir);
     session.config = crate::config::Config::load(&session.dir)?;
-    if let Some(max_lines) = session.config.max_lines {
-        session.limits.max_lines = max_lines;
-    }
-    if let Some(max_bytes) = session.config.max_bytes {
-        session.limits.max_bytes = max_bytes;
-    }
+    session.limits = session.config.limits();
     if let Some(spec) = matches.get_one::<String>("events") {
         session.events = EventSink::open(spec)
             .map_err(|e| format!("--events {spec}: cannot open for appending: {e}"))?;

@@ -43,7 +43,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{kill_group, sentinel};
-use crate::session::CancelFlag;
+use crate::session::{CancelFlag, Session};
 use crate::truncate::{Capture, Limits};
 
 /// Time between SIGTERM and SIGKILL on timeout.
@@ -110,6 +110,29 @@ pub struct Request<'a> {
     pub isolation: Isolation,
 }
 
+impl<'a> Request<'a> {
+    /// A command a tool call runs in the foreground (bash, a foreground task): in the
+    /// session's directory, captured with its output limits, killed when the call is
+    /// cancelled, in a session of its own; stdin `/dev/null`.
+    pub fn in_call(
+        session: &'a Session,
+        program: Program<'a>,
+        env: Vec<(OsString, OsString)>,
+        timeout: Duration,
+    ) -> Request<'a> {
+        Request {
+            program,
+            dir: &session.dir,
+            env,
+            stdin: None,
+            timeout,
+            limits: session.limits,
+            cancel: Some(session.cancel.clone()),
+            isolation: Isolation::Session,
+        }
+    }
+}
+
 /// Which output stream bytes came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
@@ -149,6 +172,24 @@ pub enum Ending {
         /// Whether it dumped core.
         core: bool,
     },
+}
+
+impl Ending {
+    /// The exit status, when the leader exited.
+    pub fn exit_code(self) -> Option<i32> {
+        match self {
+            Ending::Exited(code) => Some(code),
+            Ending::Signaled { .. } => None,
+        }
+    }
+
+    /// The signal that ended the leader, when one did.
+    pub fn signal(self) -> Option<i32> {
+        match self {
+            Ending::Exited(_) => None,
+            Ending::Signaled { signal, .. } => Some(signal),
+        }
+    }
 }
 
 /// How a run ended, whatever watched its output.
@@ -198,6 +239,18 @@ impl Captures {
             stderr: Capture::new(limits),
         }
     }
+
+    /// The finished run these captures watched.
+    pub fn finish(self, outcome: Outcome) -> Finished {
+        Finished {
+            stdout: self.stdout,
+            stderr: self.stderr,
+            ending: outcome.ending,
+            timed_out: outcome.timed_out,
+            cancelled: outcome.cancelled,
+            duration: outcome.duration,
+        }
+    }
 }
 
 impl Watcher for Captures {
@@ -214,14 +267,7 @@ impl Watcher for Captures {
 pub fn run(request: Request) -> io::Result<Finished> {
     let mut captures = Captures::new(request.limits);
     let outcome = run_with(request, &mut captures)?;
-    Ok(Finished {
-        stdout: captures.stdout,
-        stderr: captures.stderr,
-        ending: outcome.ending,
-        timed_out: outcome.timed_out,
-        cancelled: outcome.cancelled,
-        duration: outcome.duration,
-    })
+    Ok(captures.finish(outcome))
 }
 
 /// Runs a command to completion, timeout or kill (see the module doc), handing what it

@@ -33,7 +33,7 @@ use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use crate::truncate::Capture;
-use run::{Ending, Finished, Isolation, Program, Request};
+use run::{Ending, Finished, Program, Request};
 
 /// Timeout when none is given, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -159,16 +159,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         return Ok(ToolOutput::error("Command cannot be empty"));
     }
     let timeout = effective_timeout(args.timeout);
-    let request = Request {
-        program: Program::Shell(&args.command),
-        dir: &ctx.session.dir,
-        env: environment::child_env(std::env::vars_os()),
-        stdin: None,
+    let request = Request::in_call(
+        ctx.session,
+        Program::Shell(&args.command),
+        environment::child_env(std::env::vars_os()),
         timeout,
-        limits: ctx.session.limits,
-        cancel: Some(ctx.session.cancel.clone()),
-        isolation: Isolation::Session,
-    };
+    );
     let finished = match run::run(request) {
         Ok(finished) => finished,
         Err(err) => {
@@ -219,19 +215,15 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
         output.push_str("STDERR:\n");
         output.append(stderr);
     }
-    let (exit_code, signal) = match ending {
-        Ending::Exited(code) => (json!(code), None),
-        Ending::Signaled { signal, .. } => (Value::Null, Some(signal_name(signal))),
-    };
     let mut result = ToolOutput::captured(output)
-        .with("exit_code", exit_code)
+        .with("exit_code", ending.exit_code())
         .with("timed_out", timed_out)
         .with("duration_ms", duration.as_millis() as u64)
         .with("timeout_ms", timeout.as_millis() as u64)
         .with("stdout_bytes", stdout_bytes)
         .with("stderr_bytes", stderr_bytes);
-    if let Some(signal) = signal {
-        result = result.with("signal", signal);
+    if let Some(signal) = ending.signal() {
+        result = result.with("signal", signal_name(signal));
     }
     if cancelled {
         result = result.with("cancelled", true);

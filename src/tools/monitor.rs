@@ -294,7 +294,7 @@ pub fn state_entry(monitor: &Monitor) -> Value {
         "session": monitor.session_id,
         "description": monitor.description,
         "command": monitor.command,
-        "status": if monitor.status == "starting" { "running" } else { monitor.status.as_str() },
+        "status": background::shown_status(&monitor.status),
         "state": state_text(monitor),
         "exit_code": monitor.exit_code,
         "started": background::rfc3339(monitor.time_created),

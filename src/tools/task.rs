@@ -36,7 +36,7 @@ use crate::background::{self, spawn_supervisor};
 use crate::events::new_id;
 use crate::process::command::shell_join;
 use crate::process::environment;
-use crate::process::run::{self, Ending, Finished, Isolation, Program, Request};
+use crate::process::run::{self, Ending, Finished, Program, Request};
 use crate::schema;
 use crate::session::CallContext;
 use crate::state::{Background, Job, NewJob, UNFINISHED};
@@ -272,18 +272,17 @@ pub fn start_error(command: &[String], err: &std::io::Error) -> String {
 
 fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
     let request = Request {
-        program: Program::Argv(start.command),
-        dir: &ctx.session.dir,
-        env: environment::subagent_env(
-            std::env::vars_os(),
-            start.depth,
-            ctx.session.policy_file.as_deref(),
-        ),
         stdin: Some(start.prompt.as_bytes()),
-        timeout: start.deadline,
-        limits: ctx.session.limits,
-        cancel: Some(ctx.session.cancel.clone()),
-        isolation: Isolation::Session,
+        ..Request::in_call(
+            ctx.session,
+            Program::Argv(start.command),
+            environment::subagent_env(
+                std::env::vars_os(),
+                start.depth,
+                ctx.session.policy_file.as_deref(),
+            ),
+            start.deadline,
+        )
     };
     let finished = match run::run(request) {
         Ok(finished) => finished,
@@ -296,10 +295,7 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
             .with("depth", start.depth);
         }
     };
-    let exit_code = match finished.ending {
-        Ending::Exited(code) => json!(code),
-        Ending::Signaled { .. } => Value::Null,
-    };
+    let exit_code = finished.ending.exit_code();
     let duration_ms = finished.duration.as_millis() as u64;
     let stderr_bytes = finished.stderr.total_bytes();
     let output = if failure(start.kind, &finished, start.deadline).is_none() {
@@ -455,11 +451,7 @@ fn lookup(ctx: &CallContext, task_id: &str, cancel: bool) -> anyhow::Result<Tool
     } else {
         job
     };
-    let status = if job.status == "starting" {
-        "running"
-    } else {
-        job.status.as_str()
-    };
+    let status = background::shown_status(&job.status);
     let text = status_text(
         &Background::Job.label(id),
         status,
@@ -529,7 +521,7 @@ pub fn job_entry(job: &Job) -> Value {
         "id": Background::Job.label(job.id),
         "subagent_type": job.subagent_type,
         "description": job.description,
-        "status": if job.status == "starting" { "running" } else { job.status.as_str() },
+        "status": background::shown_status(&job.status),
         "result": job.result,
         "error": job.error,
         "depth": job.depth,
