@@ -391,49 +391,36 @@ fn printf_once<'a>(
 
 /// Decodes `echo -e`/`printf` escapes: `\n`, `\t`, `\\`, `\xHH`, `\0NNN`.
 pub fn unescape(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
         if c != '\\' {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('\\') => out.push('\\'),
-            Some('x') => {
-                let mut value = 0u32;
-                for _ in 0..2 {
-                    match chars.peek().and_then(|c| c.to_digit(16)) {
-                        Some(d) => {
-                            value = value * 16 + d;
-                            chars.next();
-                        }
-                        None => break,
-                    }
-                }
-                out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+        let Some(&escaped) = chars.get(i) else {
+            out.push('\\');
+            break;
+        };
+        i += 1;
+        match escaped {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            '\\' => out.push('\\'),
+            'x' | '0' => {
+                let (radix, max) = if escaped == 'x' { (16, 2) } else { (8, 3) };
+                let (decoded, taken) = lex::code_point(&chars[i..], radix, max);
+                out.push(decoded);
+                i += taken;
             }
-            Some('0') => {
-                let mut value = 0u32;
-                for _ in 0..3 {
-                    match chars.peek().and_then(|c| c.to_digit(8)) {
-                        Some(d) => {
-                            value = value * 8 + d;
-                            chars.next();
-                        }
-                        None => break,
-                    }
-                }
-                out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
-            }
-            Some(other) => {
+            other => {
                 out.push('\\');
                 out.push(other);
             }
-            None => out.push('\\'),
         }
     }
     out

@@ -659,19 +659,9 @@ impl Lexer {
                     }
                     self.i += 1;
                 }
-                '"' => {
+                quote @ ('"' | '`') => {
                     self.i += 1;
-                    while self.i < self.s.len() && self.s[self.i] != '"' {
-                        if self.s[self.i] == '\\' {
-                            self.i += 1;
-                        }
-                        self.i += 1;
-                    }
-                    self.i += 1;
-                }
-                '`' => {
-                    self.i += 1;
-                    while self.i < self.s.len() && self.s[self.i] != '`' {
+                    while self.i < self.s.len() && self.s[self.i] != quote {
                         if self.s[self.i] == '\\' {
                             self.i += 1;
                         }
@@ -762,18 +752,27 @@ impl Lexer {
     }
 
     fn code_point(&mut self, radix: u32, max: usize) -> char {
-        let mut value = 0u32;
-        let mut taken = 0;
-        while taken < max {
-            let Some(d) = self.peek(0).and_then(|c| c.to_digit(radix)) else {
-                break;
-            };
-            value = value.saturating_mul(radix).saturating_add(d);
-            self.i += 1;
-            taken += 1;
-        }
-        char::from_u32(value).unwrap_or('\u{fffd}')
+        let (decoded, taken) = code_point(self.s.get(self.i..).unwrap_or_default(), radix, max);
+        self.i += taken;
+        decoded
     }
+}
+
+/// The character written as up to `max` digits of `radix` at the start of `chars` (an
+/// escape's `HH` or `NNN`; U+FFFD when the value is no character), and how many digits
+/// it took.
+pub fn code_point(chars: &[char], radix: u32, max: usize) -> (char, usize) {
+    let mut value = 0u32;
+    let mut taken = 0;
+    while let Some(digit) = chars
+        .get(taken)
+        .filter(|_| taken < max)
+        .and_then(|c| c.to_digit(radix))
+    {
+        value = value.saturating_mul(radix).saturating_add(digit);
+        taken += 1;
+    }
+    (char::from_u32(value).unwrap_or('\u{fffd}'), taken)
 }
 
 /// Reads the inside of `${…}` into a parameter part.

@@ -33,7 +33,7 @@ pub mod sql;
 use std::path::{Path, PathBuf};
 
 use expand::{Arg, Feed, Vars};
-use lex::{Lexed, RedirOp};
+use lex::{Lexed, RedirOp, Word};
 use parse::{Item, Simple};
 use runs::{Inner, Lang};
 
@@ -192,11 +192,8 @@ impl Judge<'_> {
                     let mut subs = Vec::new();
                     let values: Vec<Arg> = items
                         .iter()
-                        .flat_map(|w| expand::expand(w, vars, &mut subs))
+                        .flat_map(|w| self.expand_checked(w, vars, &mut subs))
                         .collect();
-                    for arg in &values {
-                        self.path(arg);
-                    }
                     for sub in subs {
                         self.shell(&sub, &mut vars.clone());
                     }
@@ -230,15 +227,7 @@ impl Judge<'_> {
         let mut subs = Vec::new();
         let mut assigned = Vec::new();
         for (name, value) in &simple.assigns {
-            let args = expand::expand(value, vars, &mut subs);
-            for arg in &args {
-                self.path(arg);
-            }
-            let text = args
-                .iter()
-                .map(|a| a.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
+            let text = joined(&self.expand_checked(value, vars, &mut subs));
             assigned.push((name.clone(), text));
         }
         let argv: Vec<Arg> = simple
@@ -284,15 +273,7 @@ impl Judge<'_> {
                     own_text = Some(doc.body.clone());
                 }
                 RedirOp::HereString => {
-                    let args = expand::expand(&redir.target, vars, &mut subs);
-                    for arg in &args {
-                        self.path(arg);
-                    }
-                    let text = args
-                        .iter()
-                        .map(|a| a.text.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" ");
+                    let text = joined(&self.expand_checked(&redir.target, vars, &mut subs));
                     own_text = Some(format!("{text}\n"));
                 }
                 op => {
@@ -485,6 +466,15 @@ impl Judge<'_> {
         self.leave();
     }
 
+    /// Expands a word, checking every field it gives as a path.
+    fn expand_checked(&mut self, word: &Word, vars: &Vars, subs: &mut Vec<String>) -> Vec<Arg> {
+        let args = expand::expand(word, vars, subs);
+        for arg in &args {
+            self.path(arg);
+        }
+        args
+    }
+
     fn path(&mut self, arg: &Arg) {
         if let Some(reason) = secret::check_word(&arg.text, arg.glob, self.places) {
             self.add(Kind::Secret, reason);
@@ -512,6 +502,14 @@ fn query_filter(argv: &[Arg]) -> Option<usize> {
         };
     }
     None
+}
+
+/// The fields of an expansion as one text, separated by spaces.
+fn joined(args: &[Arg]) -> String {
+    args.iter()
+        .map(|a| a.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// How a written or run file is recognised: the path without a leading `./`.

@@ -62,7 +62,7 @@ const ORDINARY_SAMPLES: &[&str] = &[
     "test",
 ];
 
-/// Backup suffixes that may follow `.key` / `.pem`.
+/// Backup suffixes that may follow a secret file's name (`server.key.bak`, `id_rsa~`).
 const BACKUP_SUFFIXES: &[&str] = &[
     "~", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".tmp", ".copy", ".prev", ".1", ".2",
 ];
@@ -129,13 +129,7 @@ pub fn name_is_secret(name: &str) -> bool {
 /// Other files that hold secrets by convention: private SSH keys, `.netrc`, `.pgpass`,
 /// `secrets.*`, key stores.
 fn other_secret(name: &str) -> bool {
-    let mut lower = name.to_ascii_lowercase();
-    for _ in 0..3 {
-        match BACKUP_SUFFIXES.iter().find(|s| lower.ends_with(*s)) {
-            Some(suffix) => lower.truncate(lower.len() - suffix.len()),
-            None => break,
-        }
-    }
+    let lower = lower_without_backup_suffixes(name);
     const NAMES: &[&str] = &[
         "id_rsa",
         "id_dsa",
@@ -226,6 +220,12 @@ fn credentials(name: &str) -> bool {
 }
 
 fn key_file(name: &str) -> bool {
+    let lower = lower_without_backup_suffixes(name);
+    lower.ends_with(".key") || lower.ends_with(".pem")
+}
+
+/// A name lower-cased, without up to three backup suffixes (`id_rsa.bak.orig` is `id_rsa`).
+fn lower_without_backup_suffixes(name: &str) -> String {
     let mut lower = name.to_ascii_lowercase();
     for _ in 0..3 {
         match BACKUP_SUFFIXES.iter().find(|s| lower.ends_with(*s)) {
@@ -233,7 +233,7 @@ fn key_file(name: &str) -> bool {
             None => break,
         }
     }
-    lower.ends_with(".key") || lower.ends_with(".pem")
+    lower
 }
 
 /// Whether a glob (file-name part) would match a typical secret file and no ordinary one.

@@ -59,14 +59,8 @@ fn statements(code: &str) -> Vec<Statement> {
         let c = chars[i];
         let next = chars.get(i + 1).copied();
         match c {
-            '-' if next == Some('-') => {
-                flush_word(&mut word, &mut words);
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            '#' => {
+            // `-- …` and MySQL's `# …` comments.
+            '-' | '#' if c == '#' || next == Some('-') => {
                 flush_word(&mut word, &mut words);
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
@@ -75,11 +69,7 @@ fn statements(code: &str) -> Vec<Statement> {
             }
             '/' if next == Some('*') => {
                 flush_word(&mut word, &mut words);
-                i += 2;
-                while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                    i += 1;
-                }
-                i += 2;
+                i = past_pair(&chars, i + 2, ['*', '/']);
                 continue;
             }
             '\'' => {
@@ -105,11 +95,7 @@ fn statements(code: &str) -> Vec<Statement> {
             }
             '$' if next == Some('$') => {
                 flush_word(&mut word, &mut words);
-                i += 2;
-                while i < chars.len() && !(chars[i] == '$' && chars.get(i + 1) == Some(&'$')) {
-                    i += 1;
-                }
-                i += 2;
+                i = past_pair(&chars, i + 2, ['$', '$']);
                 continue;
             }
             '"' | '`' => {
@@ -147,6 +133,15 @@ fn statements(code: &str) -> Vec<Statement> {
     flush_word(&mut word, &mut words);
     out.push(Statement { text, words });
     out
+}
+
+/// The index just past the first `pair` of characters at or after `i` (the end of a
+/// `/* … */` comment or a `$$ … $$` body), or past the end of `chars`.
+fn past_pair(chars: &[char], mut i: usize, pair: [char; 2]) -> usize {
+    while i < chars.len() && !(chars[i] == pair[0] && chars.get(i + 1) == Some(&pair[1])) {
+        i += 1;
+    }
+    i + 2
 }
 
 #[cfg(test)]
