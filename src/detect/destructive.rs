@@ -30,7 +30,7 @@
 //!   removals and prunes, `terraform destroy|apply`, cloud CLIs' `delete` verbs.
 
 use super::args::{self, Opt, Spec, command_name};
-use super::runs::{GIT_GLOBAL, KUBE};
+use super::runs::{COMPOSE_GLOBAL, DOCKER_GLOBAL, GIT_GLOBAL, KUBE};
 use super::sql;
 
 /// The description of the hazard when `argv` is destructive.
@@ -1047,21 +1047,7 @@ fn helm(args: &[String]) -> bool {
 }
 
 fn docker(args: &[String]) -> bool {
-    let global = Spec::new(
-        "Hcl",
-        &[
-            "host",
-            "context",
-            "config",
-            "log-level",
-            "tlscacert",
-            "tlscert",
-            "tlskey",
-            "url",
-            "connection",
-        ],
-    );
-    let Some(verb_at) = args::first_operand(args, global) else {
+    let Some(verb_at) = args::first_operand(args, DOCKER_GLOBAL) else {
         return false;
     };
     let rest = &args[verb_at + 1..];
@@ -1076,17 +1062,7 @@ fn docker(args: &[String]) -> bool {
 }
 
 fn compose(args: &[String]) -> bool {
-    let global = Spec::new(
-        "fp",
-        &[
-            "file",
-            "project-name",
-            "project-directory",
-            "env-file",
-            "profile",
-        ],
-    );
-    let Some(verb_at) = args::first_operand(args, global) else {
+    let Some(verb_at) = args::first_operand(args, COMPOSE_GLOBAL) else {
         return false;
     };
     let rest = &args[verb_at + 1..];

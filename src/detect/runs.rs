@@ -741,7 +741,8 @@ fn ssh(args: &[String]) -> Vec<Inner> {
     }
 }
 
-const DOCKER_GLOBAL: Spec = Spec::new(
+/// Options of docker, podman and nerdctl that come before the subcommand and take a value.
+pub const DOCKER_GLOBAL: Spec = Spec::new(
     "Hcl",
     &[
         "host",
@@ -839,20 +840,22 @@ fn container(args: &[String]) -> Vec<Inner> {
     }
 }
 
+/// Options of docker compose that come before the subcommand and take a value.
+pub const COMPOSE_GLOBAL: Spec = Spec::new(
+    "fp",
+    &[
+        "file",
+        "project-name",
+        "project-directory",
+        "env-file",
+        "profile",
+        "ansi",
+        "parallel",
+    ],
+);
+
 fn compose(args: &[String]) -> Vec<Inner> {
-    let global = Spec::new(
-        "fp",
-        &[
-            "file",
-            "project-name",
-            "project-directory",
-            "env-file",
-            "profile",
-            "ansi",
-            "parallel",
-        ],
-    );
-    let Some(verb_at) = args::first_operand(args, global) else {
+    let Some(verb_at) = args::first_operand(args, COMPOSE_GLOBAL) else {
         return Vec::new();
     };
     let rest = &args[verb_at + 1..];
