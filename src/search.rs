@@ -1,5 +1,6 @@
-//! What `grep` and `glob` share (spec 8.5, DESIGN §9): the skip directories, the parallel
-//! walker that prunes them without following symlinks, glob compilation, the newest-first
+//! What `grep` and `glob` share (spec 8.5, DESIGN §9): the root argument and its errors,
+//! the skip directories, the parallel walker that prunes them without following symlinks
+//! (with results kept per thread and merged once), glob compilation, the newest-first
 //! order, how found paths are shown, and the honest trailing summary line.
 //!
 //! The walker never descends into a directory named `.git`, `node_modules`, `vendor`,
@@ -21,7 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::{WalkBuilder, WalkParallel};
+use ignore::{
+    DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkParallel, WalkState,
+};
 
 /// Directory names that are never descended into below the search root.
 pub const SKIP_DIRS: [&str; 5] = [".git", "node_modules", "vendor", ".tinycode", ".tinytool"];
@@ -31,12 +34,32 @@ pub fn is_skip_dir(name: &OsStr) -> bool {
     SKIP_DIRS.iter().any(|skip| name == OsStr::new(skip))
 }
 
-/// The `path` argument of a search's checked arguments: `.` when absent or empty.
-pub fn root_arg(args: &serde_json::Map<String, serde_json::Value>) -> &str {
-    match args.get("path").and_then(serde_json::Value::as_str) {
+/// A search's `path` argument: `.` when absent or empty.
+pub fn root_or_dot(path: Option<&str>) -> &str {
+    match path {
         Some(path) if !path.is_empty() => path,
         _ => ".",
     }
+}
+
+/// The `path` argument of a search's checked arguments: `.` when absent or empty.
+pub fn root_arg(args: &serde_json::Map<String, serde_json::Value>) -> &str {
+    root_or_dot(args.get("path").and_then(serde_json::Value::as_str))
+}
+
+/// The metadata of a search's root (shown as `shown`), or the tool error when it cannot
+/// be searched: `Path not found: PATH`, `Cannot search PATH: ERROR`.
+pub fn root_metadata(
+    root: &Path,
+    shown: &str,
+) -> Result<std::fs::Metadata, crate::tool::ToolOutput> {
+    std::fs::metadata(root).map_err(|err| {
+        crate::tool::ToolOutput::error(if err.kind() == std::io::ErrorKind::NotFound {
+            format!("Path not found: {shown}")
+        } else {
+            format!("Cannot search {shown}: {err}")
+        })
+    })
 }
 
 /// Worker threads for walking and searching: one per available core.
@@ -79,6 +102,87 @@ pub fn walker(
         })
         .build_parallel();
     (walk, pruned)
+}
+
+/// Runs a parallel walk with state per thread: each walker thread gets its own `L` from
+/// `init`, hands it every entry with `visit`, and gives it to `merge` when it ends, so the
+/// threads share nothing while they walk and merge once each.
+pub fn walk_with_locals<L: Send>(
+    walk: WalkParallel,
+    init: impl Fn() -> L + Sync,
+    visit: impl Fn(&mut L, Result<DirEntry, ignore::Error>) + Sync,
+    merge: impl Fn(L) + Sync,
+) {
+    walk.visit(&mut Locals {
+        init: &init,
+        visit: &visit,
+        merge: &merge,
+    });
+}
+
+struct Locals<'s, I, V, M> {
+    init: &'s I,
+    visit: &'s V,
+    merge: &'s M,
+}
+
+impl<'s, L, I, V, M> ParallelVisitorBuilder<'s> for Locals<'s, I, V, M>
+where
+    L: Send + 's,
+    I: Fn() -> L,
+    V: Fn(&mut L, Result<DirEntry, ignore::Error>) + Sync,
+    M: Fn(L) + Sync,
+{
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Local {
+            local: Some((self.init)()),
+            visit: self.visit,
+            merge: self.merge,
+        })
+    }
+}
+
+/// One walker thread's state; merged when the thread drops it.
+struct Local<'s, L, V, M: Fn(L)> {
+    local: Option<L>,
+    visit: &'s V,
+    merge: &'s M,
+}
+
+impl<L, V, M> ParallelVisitor for Local<'_, L, V, M>
+where
+    L: Send,
+    V: Fn(&mut L, Result<DirEntry, ignore::Error>) + Sync,
+    M: Fn(L) + Sync,
+{
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        if let Some(local) = &mut self.local {
+            (self.visit)(local, entry);
+        }
+        WalkState::Continue
+    }
+}
+
+impl<L, V, M: Fn(L)> Drop for Local<'_, L, V, M> {
+    fn drop(&mut self) {
+        if let Some(local) = self.local.take() {
+            (self.merge)(local);
+        }
+    }
+}
+
+/// The parts of a summary line every walk has: the skip directories pruned, then the
+/// entries that could not be read (only when there were any).
+pub fn walk_parts(pruned: u64, unreadable: u64) -> Vec<String> {
+    let mut parts = vec![count(
+        pruned,
+        "skip directory pruned",
+        "skip directories pruned",
+    )];
+    if unreadable > 0 {
+        parts.push(format!("{unreadable} unreadable"));
+    }
+    parts
 }
 
 /// Compiles a glob: `*` and `?` never match `/`, `**` as a whole path component matches

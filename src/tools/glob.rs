@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
 use globset::GlobMatcher;
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use ignore::DirEntry;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -126,31 +126,17 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "The glob pattern is empty: give one such as `**/*.rs` or `*.md`",
         ));
     }
-    let root_arg = match args.path.as_deref() {
-        Some("") | None => ".",
-        Some(path) => path,
-    };
+    let root_arg = search::root_or_dot(args.path.as_deref());
     let root = ctx.resolve(root_arg);
-    match std::fs::metadata(&root) {
+    let root_shown = ctx.display(&root);
+    match search::root_metadata(&root, &root_shown) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {
             return Ok(ToolOutput::error(format!(
-                "{} is not a directory: glob's path is the directory to search in",
-                ctx.display(&root)
+                "{root_shown} is not a directory: glob's path is the directory to search in"
             )));
         }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(ToolOutput::error(format!(
-                "Path not found: {}",
-                ctx.display(&root)
-            )));
-        }
-        Err(err) => {
-            return Ok(ToolOutput::error(format!(
-                "Cannot search {}: {err}",
-                ctx.display(&root)
-            )));
-        }
+        Err(output) => return Ok(output),
     }
     let (prefix, rest) = split_literal(&args.pattern);
     let rest = rest.trim_end_matches('/');
@@ -233,84 +219,50 @@ fn walk(start: &Path, glob: &GlobMatcher, max_depth: Option<usize>, files_only: 
     };
     let (walker, pruned) = search::walker(start, max_depth, Some(would_list));
     let out = Mutex::new(Found::default());
-    let spec = Spec {
-        start,
-        glob,
-        files_only,
-        out: &out,
-    };
-    walker.visit(&mut VisitorBuilder { spec: &spec });
+    search::walk_with_locals(
+        walker,
+        Found::default,
+        |local, entry| visit(local, entry, start, glob, files_only),
+        |local| {
+            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+            out.unreadable += local.unreadable;
+            out.matches.extend(local.matches);
+        },
+    );
     let mut found = out.into_inner().unwrap_or_else(|e| e.into_inner());
     found.pruned = pruned.load(Ordering::Relaxed);
     found
 }
 
-struct Spec<'s> {
-    start: &'s Path,
-    glob: &'s GlobMatcher,
+/// Keeps an entry of one walker thread when its path below `start` matches `glob`.
+fn visit(
+    local: &mut Found,
+    entry: Result<DirEntry, ignore::Error>,
+    start: &Path,
+    glob: &GlobMatcher,
     files_only: bool,
-    out: &'s Mutex<Found>,
-}
-
-struct VisitorBuilder<'s> {
-    spec: &'s Spec<'s>,
-}
-
-impl<'s> ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Visitor {
-            spec: self.spec,
-            local: Found::default(),
-        })
+) {
+    let Ok(entry) = entry else {
+        local.unreadable += 1;
+        return;
+    };
+    if entry.depth() == 0 {
+        return;
     }
-}
-
-/// One walker thread; its findings are merged when it ends.
-struct Visitor<'s> {
-    spec: &'s Spec<'s>,
-    local: Found,
-}
-
-impl ParallelVisitor for Visitor<'_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(_) => {
-                self.local.unreadable += 1;
-                return WalkState::Continue;
-            }
-        };
-        if entry.depth() == 0 {
-            return WalkState::Continue;
-        }
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if is_dir && self.spec.files_only {
-            return WalkState::Continue;
-        }
-        let rel = entry
-            .path()
-            .strip_prefix(self.spec.start)
-            .unwrap_or(entry.path());
-        if !self.spec.glob.is_match(rel) {
-            return WalkState::Continue;
-        }
-        match entry.metadata() {
-            Ok(meta) => {
-                let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                self.local.matches.push((entry.into_path(), mtime));
-            }
-            Err(_) => self.local.unreadable += 1,
-        }
-        WalkState::Continue
+    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+    if is_dir && files_only {
+        return;
     }
-}
-
-impl Drop for Visitor<'_> {
-    fn drop(&mut self) {
-        let local = std::mem::take(&mut self.local);
-        let mut out = self.spec.out.lock().unwrap_or_else(|e| e.into_inner());
-        out.unreadable += local.unreadable;
-        out.matches.extend(local.matches);
+    let rel = entry.path().strip_prefix(start).unwrap_or(entry.path());
+    if !glob.is_match(rel) {
+        return;
+    }
+    match entry.metadata() {
+        Ok(meta) => {
+            let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            local.matches.push((entry.into_path(), mtime));
+        }
+        Err(_) => local.unreadable += 1,
     }
 }
 
@@ -337,14 +289,7 @@ fn finish(mut found: Found, shown: &Shown) -> ToolOutput {
     }
     let cut = total > keep;
     if total == 0 || cut || found.pruned > 0 || found.unreadable > 0 {
-        let mut parts = vec![search::count(
-            found.pruned,
-            "skip directory pruned",
-            "skip directories pruned",
-        )];
-        if found.unreadable > 0 {
-            parts.push(format!("{} unreadable", found.unreadable));
-        }
+        let parts = search::walk_parts(found.pruned, found.unreadable);
         let cut_text = if cut {
             format!("cut at {keep} files, {} more matched", total - keep)
         } else {

@@ -36,7 +36,6 @@ use globset::GlobMatcher;
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkState};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -160,18 +159,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(include) => include,
         Err(err) => return Ok(ToolOutput::error(format!("Invalid include pattern: {err}"))),
     };
-    let root = ctx.resolve(args.path.as_deref().unwrap_or_default());
+    let root = ctx.resolve(search::root_or_dot(args.path.as_deref()));
     let root_shown = ctx.display(&root);
-    let meta = match std::fs::metadata(&root) {
+    let meta = match search::root_metadata(&root, &root_shown) {
         Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(ToolOutput::error(format!("Path not found: {root_shown}")));
-        }
-        Err(err) => {
-            return Ok(ToolOutput::error(format!(
-                "Cannot search {root_shown}: {err}"
-            )));
-        }
+        Err(output) => return Ok(output),
     };
     let max_count = args.max_count.unwrap_or(DEFAULT_MAX_COUNT).max(1);
     let search = Search {
@@ -347,13 +339,31 @@ fn walk(search: &Search) -> Walked {
     let shared = WalkShared {
         search,
         found: AtomicU64::new(0),
-        out: Mutex::new(Walked::default()),
     };
-    walker.visit(&mut VisitorBuilder { shared: &shared });
-    let mut walked = shared
-        .out
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
+    let out = Mutex::new(Walked::default());
+    search::walk_with_locals(
+        walker,
+        || WalkThread {
+            files: FileSearcher::new(search),
+            local: Walked::default(),
+        },
+        |thread, entry| match entry {
+            Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
+                thread.consider(&shared, entry.into_path());
+            }
+            // Directories are walked, symlinks are not followed, and devices, sockets
+            // and pipes are never opened (a pipe would block).
+            Ok(_) => {}
+            Err(_) => thread.local.unreadable += 1,
+        },
+        |thread| {
+            let mut out = lock(&out);
+            out.over_size += thread.local.over_size;
+            out.unreadable += thread.local.unreadable;
+            out.candidates.extend(thread.local.candidates);
+        },
+    );
+    let mut walked = out.into_inner().unwrap_or_else(PoisonError::into_inner);
     walked.pruned = pruned.load(Ordering::Relaxed);
     walked
 }
@@ -390,59 +400,29 @@ fn is_secret(path: &Path) -> bool {
         .is_some_and(|name| name.as_encoded_bytes().starts_with(b".env"))
 }
 
+/// What the walker threads share.
 struct WalkShared<'s> {
     search: &'s Search,
     /// Matches found by the walk so far; once it reaches the cap the walk only lists.
     found: AtomicU64,
-    out: Mutex<Walked>,
-}
-
-struct VisitorBuilder<'s> {
-    shared: &'s WalkShared<'s>,
-}
-
-impl<'s> ParallelVisitorBuilder<'s> for VisitorBuilder<'s> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(WalkVisitor {
-            shared: self.shared,
-            files: FileSearcher::new(self.shared.search),
-            local: Walked::default(),
-        })
-    }
 }
 
 /// One walker thread: lists candidates and searches them while that is still useful.
-struct WalkVisitor<'s> {
-    shared: &'s WalkShared<'s>,
+struct WalkThread {
     files: FileSearcher,
     local: Walked,
 }
 
-impl ParallelVisitor for WalkVisitor<'_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        match entry {
-            Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {
-                self.consider(entry.into_path());
-            }
-            // Directories are walked, symlinks are not followed, and devices, sockets
-            // and pipes are never opened (a pipe would block).
-            Ok(_) => {}
-            Err(_) => self.local.unreadable += 1,
-        }
-        WalkState::Continue
-    }
-}
-
-impl WalkVisitor<'_> {
-    fn consider(&mut self, path: PathBuf) {
-        let search = self.shared.search;
+impl WalkThread {
+    fn consider(&mut self, shared: &WalkShared, path: PathBuf) {
+        let search = shared.search;
         if let Some(include) = &search.include
             && !include.matches(search, &path)
         {
             return;
         }
         let secret = is_secret(&path);
-        if !secret && self.shared.found.load(Ordering::Relaxed) < search.cap {
+        if !secret && shared.found.load(Ordering::Relaxed) < search.cap {
             // Search now: opening the file also gives its size and time.
             let Some((file, size, mtime)) = open(&path) else {
                 // Counted only if it sorts before a cut, as when phase 2 fails to open it:
@@ -462,7 +442,7 @@ impl WalkVisitor<'_> {
                     // A file without matches adds nothing wherever it sorts: forget it.
                     return;
                 }
-                self.shared
+                shared
                     .found
                     .fetch_add(lines.len() as u64, Ordering::Relaxed);
             }
@@ -495,16 +475,6 @@ impl WalkVisitor<'_> {
             secret,
             outcome,
         });
-    }
-}
-
-impl Drop for WalkVisitor<'_> {
-    fn drop(&mut self) {
-        let local = std::mem::take(&mut self.local);
-        let mut out = lock(&self.shared.out);
-        out.over_size += local.over_size;
-        out.unreadable += local.unreadable;
-        out.candidates.extend(local.candidates);
     }
 }
 
@@ -897,15 +867,8 @@ fn finish(report: Report, skipped: Skipped, max_count: u64) -> ToolOutput {
             search::count(skipped.over_size, "file over 1 MB", "files over 1 MB"),
             format!("{} binary", skipped.binary),
             format!("{} secret-looking", skipped.secret),
-            search::count(
-                skipped.pruned,
-                "skip directory pruned",
-                "skip directories pruned",
-            ),
         ];
-        if skipped.unreadable > 0 {
-            parts.push(format!("{} unreadable", skipped.unreadable));
-        }
+        parts.extend(search::walk_parts(skipped.pruned, skipped.unreadable));
         let cut_text = if cut {
             format!(
                 "cut at {}, more exist (raise max_count or narrow the search)",
