@@ -19,7 +19,7 @@
 //! everything else for the executor, which runs one call at a time on the main thread.
 
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,13 +55,11 @@ impl Writer {
     }
 
     fn result(&self, id: &Value, result: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        self.send(&result_message(id, result));
     }
 
     fn error(&self, id: &Value, code: i64, message: &str) {
-        self.send(
-            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
-        );
+        self.send(&error_message(id, code, message));
     }
 }
 
@@ -177,7 +175,7 @@ impl Server<'_> {
             return None;
         };
         let answer = |result: Result<Value, (i64, String)>| match result {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Ok(result) => result_message(&id, result),
             Err((code, text)) => error_message(&id, code, &text),
         };
         match method.as_str() {
@@ -279,6 +277,10 @@ fn set<T>(slot: &Mutex<T>, value: T) {
     }
 }
 
+fn result_message(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
 fn error_message(id: &Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
@@ -310,15 +312,7 @@ fn read_loop(writer: &Writer, shared: &Shared, cancel: &CancelFlag, tx: &Sender<
     let stdin = std::io::stdin();
     let mut reader = stdin.lock();
     let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
+    while let Ok(true) = crate::wire::read_message(&mut reader, &mut line) {
         let value: Value = match serde_json::from_slice(&line) {
             Ok(value) => value,
             Err(err) => {

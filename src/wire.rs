@@ -13,9 +13,25 @@
 //! missing arguments mean `{}`. Other keys of the envelope are ignored. The call's id is
 //! echoed in the result.
 
+use std::io::BufRead;
+
 use serde_json::{Map, Value};
 
 use crate::registry::{Arguments, ToolCall};
+
+/// Reads the next message of a line-per-message stream (`exec --jsonl`, MCP on stdio)
+/// into `line`, skipping blank lines; `Ok(false)` at end of input.
+pub fn read_message(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<bool> {
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', line)? == 0 {
+            return Ok(false);
+        }
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(true);
+        }
+    }
+}
 
 /// Parses one call envelope from JSON text. The error says what shapes are accepted.
 pub fn parse_call(text: &str) -> Result<ToolCall, (Option<Value>, String)> {

@@ -4,7 +4,7 @@
 //! flushed at once; a bad line gets an error result and the stream goes on; the `exit`
 //! tool or end of input ends it, with status 0.
 
-use std::io::{BufRead, Read};
+use std::io::Read;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
@@ -58,16 +58,12 @@ fn run_stream(registry: &Registry, session: &Session, out: &mut Output) -> ExitS
     let mut reader = stdin.lock();
     let mut line = Vec::new();
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
+        match wire::read_message(&mut reader, &mut line) {
+            Ok(true) => {}
+            Ok(false) => break,
             Err(err) => {
                 return super::usage(&format!("cannot read calls from standard input: {err}"));
             }
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
         }
         let result = call_line(registry, session, &line);
         out.result(&result);
