@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::edit::{cases, tree};
-use crate::util::Room;
+use crate::util::{Room, read_events};
 
 /// Copies the tree at `from` (when it exists) into `to`.
 fn copy_tree(from: &Path, to: &Path) {
@@ -181,10 +181,8 @@ fn output_shape_and_events() {
     );
     assert_eq!(run.code, 0, "{run:?}");
     crate::snapshot!("apply_patch_success", run.json());
-    let ops: Vec<(String, String)> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let ops: Vec<(String, String)> = read_events(&events)
+        .into_iter()
         .filter(|e| e["type"] == "file.modified")
         .map(|e| {
             let path = e["properties"]["path"].as_str().unwrap().to_string();

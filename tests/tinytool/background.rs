@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, Run, marked_sleep, processes_named};
+use crate::util::{Room, Run, marked_sleep, processes_named, read_events, stable};
 
 /// The bound of every poll: generous for a loaded 2-core machine; passing tests end as soon
 /// as the state is reached.
@@ -481,15 +481,6 @@ fn task(room: &Room, args: Value) -> Run {
     room.call("task", args)
 }
 
-fn stable(mut result: Value) -> Value {
-    if let Some(meta) = result["metadata"].as_object_mut()
-        && meta.contains_key("duration_ms")
-    {
-        meta.insert("duration_ms".into(), json!("[duration]"));
-    }
-    result
-}
-
 #[test]
 fn a_foreground_task_returns_the_subagents_output_at_depth_one() {
     let room = task_room();
@@ -563,10 +554,8 @@ fn a_background_task_returns_at_once_then_completes_with_the_output() {
     );
     let (token, _, _) = supervision(&room, "jobs", "job_1");
     assert_nothing_left(&token, "no-such-name");
-    let completed: Vec<Value> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let completed: Vec<Value> = read_events(&events)
+        .into_iter()
         .filter(|e| e["type"] == "job.completed")
         .collect();
     assert_eq!(completed.len(), 1, "{completed:?}");

@@ -11,17 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, marked_sleep, processes_named, wait_gone};
-
-/// Replaces what changes from run to run (the duration) for snapshots.
-fn stable(mut result: Value) -> Value {
-    if let Some(meta) = result["metadata"].as_object_mut()
-        && meta.contains_key("duration_ms")
-    {
-        meta.insert("duration_ms".into(), json!("[duration]"));
-    }
-    result
-}
+use crate::util::{Room, marked_sleep, processes_named, stable, wait_gone};
 
 #[test]
 fn success_output_shape() {

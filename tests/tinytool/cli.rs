@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, bin};
+use crate::util::{Room, bin, read_events};
 
 #[test]
 fn version_and_unknown_subcommands() {
@@ -157,11 +157,7 @@ fn events_are_appended_as_json_lines() {
         None,
     );
     assert_eq!(run.code, 0);
-    let text = std::fs::read_to_string(&events).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = read_events(&events);
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["type"], "tool.execute.before");
     assert_eq!(lines[0]["properties"]["sessionID"], "s1");

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, redact};
+use crate::util::{Room, read_events, redact};
 
 fn fixtures_dir(tool: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -255,10 +255,8 @@ fn mode_is_kept_and_an_event_names_the_resolved_path() {
     assert_eq!(run.code, 0, "{run:?}");
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o755);
-    let modified: Vec<Value> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let modified: Vec<Value> = read_events(&events)
+        .into_iter()
         .filter(|e| e["type"] == "file.modified")
         .collect();
     assert_eq!(modified.len(), 1);

@@ -8,9 +8,7 @@ use crate::util::Room;
 const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
 
 fn user_policy(room: &Room, text: &str) {
-    let dir = room.home.join(".config/tinytool");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("policy.json"), text).unwrap();
+    room.write_user("policy.json", text);
 }
 
 #[test]
@@ -244,9 +242,7 @@ fn the_after_hook_comes_from_the_user_config_only_and_can_change_results() {
         room.call("read", json!({"file_path": "a.txt"})).output(),
         "1\ta\n"
     );
-    let dir = room.home.join(".config/tinytool");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.json"), hook.to_string()).unwrap();
+    room.write_user("config.json", hook.to_string());
     assert_eq!(
         room.call("read", json!({"file_path": "a.txt"})).output(),
         "hooked"

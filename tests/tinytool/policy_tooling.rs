@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::util::{Room, bin, run_command};
+use crate::util::{Room, bin, read_events, run_command};
 
 fn write_policy(room: &Room, name: &str, text: &str) -> String {
     std::fs::write(room.path(name), text).unwrap();
@@ -137,7 +137,7 @@ fn in_terminal(room: &Room, args: &[&str], keys: &str) -> Option<String> {
     let mut feeder = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
     let mut outer = Command::new("script");
     outer.args(["-qec", &line, "/dev/null"]);
-    room_env(room, &mut outer);
+    room.enter(&mut outer);
     outer.stdin(feeder.stdout.take().unwrap());
     let out = outer.output().unwrap();
     feeder.wait().unwrap();
@@ -179,7 +179,7 @@ fn tty_mode_prompts_and_always_is_remembered_for_exactly_that_pattern() {
         .arg("-w")
         .arg(bin())
         .args(["--policy", &file, "--text", "read", "--file-path", ".env"]);
-    room_env(&room, &mut no_tty);
+    room.enter(&mut no_tty);
     let run = run_command(no_tty, None);
     assert_eq!(run.code, 0, "{run:?}");
     let other = room.run(
@@ -187,15 +187,9 @@ fn tty_mode_prompts_and_always_is_remembered_for_exactly_that_pattern() {
         None,
     );
     assert_eq!(other.code, 3);
-    let types: Vec<String> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+    let types: Vec<String> = read_events(&events)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
         .collect();
     assert!(
         types.iter().filter(|t| *t == "permission.asked").count() == 3,
@@ -225,12 +219,4 @@ fn the_readme_policies_pass_check() {
         found += 1;
     }
     assert_eq!(found, 3, "the README should hold three ready policies");
-}
-
-/// Gives a command the room's clean environment and working directory.
-fn room_env(room: &Room, cmd: &mut Command) {
-    cmd.env_clear().current_dir(&room.dir);
-    for (k, v) in &room.env {
-        cmd.env(k, v);
-    }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, run_command};
+use crate::util::{Room, read_events, run_command};
 
 fn todo(content: &str) -> Value {
     json!({"content": content, "status": "pending", "priority": "normal"})
@@ -116,15 +116,9 @@ fn plan_switches_publish_events_when_the_call_ends() {
         run.output(),
         "Switched to plan mode. Edits are now restricted to plans/* and drafts/*."
     );
-    let types: Vec<String> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+    let types: Vec<String> = read_events(&events)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(
         types,
@@ -258,9 +252,10 @@ fn skills_are_discovered_substituted_and_listed() {
         ".tinytool/skills/dir-name/SKILL.md",
         "---\nname: custom-name\n---\nLoaded OK $1",
     );
-    let user = room.home.join(".config/tinytool/skills/greet");
-    std::fs::create_dir_all(&user).unwrap();
-    std::fs::write(user.join("SKILL.md"), "---\nname: greet\n---\nUser wins $1").unwrap();
+    room.write_user(
+        "skills/greet/SKILL.md",
+        "---\nname: greet\n---\nUser wins $1",
+    );
     assert_eq!(
         room.call("skill", json!({"name": "greet", "arguments": "World"}))
             .output(),

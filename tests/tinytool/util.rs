@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A temporary working directory plus a private home, and the environment to run in.
 pub struct Room {
@@ -94,6 +94,17 @@ impl Room {
         path
     }
 
+    /// Writes a file of the user's tinytool config folder (`$XDG_CONFIG_HOME/tinytool`:
+    /// `config.json`, `policy.json`, `skills/…`), parents created.
+    pub fn write_user(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.home.join(".config/tinytool").join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.dir.join(rel)).unwrap()
     }
@@ -111,11 +122,17 @@ impl Room {
     /// The command for the binary in this room (nothing run yet).
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
-        cmd.args(args).current_dir(&self.dir).env_clear();
+        cmd.args(args);
+        self.enter(&mut cmd);
+        cmd
+    }
+
+    /// Gives any command the room's working directory and clean environment.
+    pub fn enter(&self, cmd: &mut Command) {
+        cmd.current_dir(&self.dir).env_clear();
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        cmd
     }
 
     /// Runs the binary with `args` and `stdin` (None: stdin is /dev/null).
@@ -161,6 +178,25 @@ pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
 /// The binary under test.
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_tinytool")
+}
+
+/// The events an `--events` file holds, one JSON value per line.
+pub fn read_events(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad event ({e}): {l}")))
+        .collect()
+}
+
+/// A result with what changes from run to run (the duration) replaced, for snapshots.
+pub fn stable(mut result: Value) -> Value {
+    if let Some(meta) = result["metadata"].as_object_mut()
+        && meta.contains_key("duration_ms")
+    {
+        meta.insert("duration_ms".into(), json!("[duration]"));
+    }
+    result
 }
 
 /// Replaces a path prefix in a string (for snapshots).

@@ -29,14 +29,11 @@ const PAGE: &str = r#"<!DOCTYPE html>
 /// webfetch (the default asks, and ask means deny without a terminal).
 fn web_room(server: &Server) -> Room {
     let room = Room::new();
-    let config = room.home.join(".config/tinytool");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.json"),
+    room.write_user(
+        "config.json",
         json!({"webfetch": {"allow_hosts": [format!("127.0.0.1:{}", server.port)]}}).to_string(),
-    )
-    .unwrap();
-    std::fs::write(config.join("policy.json"), ALLOW_WEBFETCH).unwrap();
+    );
+    room.write_user("policy.json", ALLOW_WEBFETCH);
     room
 }
 
@@ -466,22 +463,18 @@ fn loopback_is_refused_unless_the_user_config_opens_it() {
     assert_eq!(run.code, 1);
     assert!(server.requests().is_empty());
     // A user config entry for another port does not open this one.
-    let config = room.home.join(".config/tinytool");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.json"),
+    room.write_user(
+        "config.json",
         r#"{"webfetch": {"allow_hosts": ["127.0.0.1:1", "localhost"]}}"#,
-    )
-    .unwrap();
+    );
     let run = room.run(&["--policy", &policy, "webfetch"], Some(&call));
     assert_eq!(run.code, 1);
     assert!(server.requests().is_empty());
     // The exact host:port does.
-    std::fs::write(
-        config.join("config.json"),
+    room.write_user(
+        "config.json",
         json!({"webfetch": {"allow_hosts": [format!("127.0.0.1:{}", server.port)]}}).to_string(),
-    )
-    .unwrap();
+    );
     let run = room.run(&["--policy", &policy, "webfetch"], Some(&call));
     assert_eq!(
         (run.code, run.output()),
@@ -513,9 +506,7 @@ fn without_a_policy_that_allows_it_webfetch_is_refused_with_exit_3() {
 #[test]
 fn ssrf_tricks_are_refused_without_any_request() {
     let room = Room::new();
-    let config = room.home.join(".config/tinytool");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("policy.json"), ALLOW_WEBFETCH).unwrap();
+    room.write_user("policy.json", ALLOW_WEBFETCH);
     for (url, first_line) in [
         (
             "http://0x7f.1/",
@@ -606,8 +597,7 @@ fn bad_arguments_are_explained() {
         assert!(run.output().contains(expected), "{args}: {}", run.output());
     }
     assert!(server.requests().is_empty());
-    let config = room.home.join(".config/tinytool/config.json");
-    std::fs::write(&config, r#"{"webfetch": {"allow_hosts": ["h:p"]}}"#).unwrap();
+    room.write_user("config.json", r#"{"webfetch": {"allow_hosts": ["h:p"]}}"#);
     let run = room.call("webfetch", json!({"url": server.url("/")}));
     assert_eq!(run.code, 1);
     assert!(
@@ -622,14 +612,11 @@ fn a_closed_port_is_a_fetch_error() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     let room = Room::new();
-    let config = room.home.join(".config/tinytool");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("policy.json"), ALLOW_WEBFETCH).unwrap();
-    std::fs::write(
-        config.join("config.json"),
+    room.write_user("policy.json", ALLOW_WEBFETCH);
+    room.write_user(
+        "config.json",
         json!({"webfetch": {"allow_hosts": [format!("127.0.0.1:{port}")]}}).to_string(),
-    )
-    .unwrap();
+    );
     let run = room.call(
         "webfetch",
         json!({"url": format!("http://127.0.0.1:{port}/")}),

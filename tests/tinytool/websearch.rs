@@ -22,13 +22,10 @@ fn tool_names(room: &Room) -> Vec<String> {
 fn search_room(server: &Server) -> Room {
     let mut room = Room::new();
     room.set_env("EXA_API_KEY", "test-key");
-    let config = room.home.join(".config/tinytool");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.json"),
+    room.write_user(
+        "config.json",
         json!({"websearch": {"endpoint": server.url("/search")}}).to_string(),
-    )
-    .unwrap();
+    );
     room
 }
 
@@ -143,13 +140,10 @@ fn an_unreachable_endpoint_is_a_failed_request() {
     drop(listener);
     let mut room = Room::new();
     room.set_env("EXA_API_KEY", "k");
-    let config = room.home.join(".config/tinytool");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.json"),
+    room.write_user(
+        "config.json",
         json!({"websearch": {"endpoint": format!("http://127.0.0.1:{port}/search")}}).to_string(),
-    )
-    .unwrap();
+    );
     let run = room.call("websearch", json!({"query": "q"}));
     assert_eq!(run.code, 1);
     assert!(

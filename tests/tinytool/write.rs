@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::{Value, json};
 
-use crate::util::Room;
+use crate::util::{Room, read_events};
 
 #[test]
 fn creates_parents_with_the_content_as_given() {
@@ -73,10 +73,8 @@ fn formatter_and_event() {
         "Successfully wrote 13 bytes to x.bad\nFormatter failed: sh: exit status 1: syntax error"
     );
     assert_eq!(room.read("x.bad"), "package main\n");
-    let event: Value = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let event: Value = read_events(&events)
+        .into_iter()
         .find(|e| e["type"] == "file.modified")
         .unwrap();
     assert_eq!(event["properties"]["operation"], "write");
