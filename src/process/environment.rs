@@ -207,6 +207,14 @@ mod tests {
         }
     }
 
+    /// Every value `env` gives `name` (more than one would be a bug).
+    fn values(env: &[(OsString, OsString)], name: &str) -> Vec<OsString> {
+        env.iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
     #[test]
     fn defaults_replace_the_parents_values() {
         let parent = vec![
@@ -215,12 +223,7 @@ mod tests {
             (OsString::from("GITHUB_TOKEN"), OsString::from("ghp_x")),
         ];
         let env = child_env(parent);
-        let get = |k: &str| {
-            env.iter()
-                .filter(|(n, _)| n == k)
-                .map(|(_, v)| v.clone())
-                .collect::<Vec<_>>()
-        };
+        let get = |k: &str| values(&env, k);
         assert_eq!(get("PATH"), [OsString::from("/bin")]);
         assert_eq!(get("PAGER"), [OsString::from("cat")]);
         assert!(get("GITHUB_TOKEN").is_empty());
@@ -235,12 +238,7 @@ mod tests {
             (OsString::from("PAGER"), OsString::from("less")),
         ];
         let env = subagent_env(parent, 3, Some(std::path::Path::new("/p/policy.json")));
-        let get = |k: &str| {
-            env.iter()
-                .filter(|(n, _)| n == k)
-                .map(|(_, v)| v.clone())
-                .collect::<Vec<_>>()
-        };
+        let get = |k: &str| values(&env, k);
         assert_eq!(get("OPENAI_API_KEY"), [OsString::from("sk-x")]);
         assert_eq!(get(POLICY_VAR), [OsString::from("/p/policy.json")]);
         assert_eq!(get(DEPTH_VAR), [OsString::from("3")]);

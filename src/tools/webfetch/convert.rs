@@ -410,6 +410,19 @@ struct Tag {
     self_closing: bool,
 }
 
+impl Tag {
+    /// A comment, doctype or processing instruction spanning `start..end`.
+    fn unnamed(start: usize, end: usize) -> Tag {
+        Tag {
+            start,
+            end,
+            name: String::new(),
+            closing: false,
+            self_closing: false,
+        }
+    }
+}
+
 /// The next tag at or after `from`, skipping a `<` that starts no tag.
 fn next_tag(html: &str, mut from: usize) -> Option<Tag> {
     let bytes = html.as_bytes();
@@ -418,23 +431,11 @@ fn next_tag(html: &str, mut from: usize) -> Option<Tag> {
         let rest = &bytes[start + 1..];
         if rest.starts_with(b"!--") {
             let end = find(bytes, start + 4, b"-->").map_or(bytes.len(), |p| p + 3);
-            return Some(Tag {
-                start,
-                end,
-                name: String::new(),
-                closing: false,
-                self_closing: false,
-            });
+            return Some(Tag::unnamed(start, end));
         }
         if matches!(rest.first(), Some(b'!' | b'?')) {
             let end = memchr::memchr(b'>', rest).map_or(bytes.len(), |p| start + p + 2);
-            return Some(Tag {
-                start,
-                end,
-                name: String::new(),
-                closing: false,
-                self_closing: false,
-            });
+            return Some(Tag::unnamed(start, end));
         }
         let closing = rest.first() == Some(&b'/');
         let name_start = start + 1 + usize::from(closing);

@@ -35,6 +35,15 @@ fn serve(reply: fn(&str, &mut TcpStream)) -> u16 {
     port
 }
 
+/// Fetches `path` of the loopback server on `port`, which the allow list opens.
+fn fetch_local(port: u16, path: &str, limits: Limits) -> Result<Fetched, FetchError> {
+    fetch(
+        get(&format!("http://127.0.0.1:{port}{path}")),
+        allow(port),
+        limits,
+    )
+}
+
 fn allow(port: u16) -> Arc<AllowList> {
     Arc::new(AllowList::parse(&[format!("127.0.0.1:{port}")]).unwrap())
 }
@@ -78,11 +87,7 @@ fn the_deadline_covers_a_body_that_stalls() {
         deadline: Duration::from_millis(800),
         ..Limits::default()
     };
-    let text = failure_text(fetch(
-        get(&format!("http://127.0.0.1:{port}/")),
-        allow(port),
-        limits,
-    ));
+    let text = failure_text(fetch_local(port, "/", limits));
     assert_eq!(
         text,
         "Error reading response: timed out: the fetch did not finish within 800 ms \
@@ -97,11 +102,7 @@ fn a_server_that_never_answers_times_out() {
         response: Duration::from_millis(300),
         ..Limits::default()
     };
-    let text = failure_text(fetch(
-        get(&format!("http://127.0.0.1:{port}/x")),
-        allow(port),
-        limits,
-    ));
+    let text = failure_text(fetch_local(port, "/x", limits));
     assert_eq!(
         text,
         format!(
@@ -125,11 +126,7 @@ fn the_deadline_spans_redirect_hops() {
         deadline: Duration::from_millis(400),
         ..Limits::default()
     };
-    let text = failure_text(fetch(
-        get(&format!("http://127.0.0.1:{port}/0")),
-        allow(port),
-        limits,
-    ));
+    let text = failure_text(fetch_local(port, "/0", limits));
     assert!(text.contains("did not finish within 400 ms"), "{text}");
 }
 
@@ -149,22 +146,12 @@ fn the_body_cap_keeps_the_first_bytes_and_counts_the_rest() {
         max_body: 1_000,
         ..Limits::default()
     };
-    let fetched = fetch(
-        get(&format!("http://127.0.0.1:{port}/sized")),
-        allow(port),
-        limits,
-    )
-    .unwrap();
+    let fetched = fetch_local(port, "/sized", limits).unwrap();
     assert_eq!(
         (fetched.body.len(), fetched.truncated, fetched.total),
         (1_000, true, Some(5_000))
     );
-    let fetched = fetch(
-        get(&format!("http://127.0.0.1:{port}/unsized")),
-        allow(port),
-        limits,
-    )
-    .unwrap();
+    let fetched = fetch_local(port, "/unsized", limits).unwrap();
     assert_eq!(
         (fetched.body.len(), fetched.truncated, fetched.total),
         (1_000, true, None)
@@ -174,12 +161,7 @@ fn the_body_cap_keeps_the_first_bytes_and_counts_the_rest() {
         max_body: 5_000,
         ..Limits::default()
     };
-    let fetched = fetch(
-        get(&format!("http://127.0.0.1:{port}/sized")),
-        allow(port),
-        limits,
-    )
-    .unwrap();
+    let fetched = fetch_local(port, "/sized", limits).unwrap();
     assert_eq!((fetched.body.len(), fetched.truncated), (5_000, false));
 }
 
@@ -289,11 +271,7 @@ fn every_hop_is_judged_before_it_is_requested() {
         ),
         ("scheme", "only http and https URLs are allowed (got file)"),
     ] {
-        let result = fetch(
-            get(&format!("http://127.0.0.1:{port}/{path}")),
-            allow(port),
-            Limits::default(),
-        );
+        let result = fetch_local(port, &format!("/{path}"), Limits::default());
         let Err(FetchError::Refused { refusal, hop }) = result else {
             panic!("{path}: {result:?}");
         };
