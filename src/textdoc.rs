@@ -213,11 +213,6 @@ impl TextDoc {
         bytes
     }
 
-    /// A whole new content in this file's conventions (see [`Conventions::apply_whole`]).
-    pub fn render_whole(&self, content: &str) -> Vec<u8> {
-        self.conventions.apply_whole(content)
-    }
-
     /// Pushes a range of the normalised text with the file's original line endings.
     fn push_original(&self, out: &mut String, range: Range<usize>) {
         if range.start >= range.end {
