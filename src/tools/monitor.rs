@@ -193,11 +193,10 @@ pub fn label(command: &str, description: Option<&str>) -> String {
     if command.len() <= LABEL_BYTES {
         return command.to_string();
     }
-    let mut end = LABEL_BYTES;
-    while !command.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &command[..end])
+    format!(
+        "{}...",
+        &command[..command.floor_char_boundary(LABEL_BYTES)]
+    )
 }
 
 fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {

@@ -374,11 +374,7 @@ fn tail(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("…{}", &text[start..])
+    format!("…{}", &text[text.ceil_char_boundary(text.len() - max)..])
 }
 
 fn start_job(ctx: &CallContext, start: &Start) -> anyhow::Result<ToolOutput> {
@@ -499,14 +495,8 @@ fn status_text(id: &str, status: &str, result: &str, error: &str, limit: usize) 
 /// `text` with its middle replaced by a note, keeping about `keep` bytes.
 fn cut_middle(text: &str, keep: usize) -> String {
     let half = keep / 2;
-    let mut head = half.min(text.len());
-    while !text.is_char_boundary(head) {
-        head -= 1;
-    }
-    let mut tail = text.len().saturating_sub(half).max(head);
-    while !text.is_char_boundary(tail) {
-        tail += 1;
-    }
+    let head = text.floor_char_boundary(half);
+    let tail = text.ceil_char_boundary(text.len().saturating_sub(half).max(head));
     format!(
         "{}\n[… {} bytes left out to fit the output limit …]\n{}",
         &text[..head],
