@@ -95,11 +95,11 @@ impl CallResult {
     }
 }
 
-/// The tools, in insertion order.
+/// The tools, in insertion order. Which are disabled or hidden is the policy's business
+/// (the session's permission gate), so one registry serves every session.
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
     tools: Vec<ToolDef>,
-    disabled: Vec<String>,
 }
 
 impl Registry {
@@ -116,17 +116,6 @@ impl Registry {
         }
     }
 
-    /// Removes a tool (no-op when absent).
-    pub fn unregister(&mut self, name: &str) {
-        self.tools.retain(|t| t.name != name);
-        self.disabled.retain(|n| n != name);
-    }
-
-    /// Replaces the set of disabled tools.
-    pub fn set_disabled(&mut self, names: Vec<String>) {
-        self.disabled = names;
-    }
-
     /// The tool of that name.
     pub fn get(&self, name: &str) -> Option<&ToolDef> {
         self.tools.iter().find(|t| t.name == name)
@@ -137,28 +126,15 @@ impl Registry {
         &self.tools
     }
 
-    /// Names of the enabled tools, in insertion order.
-    pub fn list(&self) -> Vec<&'static str> {
-        self.tools
-            .iter()
-            .filter(|t| !self.disabled.iter().any(|d| d == t.name))
-            .map(|t| t.name)
-            .collect()
-    }
-
     /// The tools a model may see in this session: enabled, not hidden by the policy, and
     /// never `invalid`.
     pub fn visible(&self, session: &Session) -> Vec<&ToolDef> {
         self.tools
             .iter()
             .filter(|t| t.name != INVALID)
-            .filter(|t| !self.is_disabled(session, t.name))
+            .filter(|t| !session.gate.is_disabled(t.name))
             .filter(|t| !session.gate.hides(session, t))
             .collect()
-    }
-
-    fn is_disabled(&self, session: &Session, name: &str) -> bool {
-        self.disabled.iter().any(|d| d == name) || session.gate.is_disabled(name)
     }
 
     /// Runs one call through the execution flow (module doc).
@@ -176,7 +152,7 @@ impl Registry {
                 ExitStatus::Usage,
             );
         };
-        if self.is_disabled(session, &name) {
+        if session.gate.is_disabled(&name) {
             let output = format!("Tool {name} is disabled");
             return CallResult::failure(id, &name, output, ExitStatus::Refused);
         }
@@ -328,5 +304,64 @@ fn props(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
         _ => Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::ToolDoc;
+
+    fn tool(name: &'static str, summary: &'static str) -> ToolDef {
+        fn schema() -> Value {
+            crate::schema::object(json!({}), &[])
+        }
+        fn execute(_: &CallContext, _: Map<String, Value>) -> anyhow::Result<ToolOutput> {
+            Ok(ToolOutput::text("ran"))
+        }
+        ToolDef {
+            name,
+            summary,
+            description: summary,
+            permission: "read",
+            schema,
+            execute,
+            access: None,
+            doc: ToolDoc::default(),
+        }
+    }
+
+    #[test]
+    fn registration_keeps_order_and_replaces_in_place() {
+        let mut registry = Registry::new();
+        registry.register(tool("a", "first a"));
+        registry.register(tool("b", "b"));
+        registry.register(tool("a", "second a"));
+        let names: Vec<&str> = registry.all().iter().map(|t| t.name).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(registry.get("a").map(|t| t.summary), Some("second a"));
+    }
+
+    #[test]
+    fn unknown_tools_are_usage_errors_and_known_ones_run() {
+        let mut registry = Registry::new();
+        registry.register(tool("a", "a"));
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::new("s", dir.path());
+        let call = |name: &str| ToolCall {
+            id: Some(json!(7)),
+            name: name.to_string(),
+            arguments: Arguments::Text(String::new()),
+        };
+        let missing = registry.execute(&session, call("zzz"));
+        assert_eq!(
+            (missing.output.as_str(), missing.status),
+            ("Unknown tool: zzz", ExitStatus::Usage)
+        );
+        let ran = registry.execute(&session, call("a"));
+        assert_eq!(
+            (ran.output.as_str(), ran.is_error, ran.id),
+            ("ran", false, Some(json!(7)))
+        );
     }
 }
