@@ -35,16 +35,27 @@ pub fn flag_name(name: &str) -> String {
 
 /// The subcommand of one tool, with a flag per parameter.
 pub fn tool_command(def: &ToolDef) -> Command {
+    // The flags are built only for the subcommand being run (or by help and generators):
+    // building every tool's flags on every start-up would cost more than the call itself.
+    Command::new(def.name)
+        .about(def.summary)
+        .long_about(def.description)
+        .hide(def.name == crate::registry::INVALID)
+        .defer(add_parameters)
+}
+
+/// Adds a tool subcommand's parameter flags and `--stdin`.
+fn add_parameters(mut cmd: Command) -> Command {
+    let documented = crate::tools::documented();
+    let Some(def) = documented.get(cmd.get_name()) else {
+        return cmd;
+    };
     let schema = (def.schema)();
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let mut cmd = Command::new(def.name)
-        .about(def.summary)
-        .long_about(def.description)
-        .hide(def.name == crate::registry::INVALID);
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (name, prop) in props {
             cmd = cmd.arg(param_arg(name, prop, required.contains(&name.as_str())));
