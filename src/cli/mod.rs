@@ -137,41 +137,48 @@ fn global_args() -> Vec<Arg> {
             .value_name("DIR")
             .env("TINYTOOL_DIR")
             .global(true)
+            .help_heading("Global options")
             .help("Working directory: relative paths resolve here [default: current directory]"),
         Arg::new("session")
             .long("session")
             .value_name("ID")
             .env("TINYTOOL_SESSION")
             .global(true)
+            .help_heading("Global options")
             .help("Session id: todos, agent mode, jobs and approvals are per session [default: default]"),
         Arg::new("policy")
             .long("policy")
             .value_name("FILE")
             .env("TINYTOOL_POLICY")
             .global(true)
+            .help_heading("Global options")
             .help("The permission policy, in place of the user policy"),
         Arg::new("state")
             .long("state")
             .value_name("FILE")
             .env("TINYTOOL_STATE")
             .global(true)
+            .help_heading("Global options")
             .help("The state database [default: DIR/.tinytool/state.db]"),
         Arg::new("events")
             .long("events")
             .value_name("FILE")
             .env("TINYTOOL_EVENTS")
             .global(true)
+            .help_heading("Global options")
             .help("Append bus events to FILE as JSON lines (`-` = standard error)"),
         Arg::new("answers")
             .long("answers")
             .value_name("FILE")
             .env("TINYTOOL_ANSWERS")
             .global(true)
+            .help_heading("Global options")
             .help("Answers for the question tool: a JSON list, used in order per session"),
         Arg::new("text")
             .long("text")
             .action(ArgAction::SetTrue)
             .global(true)
+            .help_heading("Global options")
             .help("Print only the output text; the exit status carries the outcome"),
     ]
 }
