@@ -163,7 +163,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l url -d 'T
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l method -d 'HTTP method (default GET).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l headers -d 'Additional request headers, name to value. Credential headers (Authorization, Cookie, X-Api-Key, ...) are not sent.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l body -d 'Request body, sent when not empty.' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l format -d 'How to return an HTML page: text (default), markdown, or html (raw).' -r -f -a "text\t''
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l format -d 'How to return an HTML page: text (default; plain text, links numbered and listed at the end), markdown (inline links), or html (raw).' -r -f -a "text\t''
 markdown\t''
 html\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l text -d 'Print only the output text; the exit status carries the outcome'

@@ -99,7 +99,22 @@ fn text_is_the_default_format() {
     let room = web_room(&server);
     let (code, result) = fetch(&room, json!({"url": server.url("/page")}));
     assert_eq!(code, 0, "{result}");
-    assert!(!output(&result).contains("script text"));
+    let out = output(&result);
+    assert!(!out.contains("script text"));
+    // Plain text: none of Markdown's marks.
+    for mark in ["# ", "**", "`", "](", "][", "* ", "```"] {
+        assert!(!out.contains(mark), "{mark:?} in {out}");
+    }
+    for line in [
+        "\n\nGetting started\n\n",
+        "Read the guide [1] or the API docs [2].",
+        "\n\nInstall\n\n- Download the binary\n- Put it on your PATH\n",
+        "\n\nSteps\n\n1. Configure\n2. Run\n",
+        "\n\ntinytool webfetch --url https://example.com\n",
+        "\n\nLinks:\n[1] https://example.com/guide\n[2] http://127.0.0.1:",
+    ] {
+        assert!(out.contains(line), "{line:?} not in {out}");
+    }
     crate::snapshot!("webfetch_text", redacted(&result, &server, &room));
     let accept = server.requests()[0].header("accept").map(str::to_string);
     assert_eq!(

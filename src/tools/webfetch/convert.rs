@@ -5,8 +5,8 @@
 //! `noscript`, `template` and `head` (the page title included), and make relative link and
 //! image addresses absolute against the page's URL, so a link can be fetched as it is.
 //! Markdown uses ATX headings (`#`), inline links `[text](url)`, `-` bullets and fenced
-//! code blocks; text is wrapped at 120 columns with links as numbered references listed at
-//! the end.
+//! code blocks; text is plain text without Markdown marks ([`plain`]), wrapped at 120
+//! columns, with links as numbered references listed at the end.
 //!
 //! Hostile nesting is defused twice. The HTML parser's work grows with the square of the
 //! nesting depth (a 1 MB page of nested `<div>`s would take minutes), so a linear scan first
@@ -20,6 +20,8 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::{Handle, Node, NodeData};
 use url::Url;
+
+use super::plain;
 
 /// Elements whose content is dropped before conversion.
 pub const DROPPED: &[&str] = &["script", "style", "noscript", "template", "head"];
@@ -182,25 +184,28 @@ pub fn to_markdown(html: &str, base: Option<&Url>) -> String {
     tidy(&markdown)
 }
 
-/// HTML to readable plain text, wrapped at [`TEXT_WIDTH`] columns; relative links resolve
-/// against `base`.
+/// HTML to readable plain text ([`plain`] says what it looks like), wrapped
+/// at [`TEXT_WIDTH`] columns; relative links resolve against `base`.
 pub fn to_text(html: &str, base: Option<&Url>) -> String {
     if nesting_cost(html) > PARSE_BUDGET {
         return too_deep(html);
     }
-    let config = html2text::config::plain();
-    let rendered = config.parse_html(html.as_bytes()).and_then(|dom| {
-        if !prune_text_dom(&dom.document, base) {
-            return Ok(None);
-        }
-        let tree = config.dom_to_render_tree(&dom)?;
-        config.render_to_string(tree, TEXT_WIDTH).map(Some)
-    });
-    match rendered {
-        Ok(Some(text)) => tidy(&text),
-        Ok(None) => flattened_text(html, base),
-        Err(_) => extract_text(html),
+    let dom = match plain::config().0.parse_html(html.as_bytes()) {
+        Ok(dom) => dom,
+        Err(_) => return extract_text(html),
+    };
+    if !prune_text_dom(&dom.document, base) {
+        return flattened_text(html, base);
     }
+    render_text(&dom).unwrap_or_else(|_| extract_text(html))
+}
+
+/// Renders a pruned html2text document as plain text.
+fn render_text(dom: &html2text::RcDom) -> Result<String, html2text::Error> {
+    let (config, links) = plain::config();
+    let tree = config.dom_to_render_tree(dom)?;
+    let rendered = config.render_to_string(tree, TEXT_WIDTH)?;
+    Ok(plain::finish(&rendered, &links.borrow()))
 }
 
 /// [`to_text`] for a document nested deeper than [`MAX_DEPTH`]: html2text's own tree
@@ -216,14 +221,18 @@ fn flattened_text(html: &str, base: Option<&Url>) -> String {
     if html5ever::serialize(&mut cleaned, &handle, Default::default()).is_err() {
         return extract_text(html);
     }
-    match html2text::config::plain().string_from_read(cleaned.as_slice(), TEXT_WIDTH) {
-        Ok(text) => tidy(&text),
-        Err(_) => extract_text(html),
-    }
+    // Parsing the serialization again gives a document no deeper than the flattening
+    // left it, with nothing left to drop or resolve.
+    let rendered = plain::config()
+        .0
+        .parse_html(cleaned.as_slice())
+        .and_then(|dom| render_text(&dom));
+    rendered.unwrap_or_else(|_| extract_text(html))
 }
 
-/// [`prune`] on html2text's tree, without the flattening: false when the document is
-/// nested deeper than [`MAX_DEPTH`] (the caller then takes the flattening path).
+/// [`prune`] on html2text's tree, without the flattening, and links around blocks moved
+/// into their first block ([`plain::move_block_links`]): false when the document is nested
+/// deeper than [`MAX_DEPTH`] (the caller then takes the flattening path).
 fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
     let mut stack: Vec<(html2text::Handle, usize)> = vec![(Rc::clone(root), 0)];
     while let Some((node, depth)) = stack.pop() {
@@ -233,6 +242,7 @@ fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
         if let (Some(base), html2text::Element { name, attrs, .. }) = (base, &node.data) {
             absolutize(name.local.as_ref(), attrs, base);
         }
+        plain::move_block_links(&node);
         node.children
             .borrow_mut()
             .retain(|child| match &child.data {
@@ -612,7 +622,7 @@ fn decode_reference(text: &str) -> (String, usize) {
 }
 
 /// Trims trailing spaces of every line and collapses runs of blank lines to one.
-fn tidy(text: &str) -> String {
+pub(super) fn tidy(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut blank_run = 0;
     for line in text.lines() {
@@ -693,21 +703,23 @@ mod tests {
             assert!(!text.contains(hidden), "{hidden:?} in {text}");
         }
         insta::assert_snapshot!(text, @r#"
-        # Main heading
+        Main heading
 
-        A paragraph with a [link to docs][1] and **bold**.
+        A paragraph with a link to docs [1] and bold.
 
-        ## Second level
-        * first item
-        * second item
+        Second level
+
+        - first item
+        - second item
         1. one
         2. two
 
-        `fn main() {
+        fn main() {
             println!("hi");
-        }`
+        }
 
-        [1]: https://example.com/docs
+        Links:
+        [1] https://example.com/docs
         "#);
     }
 
@@ -786,9 +798,162 @@ mod tests {
              [other](https://other.example/x) ![pic](https://docs.example/img/a.png)\n"
         );
         let text = to_text(html, Some(&base));
-        assert!(
-            text.contains("[1]: https://docs.example/guide/setup.html"),
-            "{text}"
+        assert_eq!(
+            text,
+            "setup [1] api [2] top mail [3] other [4] [image: pic]\n\n\
+             Links:\n\
+             [1] https://docs.example/guide/setup.html\n\
+             [2] https://docs.example/api?q=1\n\
+             [3] mailto:a@b.example\n\
+             [4] https://other.example/x\n"
+        );
+    }
+
+    /// A page with every kind of element that Markdown would mark.
+    const MARKED: &str = r##"<html><body>
+<h1>Main Title</h1>
+<p>Intro with <em>emphasis</em>, <i>italic</i>, <strong>strong</strong>, <b>bold</b>,
+<del>deleted</del>, <s>struck</s>, <code>code()</code>, <kbd>Ctrl</kbd>, E = mc<sup>2</sup>,
+x<sup>n+1</sup> and <a href="https://example.com/docs">link here</a>.</p>
+<h2>Sub <em>heading</em> with <a href="https://example.com/docs">a link</a></h2>
+<ul><li>one <b>bold</b> item</li><li>two<ul><li>nested <a href="#top">same page</a></li></ul></li></ul>
+<h3>Numbered</h3>
+<ol><li>first</li><li>second <a href="javascript:void(0)">script link</a></li></ol>
+<blockquote><p>Quoted <em>text</em>.</p></blockquote>
+<h4>Code</h4>
+<pre><code class="language-rust">fn main() {
+    let v = vec![1, 2];
+}</code></pre>
+<h5>Table</h5>
+<table><thead><tr><th>Name</th><th>Kind</th></tr></thead>
+<tbody><tr><td><a href="https://docs.example/struct.Foo.html">Foo</a></td><td>struct</td></tr>
+<tr><td><a href="https://docs.example/a/rather/long/address/that/would/never/fit/in/its/column/fn.bar_baz_quux.html">bar_baz_quux</a></td><td><code>fn</code></td></tr></tbody></table>
+<h6>Images</h6>
+<p><img src="diagram.png" alt="Architecture diagram"> <img src="spacer.gif"> <a href="https://example.com/"><img src="logo.png" alt="Logo"></a></p>
+<dl><dt>Term</dt><dd>Its <strong>definition</strong></dd></dl>
+</body></html>"##;
+
+    #[test]
+    fn text_has_no_markdown_marks() {
+        let text = to_text(MARKED, None);
+        insta::assert_snapshot!(text, @r#"
+        Main Title
+
+        Intro with emphasis, italic, strong, bold, deleted, struck, code(), Ctrl, E = mc², x^(n+1) and link here [1].
+
+        Sub heading with a link [1]
+
+        - one bold item
+        - two
+          - nested same page
+
+        Numbered
+
+        1. first
+        2. second script link
+
+          Quoted text.
+
+        Code
+
+        fn main() {
+            let v = vec![1, 2];
+        }
+
+        Table
+
+        Name              Kind
+        Foo [2]           struct
+        bar_baz_quux [3]  fn
+
+        Images
+
+        [image: Architecture diagram] [image: Logo] [4]
+
+        Term
+          Its definition
+
+        Links:
+        [1] https://example.com/docs
+        [2] https://docs.example/struct.Foo.html
+        [3] https://docs.example/a/rather/long/address/that/would/never/fit/in/its/column/fn.bar_baz_quux.html
+        [4] https://example.com/
+        "#);
+        for mark in [
+            "#", "*", "`", "_", "~", "](", "][", "> ", "│", "─", "┼", "\0",
+        ] {
+            let body = text.split("\nLinks:\n").next().unwrap_or_default();
+            let found = body
+                .lines()
+                .find(|l| l.contains(mark) && !l.contains("bar_baz"));
+            assert!(found.is_none(), "{mark:?} in {found:?}");
+        }
+    }
+
+    #[test]
+    fn headings_have_a_blank_line_before_and_after() {
+        let html = "<p>intro</p><h2>List</h2><ul><li>a</li></ul><h3>Ordered</h3><ol><li>b</li></ol>\
+            <h4>A heading long enough to be wrapped over more than one line of the text, since \
+            it goes on and on and on, well past the width</h4><ul><li>c</li></ul><div>\
+            <h5>In a div</h5>text</div><ul><li><h6>In a list</h6><ul><li>d</li></ul></li></ul>\
+            <blockquote><h2>Quoted</h2><ul><li>e</li></ul></blockquote>";
+        assert_eq!(
+            to_text(html, None),
+            "intro\n\nList\n\n- a\n\nOrdered\n\n1. b\n\n\
+             A heading long enough to be wrapped over more than one line of the text, since it \
+             goes on and on and on, well past the\nwidth\n\n- c\n\nIn a div\n\ntext\n\n\
+             - In a list\n\n  - d\n\n  Quoted\n\n  - e\n"
+        );
+    }
+
+    #[test]
+    fn nul_characters_in_a_page_are_neither_shown_nor_taken_for_headings() {
+        let html = "<p>\0a&#0;b</p>\0<pre>\0pre&#0;</pre><textarea>\0t</textarea>\
+            <svg><text>\0s&#0;</text></svg><math><mi><![CDATA[\0c]]></mi></math>\
+            <p><img src=x alt=\"\0alt\"></p><p title=\"&#0;\">after</p>";
+        let text = to_text(html, None);
+        assert!(!text.contains('\0'), "{text:?}");
+        // The parser drops a NUL or makes it U+FFFD; no blank line is added around those.
+        assert_eq!(
+            text,
+            "a\u{fffd}b\n\npre\u{fffd}\n\n\u{fffd}tc\n\n[image: \u{fffd}alt]\n\nafter\n"
+        );
+    }
+
+    #[test]
+    fn a_link_around_blocks_is_numbered_after_its_first_block() {
+        let html = "<a href=\"/p1\"><div><h3>First post</h3><p>Excerpt one.</p></div></a>\
+            <a href=\"/p2\"><div><div><p>Only <b>paragraphs</b></p></div><p>two</p></div></a>\
+            <a href=\"/p3\"><noscript><p>hidden</p></noscript><img src=t.png alt=thumb>\
+            <h4>Skips dropped content</h4>tail</a>\
+            <a href=\"/p4\"><ul><li>listed</li><li>other</li></ul></a>\
+            <a href=\"/p5\"><span>inline</span> only</a> next <a href=\"#top\"><p>top</p></a>\
+            <p>After.</p>";
+        let base = Url::parse("https://example.com/").unwrap();
+        assert_eq!(
+            to_text(html, Some(&base)),
+            "First post [1]\n\nExcerpt one.\n\nOnly paragraphs [2]\n\ntwo\n\n[image: thumb]\n\n\
+             Skips dropped content [3]\n\ntail\n- listed [4]\n- other\ninline only [5] next\n\n\
+             top\n\nAfter.\n\nLinks:\n[1] https://example.com/p1\n[2] https://example.com/p2\n\
+             [3] https://example.com/p3\n[4] https://example.com/p4\n[5] https://example.com/p5\n"
+        );
+    }
+
+    #[test]
+    fn repeated_addresses_keep_their_number_and_long_ones_stay_whole() {
+        let long = format!("https://example.com/{}", "segment/".repeat(40));
+        let html = format!(
+            "<p><a href=\"{long}\">long</a> <a href=\"/b\">b</a> <a href=\"{long}\">again</a></p>\
+             <table><tr><td><a href=\"/c\">c</a></td><td><a href=\"/b\">b2</a></td></tr></table>"
+        );
+        let base = Url::parse("https://example.com/").unwrap();
+        let text = to_text(&html, Some(&base));
+        assert_eq!(
+            text,
+            format!(
+                "long [1] b [2] again [1]\n\nc [3]  b2 [2]\n\nLinks:\n[1] {long}\n\
+                 [2] https://example.com/b\n[3] https://example.com/c\n"
+            )
         );
     }
 

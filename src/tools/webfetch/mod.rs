@@ -17,11 +17,13 @@
 //! `Transfer-Encoding`, `Connection`, ...) are dropped and listed in
 //! `metadata.dropped_headers`; credentials in the URL's userinfo are not sent either.
 //!
-//! Output: `HTTP <code> <reason>`, a blank line, the body. HTML is converted for `text` and
-//! `markdown` ([`convert`]); other text is shown as it is; binary bodies are described by
-//! type and size. A status of 400 or more is a tool error that keeps the body.
+//! Output: `HTTP <code> <reason>`, a blank line, the body. HTML is converted for `text`
+//! ([`plain`]) and `markdown` ([`convert`]); other text is shown as it is; binary bodies
+//! are described by type and size. A status of 400 or more is a tool error that keeps the
+//! body.
 
 pub mod convert;
+pub mod plain;
 pub mod ssrf;
 
 use std::io::Read;
@@ -91,9 +93,11 @@ pub fn definition() -> ToolDef {
         name: "webfetch",
         summary: "Fetch a URL as text, Markdown or HTML",
         description: "Fetch a URL (http or https) and return `HTTP <code> <reason>`, a blank \
-            line and the body. format `text` (default) and `markdown` convert HTML pages \
-            (scripts, styles and the head dropped); `html` returns the page as it is; other \
-            text is returned as it is and binary bodies are described. Bodies over 5 MB are \
+            line and the body. format `text` (default) converts HTML pages to plain text with \
+            links numbered `[N]` and listed at the end; `markdown` converts them to Markdown \
+            with inline links (both drop scripts, styles and the head); `html` returns the \
+            page as it is. Other text is returned as it is and binary bodies are described. \
+            Bodies over 5 MB are \
             cut. Loopback, private, link-local and other internal addresses are refused on \
             every redirect hop. Status 400 and above is an error that keeps the body.",
         permission: "webfetch",
@@ -102,9 +106,12 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         doc: ToolDoc {
             output: "`HTTP <code> <reason>`, a blank line, then the body: HTML converted to \
-                plain text (`text`, wrapped at 120 columns, links as numbered references) or \
-                Markdown (`markdown`: ATX headings, inline links, lists, fenced code), with \
-                relative links made absolute, raw for \
+                plain text (`text`: no Markdown marks, wrapped at 120 columns; headings as \
+                their text between blank lines, `- ` and `1. ` list items, tables as \
+                space-separated columns, images as `[image: ALT]`, each link as its text and \
+                ` [N]`, with `Links:` and one `[N] URL` per line at the end, a repeated URL \
+                keeping its number) or Markdown (`markdown`: ATX headings, inline links, \
+                lists, fenced code), with relative links made absolute; the page as it is for \
                 `html`; other text as it is; `[binary body: TYPE, N bytes, not shown]` for \
                 binary content; `(empty body)` when there is none. A body over 5 MB keeps its \
                 first 5 MB and ends with `[body cut at 5 MB of N bytes]` (or `of unknown \
@@ -164,7 +171,7 @@ fn parameters() -> Value {
             "format": {
                 "type": "string",
                 "enum": ["text", "markdown", "html"],
-                "description": "How to return an HTML page: text (default), markdown, or html (raw)."
+                "description": "How to return an HTML page: text (default; plain text, links numbered and listed at the end), markdown (inline links), or html (raw)."
             }
         }),
         &["url"],
