@@ -18,6 +18,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
 use markup5ever_rcdom::{Handle, Node, NodeData};
 use url::Url;
 
@@ -54,42 +55,66 @@ pub enum Kind {
     Binary,
 }
 
-/// Decides what a body is from its declared `Content-Type` and its first bytes. A declared
-/// image, audio, video or font type is binary; a text type is trusted unless the bytes
-/// are plainly binary; without a type the bytes decide.
-pub fn classify(content_type: Option<&str>, body: &[u8]) -> Kind {
+/// What a body's declared `Content-Type` says before its bytes are looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Declared {
+    /// Image, audio, video, font.
+    Binary,
+    /// HTML or XHTML.
+    Html,
+    /// A text type.
+    Text,
+    /// No type, or one that says nothing (`application/octet-stream`).
+    Unknown,
+}
+
+fn declared(content_type: Option<&str>) -> Declared {
     let mime = content_type
         .and_then(|t| t.split(';').next())
         .map(|t| t.trim().to_ascii_lowercase())
         .filter(|t| !t.is_empty());
     let Some(mime) = mime else {
-        return if looks_binary(body) {
-            Kind::Binary
-        } else if looks_like_html(body) {
-            Kind::Html
-        } else {
-            Kind::Text
-        };
+        return Declared::Unknown;
     };
     let (top, sub) = mime.split_once('/').unwrap_or((mime.as_str(), ""));
     if matches!(top, "image" | "audio" | "video" | "font") && !sub.ends_with("+xml") {
-        return Kind::Binary;
-    }
-    if looks_binary(body) {
-        return Kind::Binary;
-    }
-    if mime == "text/html" || mime == "application/xhtml+xml" {
-        return Kind::Html;
-    }
-    if top == "text" || is_textual_application(sub) {
-        return Kind::Text;
-    }
-    // An unknown or generic type (application/octet-stream) with text in it: show it,
-    // and let a page served without a proper type still convert.
-    if looks_like_html(body) {
-        Kind::Html
+        Declared::Binary
+    } else if mime == "text/html" || mime == "application/xhtml+xml" {
+        Declared::Html
+    } else if top == "text" || is_textual_application(sub) {
+        Declared::Text
     } else {
-        Kind::Text
+        Declared::Unknown
+    }
+}
+
+/// Decides what a body is from its declared `Content-Type` and its first bytes, read in
+/// `encoding` (the body's charset). A declared image, audio, video or font type is binary;
+/// a declared text type is trusted unless its bytes hold a NUL or many control characters
+/// ([`has_control_bytes`]): text in a charset it does not name is shown decoded as UTF-8
+/// with replacements, not hidden as binary. An unknown or generic type
+/// (`application/octet-stream`) is judged by its bytes ([`looks_binary`]); text in it is
+/// shown, and converted when it starts like an HTML page, so a page served without a
+/// proper type still converts.
+pub fn classify(content_type: Option<&str>, body: &[u8], encoding: &'static Encoding) -> Kind {
+    match declared(content_type) {
+        Declared::Binary => Kind::Binary,
+        Declared::Html | Declared::Text if has_control_bytes(body, encoding) => Kind::Binary,
+        Declared::Html => Kind::Html,
+        Declared::Text => Kind::Text,
+        Declared::Unknown if looks_binary(body, encoding) => Kind::Binary,
+        Declared::Unknown if looks_like_html(body) => Kind::Html,
+        Declared::Unknown => Kind::Text,
+    }
+}
+
+/// Whether a body may be an HTML page, before its charset is known: its `<meta>`
+/// declarations then count (an ASCII-compatible page is assumed, as WHATWG's prescan does).
+pub fn may_be_html(content_type: Option<&str>, body: &[u8]) -> bool {
+    match declared(content_type) {
+        Declared::Html => true,
+        Declared::Unknown => looks_like_html(body),
+        Declared::Binary | Declared::Text => false,
     }
 }
 
@@ -116,24 +141,34 @@ fn is_textual_application(sub: &str) -> bool {
         )
 }
 
-/// Whether the first bytes of a body are not text: a NUL byte, more than 10% control
-/// bytes, or invalid UTF-8 with more than 30% of bytes outside ASCII (compressed or
-/// encrypted data; text in a legacy 8-bit charset stays under that share).
-pub fn looks_binary(body: &[u8]) -> bool {
+/// Whether the first bytes of a body, in `encoding`, hold a NUL or more than 10% control
+/// characters: no text does. In a legacy charset every other byte may be text; UTF-16 is
+/// judged by its characters, half its bytes being NUL.
+pub fn has_control_bytes(body: &[u8], encoding: &'static Encoding) -> bool {
     let window = &body[..body.len().min(SNIFF_BYTES)];
-    if window.is_empty() {
+    let is_control = |c: u32| c < 0x20 && !matches!(c, 0x09 | 0x0a | 0x0d | 0x0c | 0x1b);
+    if encoding == UTF_16LE || encoding == UTF_16BE {
+        let (text, _) = encoding.decode_without_bom_handling(window);
+        let chars = text.chars().count();
+        let control = text.chars().filter(|&c| is_control(u32::from(c))).count();
+        return text.contains('\0') || control * 10 > chars;
+    }
+    let control = window.iter().filter(|&&b| is_control(u32::from(b))).count();
+    window.contains(&0) || control * 10 > window.len()
+}
+
+/// Whether the first bytes of a body of no known type, in `encoding`, are not text:
+/// [`has_control_bytes`], or (for UTF-8, the charset of a body that names none) invalid
+/// UTF-8 with more than 30% of bytes outside ASCII: compressed or encrypted data; text in
+/// a legacy 8-bit charset stays under that share.
+pub fn looks_binary(body: &[u8], encoding: &'static Encoding) -> bool {
+    if has_control_bytes(body, encoding) {
+        return true;
+    }
+    if encoding != UTF_8 {
         return false;
     }
-    if window.contains(&0) {
-        return true;
-    }
-    let control = window
-        .iter()
-        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
-        .count();
-    if control * 10 > window.len() {
-        return true;
-    }
+    let window = &body[..body.len().min(SNIFF_BYTES)];
     let valid = match std::str::from_utf8(window) {
         Ok(_) => true,
         // A window cut inside a character is still UTF-8.
@@ -960,33 +995,84 @@ x<sup>n+1</sup> and <a href="https://example.com/docs">link here</a>.</p>
     #[test]
     fn bodies_are_classified_by_type_then_bytes() {
         let html = b"<!doctype html><p>x</p>";
-        assert_eq!(classify(Some("text/html; charset=utf-8"), b"x"), Kind::Html);
-        assert_eq!(classify(Some("application/xhtml+xml"), b"x"), Kind::Html);
-        assert_eq!(classify(None, html), Kind::Html);
-        assert_eq!(classify(Some("application/octet-stream"), html), Kind::Html);
-        assert_eq!(classify(Some("text/plain"), html), Kind::Text);
-        assert_eq!(classify(Some("application/json"), b"{}"), Kind::Text);
-        assert_eq!(classify(Some("application/ld+json"), b"{}"), Kind::Text);
-        assert_eq!(classify(Some("image/svg+xml"), b"<svg/>"), Kind::Text);
-        assert_eq!(classify(Some("image/png"), b"not really"), Kind::Binary);
-        assert_eq!(classify(Some("font/woff2"), b"wOF2"), Kind::Binary);
-        assert_eq!(classify(Some("text/plain"), b"a\0b"), Kind::Binary);
-        assert_eq!(classify(None, b"plain words"), Kind::Text);
-        assert_eq!(classify(None, b""), Kind::Text);
-        assert_eq!(classify(Some(""), b"x"), Kind::Text);
+        assert_eq!(
+            classify(Some("text/html; charset=utf-8"), b"x", UTF_8),
+            Kind::Html
+        );
+        assert_eq!(
+            classify(Some("application/xhtml+xml"), b"x", UTF_8),
+            Kind::Html
+        );
+        assert_eq!(classify(None, html, UTF_8), Kind::Html);
+        assert_eq!(
+            classify(Some("application/octet-stream"), html, UTF_8),
+            Kind::Html
+        );
+        assert_eq!(classify(Some("text/plain"), html, UTF_8), Kind::Text);
+        assert_eq!(classify(Some("application/json"), b"{}", UTF_8), Kind::Text);
+        assert_eq!(
+            classify(Some("application/ld+json"), b"{}", UTF_8),
+            Kind::Text
+        );
+        assert_eq!(
+            classify(Some("image/svg+xml"), b"<svg/>", UTF_8),
+            Kind::Text
+        );
+        assert_eq!(
+            classify(Some("image/png"), b"not really", UTF_8),
+            Kind::Binary
+        );
+        assert_eq!(classify(Some("font/woff2"), b"wOF2", UTF_8), Kind::Binary);
+        assert_eq!(classify(Some("text/plain"), b"a\0b", UTF_8), Kind::Binary);
+        assert_eq!(classify(None, b"plain words", UTF_8), Kind::Text);
+        assert_eq!(classify(None, b"", UTF_8), Kind::Text);
+        assert_eq!(classify(Some(""), b"x", UTF_8), Kind::Text);
         let gzip: Vec<u8> = (0..4096u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 | 0x80)
             .collect();
         assert_eq!(
-            classify(Some("application/octet-stream"), &gzip),
+            classify(Some("application/octet-stream"), &gzip, UTF_8),
             Kind::Binary
         );
         let latin1 = b"caf\xe9 cr\xe8me br\xfbl\xe9e, na\xefve fa\xe7ade";
         assert_eq!(
-            classify(Some("text/plain; charset=iso-8859-1"), latin1),
+            classify(Some("text/plain; charset=iso-8859-1"), latin1, UTF_8),
             Kind::Text
         );
         let cut = "ééé".as_bytes();
-        assert!(!looks_binary(&cut[..5]));
+        assert!(!looks_binary(&cut[..5], UTF_8));
+        // Text in a multi-byte charset: a declared text type stays text whatever the
+        // charset (read as UTF-8 it is shown with replacements); without a type it is
+        // taken for binary only when read as UTF-8.
+        let page = "日本語のページです。".repeat(50);
+        let (sjis, _, _) = encoding_rs::SHIFT_JIS.encode(&page);
+        for encoding in [UTF_8, encoding_rs::SHIFT_JIS] {
+            assert_eq!(classify(Some("text/html"), &sjis, encoding), Kind::Html);
+            assert_eq!(classify(Some("text/plain"), &sjis, encoding), Kind::Text);
+        }
+        let octets = Some("application/octet-stream");
+        assert_eq!(classify(octets, &sjis, UTF_8), Kind::Binary);
+        assert_eq!(classify(octets, &sjis, encoding_rs::SHIFT_JIS), Kind::Text);
+        let utf16: Vec<u8> = "<p>plain words</p>\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(classify(Some("text/plain"), &utf16, UTF_8), Kind::Binary);
+        assert_eq!(classify(Some("text/plain"), &utf16, UTF_16LE), Kind::Text);
+        let nul16: Vec<u8> = "a\0b".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(classify(Some("text/plain"), &nul16, UTF_16BE), Kind::Binary);
+        // A legacy charset does not make binary data text.
+        assert_eq!(
+            classify(
+                Some("text/plain; charset=latin1"),
+                b"a\0b",
+                encoding_rs::WINDOWS_1252
+            ),
+            Kind::Binary
+        );
+        assert!(may_be_html(Some("text/html"), b"x"));
+        assert!(may_be_html(None, html));
+        assert!(!may_be_html(None, b"x"));
+        assert!(!may_be_html(Some("text/plain"), html));
     }
 }
