@@ -102,10 +102,10 @@ pub fn format(ctx: &CallContext, path: &Path) -> Formatted {
             reason: refusal.message,
         };
     }
-    let before = std::fs::read(path).ok();
+    let before = crate::atomic::read_regular(path).ok();
     match run(&argv, &ctx.session.dir) {
         Ok(()) => {
-            if std::fs::read(path).ok() == before {
+            if crate::atomic::read_regular(path).ok() == before {
                 Formatted::Unchanged { command }
             } else {
                 let name = Path::new(&argv[0])

@@ -7,6 +7,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// `<dir>/.tinytool`.
@@ -42,11 +43,20 @@ impl PathLock {
         let locks = ensure_tinytool_dir(dir)?.join("locks");
         std::fs::create_dir_all(&locks)?;
         let name = format!("{:016x}.lock", fnv1a(path.as_os_str().as_encoded_bytes()));
+        // Never follows a link planted there, and never blocks on a FIFO (O_NONBLOCK makes
+        // opening one without a reader fail at once; flock's own waiting is unaffected).
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(locks.join(name))?;
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+            .open(locks.join(&name))?;
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(".tinytool/locks/{name} is not a regular file"),
+            ));
+        }
         file.lock()?;
         Ok(PathLock { _file: file })
     }
@@ -85,5 +95,27 @@ mod tests {
         drop(lock);
         assert!(other.try_lock().is_ok());
         assert_ne!(fnv1a(b"a"), fnv1a(b"b"));
+    }
+
+    #[test]
+    fn a_lock_file_that_is_not_a_regular_file_is_an_error_not_a_wait() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("file.txt");
+        drop(PathLock::acquire(tmp.path(), &target).unwrap());
+        let entry = std::fs::read_dir(tmp.path().join(".tinytool/locks"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::remove_file(&entry).unwrap();
+        let name = std::ffi::CString::new(entry.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+        assert!(PathLock::acquire(tmp.path(), &target).is_err());
+        std::fs::remove_file(&entry).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("elsewhere"), &entry).unwrap();
+        assert!(PathLock::acquire(tmp.path(), &target).is_err());
+        assert!(!tmp.path().join("elsewhere").exists());
     }
 }
