@@ -204,7 +204,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(edit) => edit,
         Err(refusal) => {
             let file = lines::FileLines::new(&doc.text);
-            let message = feedback::message(&refusal, &file, &args.old_string, &shown);
+            // The text has CRLF set aside; the view shows each line's CR where the file has one.
+            let crlf = |i: usize| file.has_break(i) && doc.is_crlf_at(file.end(i));
+            let message = feedback::message(&refusal, &file, &crlf, &args.old_string, &shown);
             let reason = match refusal {
                 Refusal::EmptyOld => "empty_old_string",
                 Refusal::NotFound => "not_found",
