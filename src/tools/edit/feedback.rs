@@ -141,10 +141,33 @@ fn range_text(first: usize, last: usize) -> String {
     }
 }
 
+/// Whether every non-blank line of `old` starts with a line number and a tab, as `read`
+/// shows lines: text copied from its output with the numbers left in.
+fn has_read_line_numbers(old: &str) -> bool {
+    let mut lines = old
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .peekable();
+    lines.peek().is_some()
+        && lines.all(|line| {
+            let digits = line.trim_start_matches(' ');
+            let number = digits.bytes().take_while(u8::is_ascii_digit).count();
+            number > 0 && digits.as_bytes().get(number) == Some(&b'\t')
+        })
+}
+
 fn not_found(file: &FileLines, crlf: CrlfLines, old: &str, shown: &str) -> String {
+    let numbered = has_read_line_numbers(old);
     let old = Block::parse(&old.replace("\r\n", "\n"));
     let regions = closest(file, &old);
     let mut out = format!("old_string not found in {shown}.");
+    if numbered {
+        out.push_str(
+            " Every line of old_string starts with a line number and a tab, as read shows \
+             them: those numbers are not in the file, so leave them out of old_string and \
+             new_string.",
+        );
+    }
     if regions.is_empty() {
         out.push_str(
             " No line of it is in the file, nor anything similar. Read the file again and copy \
@@ -326,6 +349,21 @@ mod tests {
         assert_eq!(visible("a b\r"), "a b␍");
         assert_eq!(visible("a\u{a0}b"), "a⍽b");
         assert_eq!(visible("  lead"), "  lead");
+    }
+
+    #[test]
+    fn line_numbers_copied_from_read_are_named() {
+        assert!(has_read_line_numbers("1\ta\n2\tb\n"));
+        assert!(has_read_line_numbers("   12\tfn x() {\n\n   13\t}"));
+        assert!(!has_read_line_numbers("a\tb"));
+        assert!(!has_read_line_numbers("1\ta\nplain"));
+        assert!(!has_read_line_numbers("12 a"));
+        assert!(!has_read_line_numbers("\n"));
+        let file = FileLines::new("a\nb\n");
+        let text = message(&Refusal::NotFound, &file, &LF, "1\ta\n2\tb\n", "f.txt");
+        assert!(text.contains("leave them out of old_string"), "{text}");
+        let text = message(&Refusal::NotFound, &file, &LF, "zzz\n", "f.txt");
+        assert!(!text.contains("line number"), "{text}");
     }
 
     #[test]
