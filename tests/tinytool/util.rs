@@ -151,8 +151,9 @@ impl Room {
     }
 }
 
-/// Runs a prepared command, feeding `stdin`.
-pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
+/// Spawns a prepared command with its output piped, feeding `stdin` from a thread (so a
+/// child that does not read it cannot block the test), or with stdin at `/dev/null`.
+fn spawn_fed(mut cmd: Command, stdin: Option<&[u8]>) -> std::process::Child {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.stdin(if stdin.is_some() {
         Stdio::piped()
@@ -167,6 +168,12 @@ pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
             let _ = pipe.write_all(&input);
         });
     }
+    child
+}
+
+/// Runs a prepared command, feeding `stdin`.
+pub fn run_command(cmd: Command, stdin: Option<&[u8]>) -> Run {
+    let child = spawn_fed(cmd, stdin);
     let out = child.wait_with_output().expect("wait");
     Run {
         code: out.status.code().unwrap_or(-1),
@@ -178,22 +185,9 @@ pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
 /// Runs a prepared command like [`run_command`], but kills it and returns `None` when it has
 /// not finished within `limit`: for calls that must not hang (a hang is the defect under
 /// test, so the limit is generous and never measured).
-pub fn run_command_within(mut cmd: Command, stdin: Option<&[u8]>, limit: Duration) -> Option<Run> {
+pub fn run_command_within(cmd: Command, stdin: Option<&[u8]>, limit: Duration) -> Option<Run> {
     use std::io::Read;
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
-    let mut child = cmd.spawn().expect("spawn tinytool");
-    if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let input = input.to_vec();
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-    }
+    let mut child = spawn_fed(cmd, stdin);
     let collect = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
