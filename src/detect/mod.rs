@@ -15,7 +15,10 @@
 //!
 //! **Secret files** are judged on the file name of every path a word could name, in any
 //! command, including here-strings, redirections and code handed on ([`secret`]); a path
-//! inside `.tinytool/` or tinytool's user config directory needs `secret-shell` too.
+//! inside `.tinytool/` or tinytool's user config directory needs `secret-shell` too, also
+//! through a glob that could match it or a relative path after a `cd`. Each word is read
+//! in its role ([`roles`]): a search pattern or a message is data, a `find -name` pattern
+//! is a pattern even when quoted.
 //!
 //! Each [`Finding`] carries a reason (`destructive: git push --force origin main`,
 //! `secret file: .env`) for `policy explain` and refusals.
@@ -25,6 +28,7 @@ pub mod destructive;
 pub mod expand;
 pub mod lex;
 pub mod parse;
+pub mod roles;
 pub mod runs;
 pub mod script;
 pub mod secret;
@@ -35,7 +39,9 @@ use std::path::{Path, PathBuf};
 use expand::{Arg, Feed, Vars};
 use lex::{Lexed, RedirOp, Word};
 use parse::{Item, Simple};
+use roles::Role;
 use runs::{Inner, Lang};
+use secret::Shape;
 
 /// Which permission a finding calls for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,6 +115,7 @@ pub fn judge(command: &str, places: &Places) -> Vec<Finding> {
         depth: 0,
         work: 0,
         files: std::collections::HashMap::new(),
+        moved: None,
     };
     judge.shell(command, &mut expand::initial_vars());
     let mut findings = judge.findings;
@@ -145,6 +152,9 @@ struct Judge<'a> {
     /// Files this command line writes with known text (`echo 'rm -rf x' > a.sh`), so that
     /// running them later in the line (`sh a.sh`) is judged.
     files: std::collections::HashMap<String, String>,
+    /// The places with the working directory a `cd` moved to (`cd ~/.config && cat
+    /// tinytool/policy.json`); an empty directory when the target is unknown.
+    moved: Option<Places>,
 }
 
 impl Judge<'_> {
@@ -161,6 +171,33 @@ impl Judge<'_> {
 
     fn destructive(&mut self, what: String) {
         self.add(Kind::Destructive, format!("destructive: {what}"));
+    }
+
+    /// The places relative paths resolve against: after a `cd`, its target.
+    fn places(&self) -> &Places {
+        self.moved.as_ref().unwrap_or(self.places)
+    }
+
+    /// Follows `cd DIR` / `pushd DIR` for the words after it.
+    fn change_dir(&mut self, argv: &[String]) {
+        let Some(first) = argv.first() else { return };
+        if !matches!(first.as_str(), "cd" | "pushd") {
+            return;
+        }
+        let target = argv[1..]
+            .iter()
+            .find(|a| !(a.starts_with('-') && a.len() > 1));
+        let places = self.places();
+        let dir = match target.map(String::as_str) {
+            None => places.home.clone(),
+            Some("-") => None,
+            Some(t) if t.contains(['*', '?', '[']) => None,
+            Some(t) => secret::resolve(t, places),
+        };
+        let mut moved = places.clone();
+        // An unknown directory: relative paths then name nothing absolute.
+        moved.dir = dir.unwrap_or_default();
+        self.moved = Some(moved);
     }
 
     /// Enters one level of nesting; false when too deep or too much work was done.
@@ -182,6 +219,8 @@ impl Judge<'_> {
         if !self.enter() {
             return;
         }
+        // A `cd` inside this code (a `sh -c`, a substitution) does not move the caller.
+        let outer = self.moved.clone();
         let lexed = lex::lex(code);
         let items = parse::parse(&lexed);
         let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
@@ -213,6 +252,9 @@ impl Judge<'_> {
                 }
             }
         }
+        if self.depth > 1 {
+            self.moved = outer;
+        }
         self.leave();
     }
 
@@ -235,11 +277,20 @@ impl Judge<'_> {
             .iter()
             .flat_map(|w| expand::expand(w, vars, &mut subs))
             .collect();
-        let filter = query_filter(&argv);
-        for (k, arg) in argv.iter().enumerate() {
-            if Some(k) != filter {
-                self.path(arg);
-            }
+        let texts: Vec<String> = argv.iter().map(|a| a.text.clone()).collect();
+        for (arg, role) in argv.iter().zip(roles::roles(&texts)) {
+            let shape = match role {
+                Role::Data => continue,
+                Role::Path | Role::Command if arg.glob => Shape::Glob,
+                Role::Path | Role::Command => Shape::Literal,
+                Role::Name { fold } => Shape::Name { fold },
+                Role::WholePath { fold } => Shape::WholePath { fold },
+                Role::Regex { fold } => Shape::Regex { fold },
+            };
+            // A command word without a slash is looked up in `PATH`: a `cd` does not
+            // change what it names (`cd ~/.config/tinytool && cat x` runs no `./cat`).
+            let looked_up = role == Role::Command && !arg.text.contains('/');
+            self.path_as(&arg.text, shape, !looked_up);
         }
         if argv.is_empty() {
             vars.extend(assigned);
@@ -296,8 +347,8 @@ impl Judge<'_> {
         for sub in subs {
             self.shell(&sub, &mut vars.clone());
         }
-        let texts: Vec<String> = argv.into_iter().map(|a| a.text).collect();
         self.command(&texts, input.as_ref());
+        self.change_dir(&texts);
         let output = expand::printed(&texts, input.as_ref());
         self.remember_files(simple, vars, &texts, input.as_ref(), output.as_ref());
         output
@@ -476,32 +527,22 @@ impl Judge<'_> {
     }
 
     fn path(&mut self, arg: &Arg) {
-        if let Some(reason) = secret::check_word(&arg.text, arg.glob, self.places) {
+        let shape = if arg.glob {
+            Shape::Glob
+        } else {
+            Shape::Literal
+        };
+        self.path_as(&arg.text, shape, true);
+    }
+
+    /// Judges a word as a path of the given shape, relative to the directory a `cd`
+    /// moved to when `moved`, else to the session's.
+    fn path_as(&mut self, text: &str, shape: Shape, moved: bool) {
+        let places = if moved { self.places() } else { self.places };
+        if let Some(reason) = secret::check_word(text, shape, places) {
             self.add(Kind::Secret, reason);
         }
     }
-}
-
-/// The index of a JSON/YAML query filter (`jq .scripts.env`): an expression, not a path.
-fn query_filter(argv: &[Arg]) -> Option<usize> {
-    let name = args::command_name(&argv.first()?.text);
-    if !matches!(name, "jq" | "yq" | "gojq" | "jaq") {
-        return None;
-    }
-    let mut k = 1;
-    while k < argv.len() {
-        let text = argv[k].text.as_str();
-        if !text.starts_with('-') || text == "-" {
-            return Some(k);
-        }
-        // Options whose values are not the filter.
-        k += match text {
-            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => 3,
-            "-L" | "--indent" => 2,
-            _ => 1,
-        };
-    }
-    None
 }
 
 /// The fields of an expansion as one text, separated by spaces.
