@@ -13,6 +13,10 @@
 //! ([`runs`]). Wrappers (`sudo`, `env`, `nice`, `timeout`, …), absolute paths, quotes
 //! inside the command word and a leading backslash never hide the command.
 //!
+//! **Code nobody can read** is destructive when run: text fetched from the network and
+//! handed to an interpreter (`curl URL | sh`, `bash -c "$(curl URL)"`, `source <(wget …)`,
+//! `curl -o x.sh URL && sh x.sh`) is "runs code fetched from the network".
+//!
 //! **Secret files** are judged on the file name of every path a word could name, in any
 //! command, including here-strings, redirections and code handed on ([`secret`]); a path
 //! inside `.tinytool/` or tinytool's user config directory needs `secret-shell` too, also
@@ -115,6 +119,7 @@ pub fn judge(command: &str, places: &Places) -> Vec<Finding> {
         depth: 0,
         work: 0,
         files: std::collections::HashMap::new(),
+        fetched: std::collections::HashMap::new(),
         moved: None,
     };
     judge.shell(command, &mut expand::initial_vars());
@@ -152,6 +157,9 @@ struct Judge<'a> {
     /// Files this command line writes with known text (`echo 'rm -rf x' > a.sh`), so that
     /// running them later in the line (`sh a.sh`) is judged.
     files: std::collections::HashMap<String, String>,
+    /// Files this command line downloads (`curl -o x.sh URL`), with the command that did:
+    /// running them later in the line runs code fetched from the network.
+    fetched: std::collections::HashMap<String, String>,
     /// The places with the working directory a `cd` moved to (`cd ~/.config && cat
     /// tinytool/policy.json`); an empty directory when the target is unknown.
     moved: Option<Places>,
@@ -171,6 +179,14 @@ impl Judge<'_> {
 
     fn destructive(&mut self, what: String) {
         self.add(Kind::Destructive, format!("destructive: {what}"));
+    }
+
+    /// Code nobody has seen, fetched from the network, is run: `curl URL | sh`,
+    /// `bash -c "$(curl URL)"`, `curl -o x.sh URL && sh x.sh`. Issue 8 judges code handed
+    /// to an interpreter as if typed; this code cannot be read, so it is taken as
+    /// destructive.
+    fn runs_fetched(&mut self, how: String) {
+        self.destructive(format!("runs code fetched from the network: {how}"));
     }
 
     /// The places relative paths resolve against: after a `cd`, its target.
@@ -347,14 +363,18 @@ impl Judge<'_> {
         for sub in subs {
             self.shell(&sub, &mut vars.clone());
         }
-        self.command(&texts, input.as_ref());
+        self.command(&texts, &texts, input.as_ref());
+        if let Some(expand::Fetch::File(file)) = expand::fetch(&texts) {
+            self.fetched.insert(file_key(&file), texts.join(" "));
+        }
         self.change_dir(&texts);
         let output = expand::printed(&texts, input.as_ref());
         self.remember_files(simple, vars, &texts, input.as_ref(), output.as_ref());
         output
     }
 
-    /// Records files written with known text: stdout redirections and `tee` operands.
+    /// Records files written with known text, or with text fetched from the network:
+    /// stdout redirections and `tee` operands.
     fn remember_files(
         &mut self,
         simple: &Simple,
@@ -363,6 +383,26 @@ impl Judge<'_> {
         input: Option<&Feed>,
         output: Option<&Feed>,
     ) {
+        if let Some(Feed::Fetched(source)) = output {
+            // `curl URL > x.sh`: running x.sh later runs what was fetched.
+            for redir in &simple.redirs {
+                if matches!(redir.fd, None | Some(1))
+                    && matches!(redir.op, RedirOp::Out | RedirOp::OutAll | RedirOp::Append)
+                {
+                    let mut ignored = Vec::new();
+                    for target in expand::expand(&redir.target, vars, &mut ignored) {
+                        self.fetched.insert(file_key(&target.text), source.clone());
+                    }
+                }
+            }
+        }
+        if let (Some(name), Some(Feed::Fetched(source))) = (argv.first(), input)
+            && args::command_name(name) == "tee"
+        {
+            for file in argv[1..].iter().filter(|a| !a.starts_with('-')) {
+                self.fetched.insert(file_key(file), source.clone());
+            }
+        }
         if let Some(Feed::Text(text)) = output {
             for redir in &simple.redirs {
                 let to_stdout = matches!(redir.fd, None | Some(1));
@@ -407,12 +447,19 @@ impl Judge<'_> {
     }
 
     /// Judges a command's argument vector and whatever it runs in turn.
-    fn command(&mut self, argv: &[String], input: Option<&Feed>) {
+    /// `typed` is the command as written, wrappers included (`sudo bash`), for reasons.
+    fn command(&mut self, argv: &[String], typed: &[String], input: Option<&Feed>) {
         if argv.is_empty() || !self.enter() {
             return;
         }
         if let Some(what) = destructive::check(argv) {
             self.destructive(what);
+        }
+        if argv[0].contains(expand::FETCHED) {
+            self.runs_fetched(typed.join(" "));
+        }
+        if let Some(source) = self.fetched.get(&file_key(&argv[0])).cloned() {
+            self.runs_fetched(format!("{} (from {source})", typed.join(" ")));
         }
         // Running a file written earlier in the line (`./a.sh`).
         if let Some(text) = self.files.get(&file_key(&argv[0])).cloned() {
@@ -428,10 +475,18 @@ impl Judge<'_> {
             match inner {
                 Inner::Argv(next) => {
                     // A wrapper's words were already checked as paths.
-                    self.command(&next, input);
+                    self.command(&next, typed, input);
                 }
-                Inner::Code(lang, code) => self.code(lang, &code),
+                Inner::Code(lang, code) => {
+                    if code.contains(expand::FETCHED) {
+                        self.runs_fetched(typed.join(" "));
+                    }
+                    self.code(lang, &code);
+                }
                 Inner::Stdin(lang) => match input {
+                    Some(Feed::Fetched(source)) => {
+                        self.runs_fetched(format!("{source} | {}", typed.join(" ")));
+                    }
                     Some(Feed::Text(text)) => self.code(lang, text),
                     Some(Feed::Args(args)) => {
                         for arg in args {
@@ -444,6 +499,12 @@ impl Judge<'_> {
                     None => {}
                 },
                 Inner::File(lang, file) => {
+                    if file.contains(expand::FETCHED) {
+                        self.runs_fetched(typed.join(" "));
+                    }
+                    if let Some(source) = self.fetched.get(&file_key(&file)).cloned() {
+                        self.runs_fetched(format!("{} (from {source})", typed.join(" ")));
+                    }
                     if let Some(text) = self.files.get(&file_key(&file)).cloned() {
                         self.code(lang, &text);
                     }
