@@ -363,6 +363,15 @@ fn read_loop(writer: &Writer, shared: &Shared, cancel: &CancelFlag, tx: &Sender<
             }
         }
     }
+    // The client is gone: nobody will read the running call's result or answer a
+    // question, so stop the call (its process group is killed) and wake any waiter.
+    if shared.running.lock().is_ok_and(|r| r.is_some()) {
+        set(&shared.cancelled, true);
+        cancel.set();
+    }
+    if let Ok(mut waiting) = shared.waiting.lock() {
+        waiting.clear();
+    }
     let _ = tx.send(Inbound::Eof);
 }
 

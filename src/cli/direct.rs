@@ -79,7 +79,11 @@ fn param_arg(name: &str, prop: &Value, required: bool) -> Arg {
     } else {
         description.to_string()
     };
-    let arg = Arg::new(param_id(name)).long(flag_name(name)).help(help);
+    // A value may start with `-`: a Markdown list item, a unified diff, a negative number.
+    let arg = Arg::new(param_id(name))
+        .long(flag_name(name))
+        .help(help)
+        .allow_hyphen_values(true);
     match prop.get("type").and_then(Value::as_str).unwrap_or("string") {
         "integer" => arg.value_name("N").value_parser(clap::value_parser!(i64)),
         "number" => arg

@@ -192,3 +192,28 @@ fn a_closed_pipe_is_success() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn flag_values_may_start_with_a_hyphen() {
+    let room = Room::new();
+    room.write("list.md", "- item one\n");
+    let run = room.run(
+        &[
+            "edit",
+            "--file-path",
+            "list.md",
+            "--old-string",
+            "- item one",
+            "--new-string",
+            "- item 1",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(room.read("list.md"), "- item 1\n");
+    let negative = room.run(&["read", "--file-path", "list.md", "--offset", "-1"], None);
+    assert_eq!(
+        negative.output(),
+        "Invalid arguments: `offset` must be at least 0 (got -1)"
+    );
+}
