@@ -27,7 +27,8 @@
 //! also through a glob that could match it (`.tiny*`, `.[t]inytool`, `~/.config/tiny*`,
 //! `find -path '*tinytool*'`). A glob as broad as `.*`, `.??*`, `*` or `~/.config/*` is
 //! not taken as naming them: it matches every hidden name or every entry, and names
-//! `.tinytool/` no more than `.` or `~` do (see [`ORDINARY_DOT_NAMES`]).
+//! `.tinytool/` no more than `.` or `~` do, unless what follows is only tinytool's
+//! (`.*/state.db`, `~/.config/*/policy.json`).
 
 use std::path::{Component, Path, PathBuf};
 
