@@ -2,10 +2,11 @@
 //!
 //! Every operation is first applied to an in-memory view of the files it touches
 //! ([`Plan`]), in patch order, so later operations see earlier ones. Only when every hunk
-//! of every file applied are the results written: each new content is staged as a complete
-//! temporary file beside its target, then all are renamed into place, then deletions
-//! happen. A failure before the renames leaves the tree exactly as it was (directories
-//! created for new files are removed again).
+//! of every file applied are the results written, by [`crate::atomic::commit`]: every new
+//! content is staged beside its target, every file to replace or delete is set aside under
+//! a hidden name (a deletion fails there, exactly as deleting would), then the new contents
+//! are renamed into place and the set-aside names removed. A failing step undoes the ones
+//! before it, so the tree is exactly as it was (created directories removed again).
 //!
 //! Hunk context is located exactly, then ignoring trailing whitespace, then ignoring the
 //! whitespace around each line; scope lines (`@@ def f():`) first, in order. An envelope
