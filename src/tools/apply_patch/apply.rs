@@ -250,7 +250,8 @@ pub fn plan(
     }
     for (n, (op, target)) in patch.ops.iter().zip(targets).enumerate() {
         let step = apply_op(&mut state, op, target, patch.format, show)?;
-        let (verb, shown, written) = describe(op, target, show, &state);
+        let in_place = matches!(step, Step::AlreadyApplied | Step::MissingDelete);
+        let (verb, shown, written) = describe(op, target, show, &state, in_place);
         let mut outcome = Outcome {
             verb,
             shown,
@@ -311,19 +312,24 @@ impl State {
     }
 }
 
+/// The report's verb, path(s) and written file of one operation. An Add File over an
+/// existing file is `Modified`, unless the file already held that content (`in_place`):
+/// an operation already applied keeps its own verb.
 fn describe(
     op: &FileOp,
     target: &Target,
     show: &dyn Fn(&Path) -> String,
     state: &State,
+    in_place: bool,
 ) -> (&'static str, String, Option<PathBuf>) {
     let path = &target.path;
     match (op, &target.dest) {
         (FileOp::Add { .. }, _) => {
-            let existed = state
-                .before
-                .iter()
-                .any(|(p, e)| p == path && matches!(e, Entry::File { .. }));
+            let existed = !in_place
+                && state
+                    .before
+                    .iter()
+                    .any(|(p, e)| p == path && matches!(e, Entry::File { .. }));
             let verb = if existed { "Modified" } else { "Created" };
             (verb, show(path), Some(path.clone()))
         }
