@@ -114,7 +114,7 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
         .get("command")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    shell_accesses(command, &Places::for_dir(&ctx.session.dir))
+    shell_accesses(command, &Places::for_session(ctx.session))
 }
 
 /// The accesses a shell command needs (bash, monitor): `shell`, then `secret-shell` when it
