@@ -127,7 +127,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l answers -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l pattern -d 'Regular expression to search for (Rust regex syntax). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l path -d 'Directory to search, or a single file (default: the working directory).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include -d 'Only search files whose base name or relative path matches this glob, e.g. `*.rs` or `*.{ts,tsx}`.' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l max-count -d 'Maximum number of matching lines to return (default 500).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l max-count -d 'Maximum number of matching lines to return (default 500; 0 or less also means 500).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -163,7 +163,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l url -d 'T
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l method -d 'HTTP method (default GET).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l headers -d 'Additional request headers, name to value. Credential headers (Authorization, Cookie, X-Api-Key, ...) are not sent.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l body -d 'Request body, sent when not empty.' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l format -d 'How to return an HTML page: text (default), markdown, or html (raw).' -r -f -a "text\t''
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l format -d 'How to return an HTML page: text (default; plain text, links numbered and listed at the end), markdown (inline links), or html (raw).' -r -f -a "text\t''
 markdown\t''
 html\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l text -d 'Print only the output text; the exit status carries the outcome'

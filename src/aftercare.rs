@@ -15,7 +15,6 @@ use serde_json::{Map, Value, json};
 
 use crate::process::command;
 use crate::session::CallContext;
-use crate::tool::Access;
 
 /// How long a formatter may run before it is killed and reported as failed.
 pub const FORMATTER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -96,16 +95,16 @@ pub fn format(ctx: &CallContext, path: &Path) -> Formatted {
         return Formatted::None;
     };
     let command = command::shell_join(&argv);
-    if let Err(refusal) = ctx.allows(&[Access::new("shell", command.clone())]) {
+    if let Err(refusal) = ctx.allows(&command::command_accesses(ctx, &argv)) {
         return Formatted::Skipped {
             command,
             reason: refusal.message,
         };
     }
-    let before = std::fs::read(path).ok();
+    let before = crate::atomic::read_regular(path).ok();
     match run(&argv, &ctx.session.dir) {
         Ok(()) => {
-            if std::fs::read(path).ok() == before {
+            if crate::atomic::read_regular(path).ok() == before {
                 Formatted::Unchanged { command }
             } else {
                 let name = Path::new(&argv[0])

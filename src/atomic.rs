@@ -9,16 +9,116 @@
 //! apply_patch changes several files at once: it [`stage`]s every new content first (each
 //! a complete temporary file beside its target) and only then [`Staged::commit`]s them, so
 //! a failure while writing (disk full, permissions) leaves every target untouched.
+//!
+//! Only regular files are ever replaced or read here. What a path names is learned without
+//! opening it ([`kind`], [`kind_of_link`]): opening a FIFO blocks until another process
+//! opens its other end, and opening a device can act on the device. A FIFO, socket or
+//! device is refused by the tools ([`not_regular`]); [`read_regular`] still opens
+//! non-blocking and checks the opened handle, so one swapped in after the check cannot
+//! hang the call either.
 
-use std::fs::DirBuilder;
-use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::fs::{DirBuilder, FileType, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Permission bits of a new file.
 pub const NEW_FILE_MODE: u32 = 0o644;
 /// Permission bits of a created directory.
 pub const NEW_DIR_MODE: u32 = 0o755;
+
+/// What a path names, as far as the file tools care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Nothing (a dangling symlink too, when symlinks are followed).
+    Missing,
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A symbolic link (only when the final symlink is not followed).
+    Symlink,
+    /// Anything else, described: `a FIFO`, `a socket`, `a character device`, ...
+    Special(&'static str),
+}
+
+impl Kind {
+    fn of(file_type: FileType) -> Kind {
+        if file_type.is_file() {
+            Kind::File
+        } else if file_type.is_dir() {
+            Kind::Directory
+        } else if file_type.is_symlink() {
+            Kind::Symlink
+        } else {
+            Kind::Special(describe(file_type))
+        }
+    }
+}
+
+/// A non-regular, non-directory file type in words, for messages.
+fn describe(file_type: FileType) -> &'static str {
+    if file_type.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// What `path` names, symlinks followed, without opening it.
+pub fn kind(path: &Path) -> io::Result<Kind> {
+    kind_from(std::fs::metadata(path))
+}
+
+/// What `path` itself names (a final symlink is not followed), without opening it.
+pub fn kind_of_link(path: &Path) -> io::Result<Kind> {
+    kind_from(std::fs::symlink_metadata(path))
+}
+
+fn kind_from(meta: io::Result<std::fs::Metadata>) -> io::Result<Kind> {
+    match meta {
+        Ok(meta) => Ok(Kind::of(meta.file_type())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Kind::Missing),
+        Err(err) => Err(err),
+    }
+}
+
+/// The refusal for a target that is neither a regular file nor a directory: `what` is
+/// the description a [`Kind::Special`] carries.
+pub fn not_regular(shown: &str, what: &str) -> String {
+    format!(
+        "{shown} is not a regular file: it is {what}. Only regular files can be written, \
+         edited or patched."
+    )
+}
+
+/// Reads a regular file whole. The file is opened non-blocking (a FIFO put there since it
+/// was inspected cannot block the call) and refused with `InvalidInput` unless the opened
+/// handle is a regular file.
+pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file: it is {}", describe(meta.file_type())),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
 
 /// The permission bits a write to `path` should leave: the existing file's, else 0644.
 pub fn mode_for(path: &Path) -> u32 {
@@ -154,6 +254,38 @@ mod tests {
         let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o750);
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
+    }
+
+    #[test]
+    fn kinds_are_told_apart_without_opening_anything() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let fifo = tmp.path().join("p");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+        let link = tmp.path().join("l");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        assert_eq!(kind(&file).unwrap(), Kind::File);
+        assert_eq!(kind(tmp.path()).unwrap(), Kind::Directory);
+        assert_eq!(kind(&tmp.path().join("none")).unwrap(), Kind::Missing);
+        assert_eq!(kind(&fifo).unwrap(), Kind::Special("a FIFO (named pipe)"));
+        assert_eq!(kind(&link).unwrap(), Kind::Special("a FIFO (named pipe)"));
+        assert_eq!(kind_of_link(&link).unwrap(), Kind::Symlink);
+        assert_eq!(
+            kind(Path::new("/dev/null")).unwrap(),
+            Kind::Special("a character device")
+        );
+        assert_eq!(read_regular(&file).unwrap(), b"x");
+        // Opened anyway (as after a swap), the FIFO neither blocks nor is read.
+        let err = read_regular(&fifo).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("FIFO"), "{err}");
+        assert_eq!(
+            read_regular(tmp.path()).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
     }
 
     #[test]

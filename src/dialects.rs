@@ -43,11 +43,20 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
             "description": def.description,
             "input_schema": parameters,
         }),
-        "gemini" => json!({
-            "name": def.name,
-            "description": def.description,
-            "parameters": gemini_schema(parameters),
-        }),
+        "gemini" => {
+            // Gemini rejects an object schema without properties, so a tool without
+            // parameters declares none at all.
+            let parameters = gemini_schema(parameters);
+            let empty = parameters
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_none_or(Map::is_empty);
+            if empty {
+                json!({"name": def.name, "description": def.description})
+            } else {
+                json!({"name": def.name, "description": def.description, "parameters": parameters})
+            }
+        }
         "mcp" => json!({
             "name": def.name,
             "description": def.description,
@@ -196,16 +205,53 @@ fn nullable(node: Value, required: bool) -> Value {
     Value::Object(map)
 }
 
-/// Removes what Gemini's OpenAPI subset does not accept, at every depth.
+/// Removes what Gemini's OpenAPI subset does not accept, at every depth: no
+/// `additionalProperties` or `$schema`, no empty `required`, and no object without
+/// properties — a free-form map (webfetch `headers`) travels as a JSON-encoded string,
+/// which the argument checks parse back.
 fn gemini_schema(value: Value) -> Value {
+    let Value::Object(map) = value else {
+        return value;
+    };
+    let free_form = map.get("type").and_then(Value::as_str) == Some("object")
+        && map
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty)
+        && map.contains_key("additionalProperties");
+    if free_form {
+        let description = map.get("description").and_then(Value::as_str).unwrap_or("");
+        let text = format!("{description} A JSON object, encoded as a string.");
+        return json!({"type": "string", "description": text.trim()});
+    }
+    let mut out = Map::new();
+    for (key, value) in map {
+        match key.as_str() {
+            "additionalProperties" | "$schema" => {}
+            "required" if value.as_array().is_some_and(Vec::is_empty) => {}
+            "properties" => {
+                let props = match value {
+                    Value::Object(props) => props
+                        .into_iter()
+                        .map(|(name, prop)| (name, gemini_schema(prop)))
+                        .collect(),
+                    _ => Map::new(),
+                };
+                out.insert(key, Value::Object(props));
+            }
+            _ => {
+                out.insert(key, gemini_schema_in(value));
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// Walks into arrays and nested schemas (`items`) of a Gemini schema.
+fn gemini_schema_in(value: Value) -> Value {
     match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter(|(k, _)| k != "additionalProperties" && k != "$schema")
-                .map(|(k, v)| (k, gemini_schema(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(gemini_schema).collect()),
+        Value::Object(_) => gemini_schema(value),
+        Value::Array(items) => Value::Array(items.into_iter().map(gemini_schema_in).collect()),
         other => other,
     }
 }

@@ -143,7 +143,7 @@ const FILES: &[(&str, &str)] = &[
     ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
     (
         "DIR/.tinytool/locks/",
-        "Lock files, one per file being changed, named by a hash of its path.",
+        "Lock files, one per file being changed, named by a hash of its path; removed by their holder when the change is done.",
     ),
 ];
 

@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 
 use crate::process::command;
 use crate::session::{AfterHook, CallContext};
-use crate::tool::Access;
 
 /// How long a hook may run.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -46,7 +45,10 @@ impl CommandHook {
 impl AfterHook for CommandHook {
     fn apply(&self, ctx: &CallContext, output: &str, is_error: bool) -> Option<(String, bool)> {
         let line = command::shell_join(&self.command);
-        if ctx.allows(&[Access::new("shell", line.clone())]).is_err() {
+        if ctx
+            .allows(&command::command_accesses(ctx, &self.command))
+            .is_err()
+        {
             eprintln!(
                 "tinytool: the after-hook `{line}` is not allowed as a shell call by the policy; skipped"
             );

@@ -3,20 +3,39 @@
 //! A path argument is resolved against the session's directory: `~` and `~/…` expand to
 //! the home directory, a relative path is joined onto the directory, the result is cleaned
 //! lexically (`.` and `..` removed), and symlinks are resolved — for a path that does not
-//! exist yet, those of its deepest existing ancestor — so that a symlink can never make a
-//! path look like it is somewhere it is not.
+//! exist yet, those of its deepest existing ancestor, and a dangling symlink is followed to
+//! the path it names — so that a symlink can never make a path look like it is somewhere it
+//! is not.
+//!
+//! [`resolve_link`] is the variant for operations on a symlink itself (apply_patch deleting
+//! or moving a link): the parent directories are resolved, the final component is kept.
 
 use std::path::{Component, Path, PathBuf};
 
 /// Resolves a tool's path argument against `dir` (which should itself be resolved).
 pub fn resolve(dir: &Path, input: &str) -> PathBuf {
+    resolve_symlinks(&absolute(dir, input))
+}
+
+/// Resolves a path argument like [`resolve`] except its final component: when that is a
+/// symlink, the result is the link itself (in its real directory), not what it points to.
+pub fn resolve_link(dir: &Path, input: &str) -> PathBuf {
+    let path = absolute(dir, input);
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => resolve_symlinks(parent).join(name),
+        _ => resolve_symlinks(&path),
+    }
+}
+
+/// `input` with `~` expanded, joined onto `dir` when relative, cleaned lexically.
+fn absolute(dir: &Path, input: &str) -> PathBuf {
     let expanded = expand_home(input);
     let joined = if expanded.is_absolute() {
         expanded
     } else {
         dir.join(expanded)
     };
-    resolve_symlinks(&clean(&joined))
+    clean(&joined)
 }
 
 /// Expands a leading `~` to the home directory (when `HOME` is set).
@@ -49,26 +68,62 @@ pub fn clean(path: &Path) -> PathBuf {
     out
 }
 
-/// Resolves symlinks of the deepest existing ancestor of `path` and re-appends the rest.
+/// Dangling symlinks followed in one resolution at most (Linux's own limit): a longer chain
+/// is a loop, and the path is then left where the loop starts.
+const MAX_DANGLING_LINKS: usize = 40;
+
+/// Resolves symlinks of the deepest existing ancestor of `path` and re-appends the rest;
+/// when the first missing component is a dangling symlink, the path it names takes its
+/// place (so writing through it creates the file it names, and is judged there).
 pub fn resolve_symlinks(path: &Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(path) {
-        return real;
-    }
-    let mut missing = Vec::new();
-    let mut current = path.to_path_buf();
-    while let Some(parent) = current.parent().map(Path::to_path_buf) {
-        if let Some(name) = current.file_name() {
-            missing.push(name.to_os_string());
-        }
-        if let Ok(mut real) = std::fs::canonicalize(&parent) {
-            for name in missing.iter().rev() {
-                real.push(name);
-            }
+    let mut path = path.to_path_buf();
+    for _ in 0..=MAX_DANGLING_LINKS {
+        if let Ok(real) = std::fs::canonicalize(&path) {
             return real;
         }
-        current = parent;
+        let mut missing = Vec::new();
+        let mut current = path.clone();
+        let mut found = None;
+        while let Some(parent) = current.parent().map(Path::to_path_buf) {
+            if let Some(name) = current.file_name() {
+                missing.push(name.to_os_string());
+            }
+            if let Ok(real) = std::fs::canonicalize(&parent) {
+                found = Some(real);
+                break;
+            }
+            current = parent;
+        }
+        let Some(mut real) = found else {
+            return path;
+        };
+        // `missing` runs from the final component up to the one right under `real`.
+        let Some(first) = missing.pop() else {
+            return real;
+        };
+        let link = real.join(&first);
+        let target = std::fs::symlink_metadata(&link)
+            .ok()
+            .filter(|meta| meta.file_type().is_symlink())
+            .and_then(|_| std::fs::read_link(&link).ok());
+        match target {
+            Some(target) => {
+                let mut next = clean(&real.join(target));
+                for name in missing.iter().rev() {
+                    next.push(name);
+                }
+                path = next;
+            }
+            None => {
+                real.push(first);
+                for name in missing.iter().rev() {
+                    real.push(name);
+                }
+                return real;
+            }
+        }
     }
-    path.to_path_buf()
+    path
 }
 
 /// The path relative to `dir` with forward slashes and no leading `./`, when it is inside
@@ -115,7 +170,43 @@ mod tests {
             Some("real/x/y")
         );
         assert_eq!(relative_inside(&dir, &dir).as_deref(), Some("."));
+        // The link itself, in its real directory.
+        std::fs::write(dir.join("real/f"), "x").unwrap();
+        std::os::unix::fs::symlink("f", dir.join("real/l")).unwrap();
+        assert_eq!(resolve(&dir, "link/l"), dir.join("real/f"));
+        assert_eq!(resolve_link(&dir, "link/l"), dir.join("real/l"));
+        assert_eq!(resolve_link(&dir, "real/f"), dir.join("real/f"));
+        assert_eq!(resolve_link(&dir, "link/new"), dir.join("real/new"));
         assert_eq!(relative_inside(&dir, Path::new("/etc/passwd")), None);
         assert_eq!(display(&dir, Path::new("/etc/passwd")), "/etc/passwd");
+    }
+
+    #[test]
+    fn dangling_links_lead_to_the_path_they_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(tmp.path()).unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, dir.join(name)).unwrap();
+        };
+        link("sub/new.txt", "pending");
+        assert_eq!(resolve(&dir, "pending"), dir.join("sub/new.txt"));
+        assert_eq!(resolve_link(&dir, "pending"), dir.join("pending"));
+        link("/nowhere/x", "abs");
+        assert_eq!(resolve(&dir, "abs"), PathBuf::from("/nowhere/x"));
+        // A dangling directory link in the middle, through a chain of two.
+        link("hop", "gone-dir");
+        link("../elsewhere", "hop");
+        assert_eq!(
+            resolve(&dir, "gone-dir/a/b.txt"),
+            dir.parent().unwrap().join("elsewhere/a/b.txt")
+        );
+        // A loop ends without hanging, at a path inside the loop.
+        link("loop-b", "loop-a");
+        link("loop-a", "loop-b");
+        let looped = resolve(&dir, "loop-a");
+        assert!(
+            looped == dir.join("loop-a") || looped == dir.join("loop-b"),
+            "{looped:?}"
+        );
     }
 }

@@ -67,19 +67,22 @@ pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// Whether a pruned directory at the last level of a depth-limited walk would itself have
-/// been a result (glob's simple mode lists directories); it is counted only then.
-pub type WouldList = Box<dyn Fn(&Path) -> bool + Send + Sync>;
+/// Which directories a walk wants, given a directory's path and depth (the root is depth
+/// 0): below the depth limit, whether to enter it; at the limit, whether it would itself
+/// be a result (glob's simple mode lists directories). A directory it does not want is
+/// left out, and a skip directory is counted as pruned only when it was wanted, so the
+/// count never includes directories the walk would not have gone into anyway.
+pub type Wants = Box<dyn Fn(&Path, usize) -> bool + Send + Sync>;
 
 /// A parallel walk of `root` that does not follow symlinks, applies no ignore files, and
 /// prunes the skip directories below the root, counting the pruned directories in the
-/// returned counter. `max_depth` limits how deep it goes (the root is depth 0); a skip
-/// directory at that last level is counted only when `would_list` says it would have been
-/// listed, since the walk would not have gone into it anyway.
+/// returned counter. `max_depth` limits how deep it goes; `wants` narrows the directories
+/// it enters (see [`Wants`]). Without `wants` every directory is entered and a skip
+/// directory at the depth limit is not counted.
 pub fn walker(
     root: &Path,
     max_depth: Option<usize>,
-    would_list: Option<WouldList>,
+    wants: Option<Wants>,
 ) -> (WalkParallel, Arc<AtomicU64>) {
     let pruned = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&pruned);
@@ -89,16 +92,21 @@ pub fn walker(
         .max_depth(max_depth)
         .threads(threads())
         .filter_entry(move |entry| {
-            let prune = entry.depth() > 0
-                && entry.file_type().is_some_and(|t| t.is_dir())
-                && is_skip_dir(entry.file_name());
-            if prune {
-                let descends = max_depth.is_none_or(|max| entry.depth() < max);
-                if descends || would_list.as_ref().is_some_and(|list| list(entry.path())) {
+            let depth = entry.depth();
+            if depth == 0 || !entry.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            let wanted = match &wants {
+                Some(wants) => wants(entry.path(), depth),
+                None => max_depth.is_none_or(|max| depth < max),
+            };
+            if is_skip_dir(entry.file_name()) {
+                if wanted {
                     counter.fetch_add(1, AtomicOrdering::Relaxed);
                 }
+                return false;
             }
-            !prune
+            wanted || wants.is_none()
         })
         .build_parallel();
     (walk, pruned)

@@ -181,6 +181,11 @@ impl TextDoc {
         }
     }
 
+    /// Whether the `\n` at byte `offset` of [`Self::text`] was a CRLF in the file.
+    pub fn is_crlf_at(&self, offset: usize) -> bool {
+        self.crlf_at.binary_search(&offset).is_ok()
+    }
+
     /// The ending inserted lines get.
     pub fn ending(&self) -> Ending {
         self.conventions.ending
@@ -365,6 +370,10 @@ mod tests {
         let original = b"one\r\ntwo\nthree\r\nfour\r\n";
         let doc = TextDoc::decode(original).unwrap();
         assert_eq!(doc.text, "one\ntwo\nthree\nfour\n");
+        let crlf: Vec<bool> = memchr::memchr_iter(b'\n', doc.text.as_bytes())
+            .map(|at| doc.is_crlf_at(at))
+            .collect();
+        assert_eq!(crlf, [true, false, true, true]);
         assert_eq!(doc.render(&[], None), original);
         // Replace "three" with two lines: the new break gets the dominant CRLF.
         let at = doc.text.find("three").unwrap();

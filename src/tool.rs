@@ -53,12 +53,17 @@ impl Access {
     /// A file access: `input` is resolved against the directory, and the pattern is the
     /// path relative to it (forward slashes, symlinks resolved), or absolute outside it.
     pub fn path(ctx: &CallContext, permission: impl Into<String>, input: &str) -> Self {
-        let resolved = ctx.resolve(input);
+        Access::resolved(ctx, permission, ctx.resolve(input))
+    }
+
+    /// A file access for a path already resolved (see `paths`): the pattern is the path
+    /// relative to the directory, or absolute outside it.
+    pub fn resolved(ctx: &CallContext, permission: impl Into<String>, path: PathBuf) -> Self {
         Access {
             permission: permission.into(),
-            pattern: ctx.display(&resolved),
+            pattern: ctx.display(&path),
             reason: None,
-            path: Some(resolved),
+            path: Some(path),
         }
     }
 

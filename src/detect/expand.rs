@@ -6,7 +6,8 @@
 //! into fields. A command substitution's code is collected for judging, and the output of
 //! the few that can be known (`$(echo rm)`, `$(which rm)`, `$(printf …)`) is used in
 //! place. Unquoted braces expand (`.e{n,}v` is `.env` and `.ev`). Globs are kept as text
-//! with a flag, for the secret-file rules to match.
+//! with a flag, for the secret-file rules to match. What a download prints is unknown but
+//! marked as fetched ([`Feed::Fetched`], [`FETCHED`]), so that running it can be judged.
 
 use std::collections::HashMap;
 
@@ -82,9 +83,12 @@ fn expand_at(word: &Word, vars: &Vars, subs: &mut Vec<String>, depth: usize) -> 
             Part::Sub { code, quoted } => {
                 subs.push(code.clone());
                 produced = true;
-                match static_output(code, vars, depth) {
-                    Some(value) => insert_value(&mut fields, &value, *quoted),
-                    None => push(&mut fields, "$(…)", true),
+                match static_feed(code, vars, depth) {
+                    Some(Feed::Text(value)) => {
+                        insert_value(&mut fields, value.trim_end_matches('\n'), *quoted);
+                    }
+                    Some(Feed::Fetched(_)) => push(&mut fields, FETCHED, true),
+                    _ => push(&mut fields, "$(…)", true),
                 }
             }
             Part::Arith => {
@@ -216,10 +220,10 @@ fn find_brace(field: &Field) -> Option<(usize, usize, Vec<usize>)> {
     None
 }
 
-/// The output of a substitution whose result is known without running anything: a
+/// The output of a substitution as far as it is known without running anything: a
 /// pipeline of commands whose output [`printed`] knows (`$(echo rm)`, `$(which rm)`,
-/// `$(echo cm0= | base64 -d)`), with trailing newlines removed as the shell does.
-fn static_output(code: &str, vars: &Vars, depth: usize) -> Option<String> {
+/// `$(echo cm0= | base64 -d)`, `$(curl -fsSL URL)` as fetched text).
+fn static_feed(code: &str, vars: &Vars, depth: usize) -> Option<Feed> {
     if depth >= MAX_EVAL_DEPTH {
         return None;
     }
@@ -246,6 +250,9 @@ fn static_output(code: &str, vars: &Vars, depth: usize) -> Option<String> {
                         .collect();
                     input = Some(Feed::Text(format!("{}\n", text.join(" "))));
                 }
+                // Standard error and other descriptors do not change what is printed
+                // (`$(curl -fsSL URL 2>/dev/null)`).
+                _ if redir.fd.is_some_and(|fd| fd >= 2) => {}
                 _ => return None,
             }
         }
@@ -258,10 +265,7 @@ fn static_output(code: &str, vars: &Vars, depth: usize) -> Option<String> {
             .collect();
         feed = printed(&args, input.as_ref());
     }
-    match feed {
-        Some(Feed::Text(text)) => Some(text.trim_end_matches('\n').to_string()),
-        _ => None,
-    }
+    feed
 }
 
 /// What a command writes to its standard output, as far as it is known without running
@@ -273,10 +277,33 @@ pub enum Feed {
     /// Unknown output of a command with these arguments: the only text there is, judged as
     /// code when piped into an interpreter (`awk '{print "rm -rf " $1}' | sh`).
     Args(Vec<String>),
+    /// Unknown text fetched from the network by this command (`curl -fsSL URL`), or
+    /// derived from such text further down a pipeline: code nobody has seen when an
+    /// interpreter runs it.
+    Fetched(String),
 }
+
+/// The text a word holds in place of a substitution that fetches from the network
+/// (`bash -c "$(curl -fsSL URL)"`, `source <(wget -qO- URL)`): code holding it runs code
+/// fetched from the network.
+pub const FETCHED: &str = "$(download…)";
 
 /// What `argv` prints given its standard input `input` (here-documents included).
 pub fn printed(argv: &[String], input: Option<&Feed>) -> Option<Feed> {
+    if fetch(argv) == Some(Fetch::Stdout) {
+        return Some(Feed::Fetched(argv.join(" ")));
+    }
+    let own = printed_own(argv, input);
+    match (input, own) {
+        // A filter of fetched text prints text derived from it (`curl … | gunzip`).
+        (Some(Feed::Fetched(source)), None | Some(Feed::Args(_))) => {
+            Some(Feed::Fetched(source.clone()))
+        }
+        (_, own) => own,
+    }
+}
+
+fn printed_own(argv: &[String], input: Option<&Feed>) -> Option<Feed> {
     let (name, args) = argv.split_first()?;
     let input_text = match input {
         Some(Feed::Text(text)) => Some(text.as_str()),
@@ -316,8 +343,10 @@ pub fn printed(argv: &[String], input: Option<&Feed>) -> Option<Feed> {
         "command" if args.iter().any(|a| a == "-v" || a == "-V") => {
             operands.first().map(|o| Feed::Text(format!("{o}\n")))
         }
-        "cat" | "tee" if operands.is_empty() => input.cloned(),
-        "cat" | "tee" => None,
+        "cat" if operands.is_empty() => input.cloned(),
+        "cat" => None,
+        // tee copies its input to standard output as well as to its files.
+        "tee" => input.cloned(),
         "base64" | "b64"
             if operands.is_empty()
                 && args
@@ -343,6 +372,217 @@ pub fn printed(argv: &[String], input: Option<&Feed>) -> Option<Feed> {
         }
         _ => Some(Feed::Args(args.to_vec())),
     }
+}
+
+/// Where a command that downloads puts what it fetched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetch {
+    /// Standard output (`curl URL`, `wget -qO- URL`).
+    Stdout,
+    /// A file (`curl -o x.sh URL`, `curl -O URL`, `wget URL`).
+    File(String),
+}
+
+/// How many wrappers deep a download is looked for (`sudo timeout 10 curl …`).
+const MAX_FETCH_DEPTH: usize = 8;
+
+/// Whether `argv` downloads from the network (curl, wget, HTTPie/xh), and where to.
+pub fn fetch(argv: &[String]) -> Option<Fetch> {
+    fetch_at(argv, 0)
+}
+
+fn fetch_at(argv: &[String], depth: usize) -> Option<Fetch> {
+    let (first, args) = argv.split_first()?;
+    match super::args::command_name(first) {
+        "curl" | "curlie" => Some(curl(args)),
+        "wget" | "wget2" => Some(wget(args)),
+        "http" | "https" | "xh" | "xhs" => {
+            let to_file = args.iter().any(|a| {
+                matches!(a.as_str(), "-d" | "--download" | "-o" | "--output")
+                    || a.starts_with("--output=")
+            });
+            (!to_file).then_some(Fetch::Stdout)
+        }
+        _ if depth < MAX_FETCH_DEPTH => {
+            super::runs::inners(argv)
+                .iter()
+                .find_map(|inner| match inner {
+                    super::runs::Inner::Argv(next) => fetch_at(next, depth + 1),
+                    _ => None,
+                })
+        }
+        _ => None,
+    }
+}
+
+/// curl: standard output unless `-o FILE` (not `-`) or `-O` (the URL's last segment).
+fn curl(args: &[String]) -> Fetch {
+    // Short options that take a value, and long ones (the rest are flags).
+    const SHORT: &str = "AbcCdDeEFHKmoPQrTtuUwxXyYz";
+    const LONG: &[&str] = &[
+        "output",
+        "data",
+        "data-raw",
+        "data-binary",
+        "data-urlencode",
+        "data-ascii",
+        "header",
+        "request",
+        "user",
+        "user-agent",
+        "referer",
+        "cookie",
+        "cookie-jar",
+        "form",
+        "form-string",
+        "output-dir",
+        "config",
+        "max-time",
+        "connect-timeout",
+        "retry",
+        "retry-delay",
+        "retry-max-time",
+        "proxy",
+        "cert",
+        "key",
+        "cacert",
+        "capath",
+        "write-out",
+        "upload-file",
+        "range",
+        "resolve",
+        "url",
+        "continue-at",
+        "limit-rate",
+        "max-filesize",
+        "dump-header",
+        "trace",
+        "trace-ascii",
+        "stderr",
+        "interface",
+        "oauth2-bearer",
+        "json",
+        "variable",
+        "proto",
+        "proto-redir",
+        "connect-to",
+        "pass",
+        "aws-sigv4",
+        "netrc-file",
+        "max-redirs",
+        "ciphers",
+        "expect100-timeout",
+    ];
+    let mut output: Option<String> = None;
+    let mut remote = false;
+    let mut url: Option<&str> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        if let Some(long) = arg.strip_prefix("--") {
+            match long.split_once('=') {
+                Some(("output", value)) => output = Some(value.to_string()),
+                Some((_, _)) => {}
+                None if long == "remote-name" || long == "remote-name-all" => remote = true,
+                None if long == "output" => {
+                    output = args.get(i + 1).cloned();
+                    i += 1;
+                }
+                None if long == "url" => {
+                    url = args.get(i + 1).map(String::as_str).or(url);
+                    i += 1;
+                }
+                None if LONG.contains(&long) => i += 1,
+                None => {}
+            }
+        } else if arg.len() > 1 && arg.starts_with('-') {
+            for (k, c) in arg[1..].char_indices() {
+                if c == 'O' {
+                    remote = true;
+                    continue;
+                }
+                if SHORT.contains(c) {
+                    let rest = &arg[1 + k + c.len_utf8()..];
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        args.get(i).cloned()
+                    } else {
+                        Some(rest.to_string())
+                    };
+                    if c == 'o' {
+                        output = value;
+                    }
+                    break;
+                }
+            }
+        } else if url.is_none() {
+            url = Some(arg);
+        }
+        i += 1;
+    }
+    match output {
+        Some(file) if file != "-" => Fetch::File(file),
+        Some(_) => Fetch::Stdout,
+        None if remote => url
+            .and_then(url_file_name)
+            .map_or(Fetch::Stdout, Fetch::File),
+        None => Fetch::Stdout,
+    }
+}
+
+/// wget: a file (`-O FILE`, else the URL's last segment) unless `-O -`.
+fn wget(args: &[String]) -> Fetch {
+    const SHORT: &str = "OoaeiBPUTtwQlARDIX";
+    let mut output: Option<String> = None;
+    let mut url: Option<&str> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        if let Some(long) = arg.strip_prefix("--") {
+            if let Some(value) = long.strip_prefix("output-document=") {
+                output = Some(value.to_string());
+            } else if long == "output-document" {
+                output = args.get(i + 1).cloned();
+                i += 1;
+            }
+        } else if arg.len() > 1 && arg.starts_with('-') {
+            for (k, c) in arg[1..].char_indices() {
+                if SHORT.contains(c) {
+                    let rest = &arg[1 + k + c.len_utf8()..];
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        args.get(i).cloned()
+                    } else {
+                        Some(rest.to_string())
+                    };
+                    if c == 'O' {
+                        output = value;
+                    }
+                    break;
+                }
+            }
+        } else if url.is_none() {
+            url = Some(arg);
+        }
+        i += 1;
+    }
+    match output {
+        Some(file) if file == "-" => Fetch::Stdout,
+        Some(file) => Fetch::File(file),
+        None => Fetch::File(
+            url.and_then(url_file_name)
+                .unwrap_or_else(|| "index.html".to_string()),
+        ),
+    }
+}
+
+/// The file name a URL is saved under: its path's last segment, without query.
+fn url_file_name(url: &str) -> Option<String> {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let after_scheme = path.split_once("://").map_or(path, |(_, rest)| rest);
+    let (_, path) = after_scheme.split_once('/')?;
+    let name = path.rsplit('/').next().unwrap_or(path);
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// A sketch of `printf`: escapes decoded, `%s`/`%b`/`%d` replaced by the arguments in
@@ -488,6 +728,72 @@ mod tests {
             .collect();
         assert!(args[0].glob);
         assert!(!args[1].glob);
+    }
+
+    fn argv(command: &str) -> Vec<String> {
+        command.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn downloads_and_where_they_go() {
+        let file = |f: &str| Some(Fetch::File(f.to_string()));
+        assert_eq!(
+            fetch(&argv("curl -fsSL https://x/i.sh")),
+            Some(Fetch::Stdout)
+        );
+        assert_eq!(
+            fetch(&argv("curl -o - https://x/i.sh")),
+            Some(Fetch::Stdout)
+        );
+        assert_eq!(fetch(&argv("curl -fsSLo i.sh https://x/a")), file("i.sh"));
+        assert_eq!(
+            fetch(&argv("curl --output=/tmp/a.sh https://x")),
+            file("/tmp/a.sh")
+        );
+        assert_eq!(
+            fetch(&argv("curl -LO https://x/get.py?v=1")),
+            file("get.py")
+        );
+        assert_eq!(
+            fetch(&argv("curl -H X:1 -X POST -O https://x/d/s.sh")),
+            file("s.sh")
+        );
+        assert_eq!(fetch(&argv("wget -qO- https://x")), Some(Fetch::Stdout));
+        assert_eq!(fetch(&argv("wget -O - https://x")), Some(Fetch::Stdout));
+        assert_eq!(fetch(&argv("wget https://x/s.sh")), file("s.sh"));
+        assert_eq!(fetch(&argv("wget https://x")), file("index.html"));
+        assert_eq!(fetch(&argv("wget -O a.sh https://x/s.sh")), file("a.sh"));
+        assert_eq!(
+            fetch(&argv("sudo timeout 9 curl https://x")),
+            Some(Fetch::Stdout)
+        );
+        assert_eq!(fetch(&argv("http --download https://x/a")), None);
+        assert_eq!(fetch(&argv("cat x")), None);
+    }
+
+    #[test]
+    fn fetched_text_flows_through_filters_and_substitutions() {
+        let source = Feed::Fetched("curl https://x".to_string());
+        assert_eq!(printed(&argv("curl https://x"), None), Some(source.clone()));
+        assert_eq!(
+            printed(&argv("gunzip"), Some(&source)),
+            Some(source.clone())
+        );
+        assert_eq!(
+            printed(&argv("tee log"), Some(&source)),
+            Some(source.clone())
+        );
+        assert_eq!(
+            printed(&argv("echo hi"), Some(&source)),
+            Some(Feed::Text("hi\n".to_string()))
+        );
+        let vars = Vars::new();
+        assert_eq!(
+            texts("\"$(curl -fsSL https://x 2>/dev/null)\"", &vars),
+            [FETCHED]
+        );
+        assert_eq!(texts("<(wget -qO- https://x)", &vars), [FETCHED]);
+        assert_eq!(texts("$(curl -o f https://x)", &vars), ["$(…)"]);
     }
 
     #[test]

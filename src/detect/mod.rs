@@ -13,9 +13,16 @@
 //! ([`runs`]). Wrappers (`sudo`, `env`, `nice`, `timeout`, …), absolute paths, quotes
 //! inside the command word and a leading backslash never hide the command.
 //!
+//! **Code nobody can read** is destructive when run: text fetched from the network and
+//! handed to an interpreter (`curl URL | sh`, `bash -c "$(curl URL)"`, `source <(wget …)`,
+//! `curl -o x.sh URL && sh x.sh`) is "runs code fetched from the network".
+//!
 //! **Secret files** are judged on the file name of every path a word could name, in any
 //! command, including here-strings, redirections and code handed on ([`secret`]); a path
-//! inside `.tinytool/` or tinytool's user config directory needs `secret-shell` too.
+//! inside `.tinytool/` or tinytool's user config directory needs `secret-shell` too, also
+//! through a glob that could match it or a relative path after a `cd`. Each word is read
+//! in its role ([`roles`]): a search pattern or a message is data, a `find -name` pattern
+//! is a pattern even when quoted.
 //!
 //! Each [`Finding`] carries a reason (`destructive: git push --force origin main`,
 //! `secret file: .env`) for `policy explain` and refusals.
@@ -25,6 +32,7 @@ pub mod destructive;
 pub mod expand;
 pub mod lex;
 pub mod parse;
+pub mod roles;
 pub mod runs;
 pub mod script;
 pub mod secret;
@@ -35,7 +43,9 @@ use std::path::{Path, PathBuf};
 use expand::{Arg, Feed, Vars};
 use lex::{Lexed, RedirOp, Word};
 use parse::{Item, Simple};
+use roles::Role;
 use runs::{Inner, Lang};
+use secret::Shape;
 
 /// Which permission a finding calls for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,6 +119,8 @@ pub fn judge(command: &str, places: &Places) -> Vec<Finding> {
         depth: 0,
         work: 0,
         files: std::collections::HashMap::new(),
+        fetched: std::collections::HashMap::new(),
+        moved: None,
     };
     judge.shell(command, &mut expand::initial_vars());
     let mut findings = judge.findings;
@@ -145,6 +157,12 @@ struct Judge<'a> {
     /// Files this command line writes with known text (`echo 'rm -rf x' > a.sh`), so that
     /// running them later in the line (`sh a.sh`) is judged.
     files: std::collections::HashMap<String, String>,
+    /// Files this command line downloads (`curl -o x.sh URL`), with the command that did:
+    /// running them later in the line runs code fetched from the network.
+    fetched: std::collections::HashMap<String, String>,
+    /// The places with the working directory a `cd` moved to (`cd ~/.config && cat
+    /// tinytool/policy.json`); an empty directory when the target is unknown.
+    moved: Option<Places>,
 }
 
 impl Judge<'_> {
@@ -161,6 +179,41 @@ impl Judge<'_> {
 
     fn destructive(&mut self, what: String) {
         self.add(Kind::Destructive, format!("destructive: {what}"));
+    }
+
+    /// Code nobody has seen, fetched from the network, is run: `curl URL | sh`,
+    /// `bash -c "$(curl URL)"`, `curl -o x.sh URL && sh x.sh`. Issue 8 judges code handed
+    /// to an interpreter as if typed; this code cannot be read, so it is taken as
+    /// destructive.
+    fn runs_fetched(&mut self, how: String) {
+        self.destructive(format!("runs code fetched from the network: {how}"));
+    }
+
+    /// The places relative paths resolve against: after a `cd`, its target.
+    fn places(&self) -> &Places {
+        self.moved.as_ref().unwrap_or(self.places)
+    }
+
+    /// Follows `cd DIR` / `pushd DIR` for the words after it.
+    fn change_dir(&mut self, argv: &[String]) {
+        let Some(first) = argv.first() else { return };
+        if !matches!(first.as_str(), "cd" | "pushd") {
+            return;
+        }
+        let target = argv[1..]
+            .iter()
+            .find(|a| !(a.starts_with('-') && a.len() > 1));
+        let places = self.places();
+        let dir = match target.map(String::as_str) {
+            None => places.home.clone(),
+            Some("-") => None,
+            Some(t) if t.contains(['*', '?', '[']) => None,
+            Some(t) => secret::resolve(t, places),
+        };
+        let mut moved = places.clone();
+        // An unknown directory: relative paths then name nothing absolute.
+        moved.dir = dir.unwrap_or_default();
+        self.moved = Some(moved);
     }
 
     /// Enters one level of nesting; false when too deep or too much work was done.
@@ -182,6 +235,8 @@ impl Judge<'_> {
         if !self.enter() {
             return;
         }
+        // A `cd` inside this code (a `sh -c`, a substitution) does not move the caller.
+        let outer = self.moved.clone();
         let lexed = lex::lex(code);
         let items = parse::parse(&lexed);
         let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
@@ -213,6 +268,9 @@ impl Judge<'_> {
                 }
             }
         }
+        if self.depth > 1 {
+            self.moved = outer;
+        }
         self.leave();
     }
 
@@ -235,11 +293,20 @@ impl Judge<'_> {
             .iter()
             .flat_map(|w| expand::expand(w, vars, &mut subs))
             .collect();
-        let filter = query_filter(&argv);
-        for (k, arg) in argv.iter().enumerate() {
-            if Some(k) != filter {
-                self.path(arg);
-            }
+        let texts: Vec<String> = argv.iter().map(|a| a.text.clone()).collect();
+        for (arg, role) in argv.iter().zip(roles::roles(&texts)) {
+            let shape = match role {
+                Role::Data => continue,
+                Role::Path | Role::Command if arg.glob => Shape::Glob,
+                Role::Path | Role::Command => Shape::Literal,
+                Role::Name { fold } => Shape::Name { fold },
+                Role::WholePath { fold } => Shape::WholePath { fold },
+                Role::Regex { fold } => Shape::Regex { fold },
+            };
+            // A command word without a slash is looked up in `PATH`: a `cd` does not
+            // change what it names (`cd ~/.config/tinytool && cat x` runs no `./cat`).
+            let looked_up = role == Role::Command && !arg.text.contains('/');
+            self.path_as(&arg.text, shape, !looked_up);
         }
         if argv.is_empty() {
             vars.extend(assigned);
@@ -296,14 +363,18 @@ impl Judge<'_> {
         for sub in subs {
             self.shell(&sub, &mut vars.clone());
         }
-        let texts: Vec<String> = argv.into_iter().map(|a| a.text).collect();
-        self.command(&texts, input.as_ref());
+        self.command(&texts, &texts, input.as_ref());
+        if let Some(expand::Fetch::File(file)) = expand::fetch(&texts) {
+            self.fetched.insert(file_key(&file), texts.join(" "));
+        }
+        self.change_dir(&texts);
         let output = expand::printed(&texts, input.as_ref());
         self.remember_files(simple, vars, &texts, input.as_ref(), output.as_ref());
         output
     }
 
-    /// Records files written with known text: stdout redirections and `tee` operands.
+    /// Records files written with known text, or with text fetched from the network:
+    /// stdout redirections and `tee` operands.
     fn remember_files(
         &mut self,
         simple: &Simple,
@@ -312,6 +383,26 @@ impl Judge<'_> {
         input: Option<&Feed>,
         output: Option<&Feed>,
     ) {
+        if let Some(Feed::Fetched(source)) = output {
+            // `curl URL > x.sh`: running x.sh later runs what was fetched.
+            for redir in &simple.redirs {
+                if matches!(redir.fd, None | Some(1))
+                    && matches!(redir.op, RedirOp::Out | RedirOp::OutAll | RedirOp::Append)
+                {
+                    let mut ignored = Vec::new();
+                    for target in expand::expand(&redir.target, vars, &mut ignored) {
+                        self.fetched.insert(file_key(&target.text), source.clone());
+                    }
+                }
+            }
+        }
+        if let (Some(name), Some(Feed::Fetched(source))) = (argv.first(), input)
+            && args::command_name(name) == "tee"
+        {
+            for file in argv[1..].iter().filter(|a| !a.starts_with('-')) {
+                self.fetched.insert(file_key(file), source.clone());
+            }
+        }
         if let Some(Feed::Text(text)) = output {
             for redir in &simple.redirs {
                 let to_stdout = matches!(redir.fd, None | Some(1));
@@ -356,12 +447,19 @@ impl Judge<'_> {
     }
 
     /// Judges a command's argument vector and whatever it runs in turn.
-    fn command(&mut self, argv: &[String], input: Option<&Feed>) {
+    /// `typed` is the command as written, wrappers included (`sudo bash`), for reasons.
+    fn command(&mut self, argv: &[String], typed: &[String], input: Option<&Feed>) {
         if argv.is_empty() || !self.enter() {
             return;
         }
         if let Some(what) = destructive::check(argv) {
             self.destructive(what);
+        }
+        if argv[0].contains(expand::FETCHED) {
+            self.runs_fetched(typed.join(" "));
+        }
+        if let Some(source) = self.fetched.get(&file_key(&argv[0])).cloned() {
+            self.runs_fetched(format!("{} (from {source})", typed.join(" ")));
         }
         // Running a file written earlier in the line (`./a.sh`).
         if let Some(text) = self.files.get(&file_key(&argv[0])).cloned() {
@@ -377,10 +475,18 @@ impl Judge<'_> {
             match inner {
                 Inner::Argv(next) => {
                     // A wrapper's words were already checked as paths.
-                    self.command(&next, input);
+                    self.command(&next, typed, input);
                 }
-                Inner::Code(lang, code) => self.code(lang, &code),
+                Inner::Code(lang, code) => {
+                    if code.contains(expand::FETCHED) {
+                        self.runs_fetched(typed.join(" "));
+                    }
+                    self.code(lang, &code);
+                }
                 Inner::Stdin(lang) => match input {
+                    Some(Feed::Fetched(source)) => {
+                        self.runs_fetched(format!("{source} | {}", typed.join(" ")));
+                    }
                     Some(Feed::Text(text)) => self.code(lang, text),
                     Some(Feed::Args(args)) => {
                         for arg in args {
@@ -393,6 +499,12 @@ impl Judge<'_> {
                     None => {}
                 },
                 Inner::File(lang, file) => {
+                    if file.contains(expand::FETCHED) {
+                        self.runs_fetched(typed.join(" "));
+                    }
+                    if let Some(source) = self.fetched.get(&file_key(&file)).cloned() {
+                        self.runs_fetched(format!("{} (from {source})", typed.join(" ")));
+                    }
                     if let Some(text) = self.files.get(&file_key(&file)).cloned() {
                         self.code(lang, &text);
                     }
@@ -476,32 +588,22 @@ impl Judge<'_> {
     }
 
     fn path(&mut self, arg: &Arg) {
-        if let Some(reason) = secret::check_word(&arg.text, arg.glob, self.places) {
+        let shape = if arg.glob {
+            Shape::Glob
+        } else {
+            Shape::Literal
+        };
+        self.path_as(&arg.text, shape, true);
+    }
+
+    /// Judges a word as a path of the given shape, relative to the directory a `cd`
+    /// moved to when `moved`, else to the session's.
+    fn path_as(&mut self, text: &str, shape: Shape, moved: bool) {
+        let places = if moved { self.places() } else { self.places };
+        if let Some(reason) = secret::check_word(text, shape, places) {
             self.add(Kind::Secret, reason);
         }
     }
-}
-
-/// The index of a JSON/YAML query filter (`jq .scripts.env`): an expression, not a path.
-fn query_filter(argv: &[Arg]) -> Option<usize> {
-    let name = args::command_name(&argv.first()?.text);
-    if !matches!(name, "jq" | "yq" | "gojq" | "jaq") {
-        return None;
-    }
-    let mut k = 1;
-    while k < argv.len() {
-        let text = argv[k].text.as_str();
-        if !text.starts_with('-') || text == "-" {
-            return Some(k);
-        }
-        // Options whose values are not the filter.
-        k += match text {
-            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => 3,
-            "-L" | "--indent" => 2,
-            _ => 1,
-        };
-    }
-    None
 }
 
 /// The fields of an expansion as one text, separated by spaces.

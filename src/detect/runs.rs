@@ -246,11 +246,11 @@ pub fn inners(argv: &[String]) -> Vec<Inner> {
                 .unwrap_or_default(),
             _ => Vec::new(),
         },
-        "ruby" | "jruby" => script_flags(args, "e", "rICETWxKF"),
-        "perl" => script_flags(args, "eE", "IMmixFCdD"),
-        "php" => script_flags(args, "r", "cdfz"),
+        "ruby" | "jruby" => script_flags(args, "e", ("rICETWxKF", "rICE")),
+        "perl" => script_flags(args, "eE", ("IMmixFCdD", "I")),
+        "php" => script_flags(args, "r", ("cdfz", "cdfz")),
         "lua" | "luajit" | "Rscript" | "julia" | "groovy" | "osascript" | "tclsh" => {
-            script_flags(args, "e", "l")
+            script_flags(args, "e", ("l", "l"))
         }
         "awk" | "gawk" | "mawk" | "nawk" => awk(args),
         "psql" => {
@@ -282,7 +282,18 @@ pub fn inners(argv: &[String]) -> Vec<Inner> {
                 vec![Inner::Stdin(Lang::Sql)]
             }
         }
-        "mysql" | "mariadb" => sql_client(args, 'e', "execute", "hPuSpDo"),
+        "mysql" | "mariadb" => {
+            // `-p` and `--password` take a value only when attached (`-pX`,
+            // `--password=X`): alone they prompt, and the next word is its own option.
+            let args: Vec<String> = args
+                .iter()
+                .take_while(|a| *a != "--")
+                .filter(|a| !(a.starts_with("-p") || a.starts_with("--pass")))
+                .chain(args.iter().skip_while(|a| *a != "--"))
+                .cloned()
+                .collect();
+            sql_client(&args, 'e', "execute", "hPuSDo")
+        }
         "clickhouse-client" => sql_client(args, 'q', "query", "hudp"),
         "clickhouse" if args.first().map(String::as_str) == Some("client") => {
             sql_client(&args[1..], 'q', "query", "hudp")
@@ -1142,13 +1153,23 @@ fn node(args: &[String]) -> Vec<Inner> {
 }
 
 /// Interpreters taking code after one of `code_letters` (`perl -lne CODE`, `ruby -e CODE`);
-/// `value_letters` take an attached value that is not code (`ruby -rjson`).
-fn script_flags(args: &[String], code_letters: &str, value_letters: &str) -> Vec<Inner> {
+/// `value_letters` take a value that is not code (`ruby -rjson`), attached or, for the
+/// second set of letters, also as the next word (`php -d x=1`). Without such code they
+/// run the script file named first, or standard input (`curl URL | perl`).
+fn script_flags(
+    args: &[String],
+    code_letters: &str,
+    (value_letters, spaced_letters): (&str, &str),
+) -> Vec<Inner> {
     let mut code = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let arg = args[i].as_str();
-        if arg == "--" || !arg.starts_with('-') || arg == "-" {
+        if arg == "--" {
+            i += 1;
+            break;
+        }
+        if !arg.starts_with('-') || arg == "-" {
             break;
         }
         if arg.starts_with("--") {
@@ -1171,15 +1192,19 @@ fn script_flags(args: &[String], code_letters: &str, value_letters: &str) -> Vec
                 break;
             }
             if value_letters.contains(c) {
+                // `-d x=1`: a value of its own word.
+                skip_next = spaced_letters.contains(c) && cluster[k + c.len_utf8()..].is_empty();
                 break;
             }
         }
         i += if skip_next { 2 } else { 1 };
     }
-    if code.is_empty() {
-        Vec::new()
-    } else {
-        vec![Inner::Code(Lang::Script, code.join("\n"))]
+    if !code.is_empty() {
+        return vec![Inner::Code(Lang::Script, code.join("\n"))];
+    }
+    match args.get(i).map(String::as_str) {
+        None | Some("-") => vec![Inner::Stdin(Lang::Script)],
+        Some(script) => vec![Inner::File(Lang::Script, script.to_string())],
     }
 }
 
@@ -1350,6 +1375,23 @@ mod tests {
         assert_eq!(
             inner("perl -i.bak -lne code f"),
             [Inner::Code(Lang::Script, "code".into())]
+        );
+        // Without code on the command line: the script named first, else standard input.
+        assert_eq!(inner("perl"), [Inner::Stdin(Lang::Script)]);
+        assert_eq!(inner("perl - App::cpanminus"), [Inner::Stdin(Lang::Script)]);
+        assert_eq!(inner("ruby -w"), [Inner::Stdin(Lang::Script)]);
+        assert_eq!(
+            inner("perl -i -pe code f"),
+            [Inner::Code(Lang::Script, "code".into())]
+        );
+        assert_eq!(inner("ruby -r json"), [Inner::Stdin(Lang::Script)]);
+        assert_eq!(
+            inner("php -d x=1 -- run.php"),
+            [Inner::File(Lang::Script, "run.php".into())]
+        );
+        assert_eq!(
+            inner("perl -w script.pl arg"),
+            [Inner::File(Lang::Script, "script.pl".into())]
         );
         assert_eq!(
             inner("psql -U x -c SQL"),

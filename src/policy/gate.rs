@@ -188,7 +188,9 @@ pub fn refusal(
     );
     let by = deciding_rule_text(decision.rule.as_ref());
     let mut message = match (decision.action, note) {
-        (_, Some(note)) => format!("Refused by the policy: {what}: {note}."),
+        (_, Some(note)) => {
+            format!("Refused by the policy: {what} needs approval ({by} asks): {note}.")
+        }
         (Action::Deny, None) => format!("Refused by the policy: {what} is denied by {by}."),
         _ => format!(
             "Refused by the policy: {what} needs approval: {by} asks, and with nobody to ask \
@@ -269,7 +271,7 @@ fn prompt(
             policy,
             chain,
             decision,
-            Some("it needs approval and there is no terminal to ask"),
+            Some("there is no terminal to ask"),
         ));
     };
     let request = crate::events::new_id("per");

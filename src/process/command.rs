@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use super::environment;
 use super::run::{self, Isolation, Outcome, Program, Request, Stream, Watcher};
+use crate::detect::Places;
+use crate::session::CallContext;
+use crate::tool::Access;
 use crate::truncate::Limits;
 
 /// What a config command printed and how it ended.
@@ -113,6 +116,14 @@ pub fn run_collect(
         stdout: collector.stdout,
         stderr_tail: collector.stderr,
     })
+}
+
+/// The accesses a command from the config needs before it runs: the same as a bash command
+/// with that command line (`shell`, then `secret-shell` and `destructive-shell` when the
+/// detectors find them), so a cloned repository's formatter or subagent can never run what
+/// a model's command could not.
+pub fn command_accesses(ctx: &CallContext, argv: &[String]) -> Vec<Access> {
+    crate::tools::bash::shell_accesses(&shell_join(argv), &Places::for_dir(&ctx.session.dir))
 }
 
 /// A command line as a shell would read it, and as `shell` policy rules match it: words

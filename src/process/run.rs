@@ -384,7 +384,8 @@ fn spawn(request: &Request, witness: &Witness) -> io::Result<Child> {
     let mut command = match request.program {
         Program::Shell(line) => {
             let mut command = Command::new("sh");
-            command.arg("-c").arg(line);
+            // `--` ends sh's options, so a command line starting with `-` is run, not parsed.
+            command.args(["-c", "--"]).arg(line);
             command
         }
         Program::Argv(argv) => {

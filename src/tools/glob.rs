@@ -161,7 +161,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         // Without `**` each component matches one level; a `/` inside braces can add a
         // level, so every `/` counts.
         let depth = (!double).then(|| rest.matches('/').count() + 1);
-        walk(&start, &glob, depth, double)
+        walk(&start, &glob, rest, depth, double)
     } else {
         Found::default()
     };
@@ -203,6 +203,39 @@ fn start_of(root: &str, prefix: &str) -> String {
     }
 }
 
+/// One matcher per `/`-separated component of a simple-mode pattern, or `None` when a `/`
+/// sits inside braces or a class (then a component is not one level, and every directory
+/// is entered).
+fn component_globs(rest: &str) -> Option<Vec<GlobMatcher>> {
+    let mut braces = 0usize;
+    let mut class = false;
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !class => {
+                class = true;
+                // A `]` right after `[` or `[!` is a member, not the end.
+                chars.next_if_eq(&'!');
+                chars.next_if_eq(&']');
+            }
+            ']' if class => class = false,
+            '{' if !class => braces += 1,
+            '}' if !class => braces = braces.saturating_sub(1),
+            '/' if class || braces > 0 => return None,
+            _ => {}
+        }
+    }
+    if class || braces > 0 {
+        return None;
+    }
+    rest.split('/')
+        .map(|component| search::compile_glob(component).ok())
+        .collect()
+}
+
 /// What the walk found.
 #[derive(Default)]
 struct Found {
@@ -211,13 +244,33 @@ struct Found {
     unreadable: u64,
 }
 
-/// Walks `start` and keeps the entries whose path below it matches `glob`.
-fn walk(start: &Path, glob: &GlobMatcher, max_depth: Option<usize>, files_only: bool) -> Found {
-    let would_list: search::WouldList = {
+/// Walks `start` and keeps the entries whose path below it matches `glob`. In simple mode
+/// (`max_depth` set) a directory above the last level is entered only when its name
+/// matches the pattern's component for that level, so neither the walk nor the pruned
+/// count reaches directories the pattern rules out.
+fn walk(
+    start: &Path,
+    glob: &GlobMatcher,
+    rest: &str,
+    max_depth: Option<usize>,
+    files_only: bool,
+) -> Found {
+    let wants: Option<search::Wants> = max_depth.map(|max| {
         let (glob, start) = (glob.clone(), start.to_path_buf());
-        Box::new(move |path| glob.is_match(path.strip_prefix(&start).unwrap_or(path)))
-    };
-    let (walker, pruned) = search::walker(start, max_depth, Some(would_list));
+        let components = component_globs(rest);
+        Box::new(move |path: &Path, depth: usize| {
+            if depth >= max {
+                return glob.is_match(path.strip_prefix(&start).unwrap_or(path));
+            }
+            let (Some(components), Some(name)) = (&components, path.file_name()) else {
+                return true;
+            };
+            components
+                .get(depth - 1)
+                .is_none_or(|component| component.is_match(name))
+        }) as search::Wants
+    });
+    let (walker, pruned) = search::walker(start, max_depth, wants);
     let out = Mutex::new(Found::default());
     search::walk_with_locals(
         walker,
@@ -332,6 +385,21 @@ mod tests {
             let (p, r) = split_literal(pattern);
             assert_eq!((p.as_str(), r), (prefix, rest), "{pattern}");
         }
+    }
+
+    #[test]
+    fn components_split_only_where_a_slash_separates_levels() {
+        let names = |rest: &str| component_globs(rest).map(|globs| globs.len());
+        assert_eq!(names("s?c/[ab].*"), Some(2));
+        assert_eq!(names("*/*/*.rs"), Some(3));
+        assert_eq!(names("*.{rs,toml}"), Some(1));
+        assert_eq!(names("{a,b/c}/*.rs"), None);
+        assert_eq!(names("[/]x/*"), None);
+        assert_eq!(names("[]/]x/*"), None);
+        assert_eq!(names("a\\{/*"), Some(2));
+        let globs = component_globs("s?c/[ab].*").unwrap();
+        assert!(globs[0].is_match("src") && !globs[0].is_match("node_modules"));
+        assert!(globs[1].is_match("a.rs") && !globs[1].is_match("c.rs"));
     }
 
     #[test]

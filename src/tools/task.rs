@@ -34,7 +34,7 @@ use serde_json::{Map, Value, json};
 
 use crate::background::{self, spawn_supervisor};
 use crate::events::new_id;
-use crate::process::command::shell_join;
+use crate::process::command::{command_accesses, shell_join};
 use crate::process::environment;
 use crate::process::run::{self, Ending, Finished, Program, Request};
 use crate::schema;
@@ -156,8 +156,9 @@ fn type_or_default(subagent_type: Option<&str>) -> &str {
         .unwrap_or(DEFAULT_TYPE)
 }
 
-/// A start needs `shell` for the subagent command line; a status lookup, a cancel or a
-/// type without a command needs `shell` for `task`.
+/// A start needs what the subagent command line would need as a bash command (`shell`,
+/// and `secret-shell` / `destructive-shell` when the detectors find them); a status
+/// lookup, a cancel or a type without a command needs `shell` for `task`.
 fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
     let lookup = args
         .get("task_id")
@@ -165,10 +166,13 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
         .is_some_and(|id| !id.trim().is_empty());
     let kind = type_or_default(args.get("subagent_type").and_then(Value::as_str));
     match ctx.session.config.subagents.get(kind) {
-        Some(subagent) if !lookup => vec![
-            Access::new("shell", shell_join(&subagent.command))
-                .because(format!("the {kind} subagent")),
-        ],
+        Some(subagent) if !lookup => {
+            let mut accesses = command_accesses(ctx, &subagent.command);
+            if let Some(first) = accesses.first_mut() {
+                first.reason = Some(format!("the {kind} subagent"));
+            }
+            accesses
+        }
         _ => vec![Access::new("shell", "task")],
     }
 }

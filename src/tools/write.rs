@@ -10,6 +10,11 @@
 //! configured formatter runs (its failure is reported, never undoes the write) and
 //! `file.modified` is published with operation `write`.
 //!
+//! A symlink is written through: the path is resolved first (`paths::resolve`, a dangling
+//! link to the file it names), so the policy judges the file really written and the atomic
+//! rename replaces that file, leaving the link in place. A FIFO, socket or device is refused
+//! without being opened (opening a FIFO would block until someone opens its other end).
+//!
 //! Deliberate differences from the reference: no "you have not read this file" warning
 //! (DESIGN §6), and an existing file's mode and conventions are kept.
 
@@ -19,7 +24,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::aftercare;
-use crate::atomic;
+use crate::atomic::{self, Kind};
 use crate::project::PathLock;
 use crate::schema;
 use crate::session::CallContext;
@@ -44,7 +49,8 @@ pub fn definition() -> ToolDef {
                 endings and BOM were applied), followed by `Formatted with NAME` or `Formatter \
                 failed: ...` when a formatter is configured for the file. metadata: path, \
                 bytes, created, line_endings, bom, formatter.",
-            errors: "`PATH is a directory`; `Error creating directory: ...`; `Error writing file: \
+            errors: "`PATH is a directory`; `PATH is not a regular file: it is a FIFO` (or a \
+                socket or device: never opened, nothing written); `Error creating directory: ...`; `Error writing file: \
                 ...` (permissions, disk full). Nothing is changed on error.",
             examples: &[
                 (
@@ -95,10 +101,20 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     };
     let path = ctx.resolve(&args.file_path);
     let shown = ctx.display(&path);
-    if path.is_dir() {
-        return Ok(ToolOutput::error(format!(
-            "{shown} is a directory; give the path of a file to write"
-        )));
+    // The path is resolved (symlinks followed), so this is what the rename will replace.
+    match atomic::kind(&path) {
+        Ok(Kind::Directory) => {
+            return Ok(ToolOutput::error(format!(
+                "{shown} is a directory; give the path of a file to write"
+            )));
+        }
+        Ok(Kind::Special(what)) => return Ok(ToolOutput::error(atomic::not_regular(&shown, what))),
+        Ok(Kind::File | Kind::Missing | Kind::Symlink) => {}
+        Err(err) => {
+            return Ok(ToolOutput::error(format!(
+                "Error writing file: {shown}: {err}"
+            )));
+        }
     }
     if let Err(err) = atomic::create_parents(&path) {
         return Ok(ToolOutput::error(format!(
@@ -114,7 +130,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
-    let (conventions, created) = match std::fs::read(&path) {
+    let (conventions, created) = match atomic::read_regular(&path) {
         Ok(bytes) => (Conventions::detect(&bytes), false),
         Err(err) if err.kind() == ErrorKind::NotFound => (Conventions::default(), true),
         Err(err) => {

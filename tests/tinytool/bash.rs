@@ -75,6 +75,14 @@ fn a_signal_ends_the_command() {
 }
 
 #[test]
+fn a_command_starting_with_a_dash_is_run_not_taken_as_a_shell_option() {
+    let room = Room::new();
+    let run = room.call("bash", json!({"command": "-n 2>/dev/null; echo ran"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "ran\n");
+}
+
+#[test]
 fn empty_commands_are_refused() {
     let room = Room::new();
     let run = room.call("bash", json!({"command": "  "}));

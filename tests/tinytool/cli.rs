@@ -25,6 +25,29 @@ fn version_and_unknown_subcommands() {
     assert_eq!(run.code, 2);
 }
 
+#[test]
+fn an_unknown_flag_names_the_tools_flags() {
+    let room = Room::new();
+    let run = room.run(&["--dir", ".", "read", "--path", "a.txt"], None);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unexpected argument '--path'"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains(
+            "The flags of `tinytool read` are: --file-path, --offset, --limit (and --stdin)."
+        ),
+        "{run:?}"
+    );
+    let run = room.run(&["plan_enter", "--now"], None);
+    assert!(
+        run.stderr
+            .contains("`tinytool plan_enter` takes no parameters."),
+        "{run:?}"
+    );
+}
+
 fn listed_names(list: &Value, key: impl Fn(&Value) -> &Value) -> Vec<String> {
     list.as_array()
         .unwrap()
@@ -190,5 +213,30 @@ fn a_closed_pipe_is_success() {
         String::from_utf8_lossy(&out.stderr).is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn flag_values_may_start_with_a_hyphen() {
+    let room = Room::new();
+    room.write("list.md", "- item one\n");
+    let run = room.run(
+        &[
+            "edit",
+            "--file-path",
+            "list.md",
+            "--old-string",
+            "- item one",
+            "--new-string",
+            "- item 1",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(room.read("list.md"), "- item 1\n");
+    let negative = room.run(&["read", "--file-path", "list.md", "--offset", "-1"], None);
+    assert_eq!(
+        negative.output(),
+        "Invalid arguments: `offset` must be at least 0 (got -1)"
     );
 }

@@ -338,6 +338,9 @@ fn concurrent_processes_lose_no_update_and_leave_nothing_beside_the_file() {
     assert_eq!(room.read("counters.txt"), expected);
     let files: Vec<String> = tree(&room.dir).into_iter().map(|(p, _)| p).collect();
     assert_eq!(files, vec!["counters.txt".to_string()]);
+    // Every holder removed its lock file when it let go.
+    let locks = std::fs::read_dir(room.dir.join(".tinytool/locks")).unwrap();
+    assert_eq!(locks.count(), 0);
 }
 
 #[test]

@@ -59,6 +59,19 @@ fn simple_mode_matches_one_level_per_component_and_directories_too() {
             "[skipped: 6 skip directories pruned; not cut]"
         ]
     );
+    // Only the skip directory the pattern could have entered is counted: the ones at the
+    // top level never match `s?c`.
+    assert_eq!(
+        lines(&room, json!({"pattern": "s?c/*/*.js"})),
+        [
+            "No files matched the pattern.",
+            "[skipped: 1 skip directory pruned; not cut]"
+        ]
+    );
+    assert_eq!(
+        lines(&room, json!({"pattern": "d*/*.md"})),
+        ["docs/guide.md"]
+    );
     assert_eq!(
         lines(&room, json!({"pattern": "*.rs", "path": "src"})),
         ["src/main.rs", "src/lib.rs"]

@@ -11,6 +11,7 @@ mod bash;
 mod cli;
 mod docs;
 mod edit;
+mod edit_targets;
 mod exec;
 mod glob;
 mod grep;

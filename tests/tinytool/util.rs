@@ -151,8 +151,9 @@ impl Room {
     }
 }
 
-/// Runs a prepared command, feeding `stdin`.
-pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
+/// Spawns a prepared command with its output piped, feeding `stdin` from a thread (so a
+/// child that does not read it cannot block the test), or with stdin at `/dev/null`.
+fn spawn_fed(mut cmd: Command, stdin: Option<&[u8]>) -> std::process::Child {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.stdin(if stdin.is_some() {
         Stdio::piped()
@@ -167,12 +168,52 @@ pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
             let _ = pipe.write_all(&input);
         });
     }
+    child
+}
+
+/// Runs a prepared command, feeding `stdin`.
+pub fn run_command(cmd: Command, stdin: Option<&[u8]>) -> Run {
+    let child = spawn_fed(cmd, stdin);
     let out = child.wait_with_output().expect("wait");
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Runs a prepared command like [`run_command`], but kills it and returns `None` when it has
+/// not finished within `limit`: for calls that must not hang (a hang is the defect under
+/// test, so the limit is generous and never measured).
+pub fn run_command_within(cmd: Command, stdin: Option<&[u8]>, limit: Duration) -> Option<Run> {
+    use std::io::Read;
+    let mut child = spawn_fed(cmd, stdin);
+    let collect = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = collect(Box::new(child.stdout.take().unwrap()));
+    let stderr = collect(Box::new(child.stderr.take().unwrap()));
+    let until = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Some(Run {
+        code: status.code().unwrap_or(-1),
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    })
 }
 
 /// The binary under test.

@@ -2,6 +2,7 @@
 //! the user config's `webfetch.allow_hosts`: formats, redirects (and refused hops), the
 //! body cap, status codes, header dropping, binary bodies, SSRF refusals, the policy.
 
+use encoding_rs::{Encoding, SHIFT_JIS, WINDOWS_1252};
 use serde_json::{Value, json};
 
 use crate::httpd::{Payload, Reply, Server};
@@ -99,7 +100,22 @@ fn text_is_the_default_format() {
     let room = web_room(&server);
     let (code, result) = fetch(&room, json!({"url": server.url("/page")}));
     assert_eq!(code, 0, "{result}");
-    assert!(!output(&result).contains("script text"));
+    let out = output(&result);
+    assert!(!out.contains("script text"));
+    // Plain text: none of Markdown's marks.
+    for mark in ["# ", "**", "`", "](", "][", "* ", "```"] {
+        assert!(!out.contains(mark), "{mark:?} in {out}");
+    }
+    for line in [
+        "\n\nGetting started\n\n",
+        "Read the guide [1] or the API docs [2].",
+        "\n\nInstall\n\n- Download the binary\n- Put it on your PATH\n",
+        "\n\nSteps\n\n1. Configure\n2. Run\n",
+        "\n\ntinytool webfetch --url https://example.com\n",
+        "\n\nLinks:\n[1] https://example.com/guide\n[2] http://127.0.0.1:",
+    ] {
+        assert!(out.contains(line), "{line:?} not in {out}");
+    }
     crate::snapshot!("webfetch_text", redacted(&result, &server, &room));
     let accept = server.requests()[0].header("accept").map(str::to_string);
     assert_eq!(
@@ -646,4 +662,245 @@ fn https_goes_through_tls() {
         server.requests().is_empty(),
         "the server got a TLS handshake, not an HTTP request"
     );
+}
+
+/// A page with text that only decodes right from its charset: French, typographic
+/// punctuation (windows-1252's 0x80-0x9F) and Japanese, in `encoding` (characters the
+/// charset lacks become numeric references), with `head` inside its `<head>`.
+fn page_in(encoding: &'static Encoding, head: &str) -> Vec<u8> {
+    let page = format!(
+        "<!DOCTYPE html><html><head>{head}<title>t</title></head><body>\
+         <h1>Caf\u{e9} cr\u{e8}me</h1><p>\u{201c}Quoted\u{201d} \u{2014} 5 \u{20ac}</p>\
+         <ul><li>\u{65e5}\u{672c}\u{8a9e}\u{306e}\u{30da}\u{30fc}\u{30b8}</li></ul></body></html>"
+    );
+    encoding.encode(&page).0.into_owned()
+}
+
+/// What each charset's page reads as, whatever the format.
+const DECODED: [&str; 5] = ["Café crème", "“Quoted”", "—", "5 €", "日本語のページ"];
+
+fn charset_server() -> Server {
+    Server::start(|r| match r.path.as_str() {
+        "/latin1-header" => Reply::ok("text/html; charset=iso-8859-1", page_in(WINDOWS_1252, "")),
+        "/cp1252-meta" => Reply::ok(
+            "text/html",
+            page_in(WINDOWS_1252, r#"<meta charset="windows-1252">"#),
+        ),
+        "/sjis-header" => Reply::ok("text/html; charset=Shift_JIS", page_in(SHIFT_JIS, "")),
+        "/sjis-pragma" => Reply::ok(
+            "text/html",
+            page_in(
+                SHIFT_JIS,
+                r#"<meta http-equiv="Content-Type" content="text/html; charset=shift_jis">"#,
+            ),
+        ),
+        "/untyped-sjis-meta" => Reply {
+            status: 200,
+            headers: vec![],
+            payload: Payload::Bytes(page_in(SHIFT_JIS, "<meta charset=sjis>")),
+        },
+        "/plain-latin1" => Reply::ok(
+            "text/plain; charset=ISO-8859-1",
+            WINDOWS_1252
+                .encode("Caf\u{e9} cr\u{e8}me <b>not html</b>\n")
+                .0,
+        ),
+        "/plain-cp1252" => Reply::ok(
+            "text/plain; charset=windows-1252",
+            WINDOWS_1252
+                .encode("\u{201c}Quoted\u{201d} \u{2014} 5 \u{20ac}\n")
+                .0,
+        ),
+        "/plain-sjis" => Reply::ok(
+            "text/plain; charset=shift_jis",
+            SHIFT_JIS
+                .encode("\u{65e5}\u{672c}\u{8a9e}\u{306e}\u{30da}\u{30fc}\u{30b8}\n")
+                .0,
+        ),
+        "/csv-utf16" => {
+            let mut body = vec![0xff, 0xfe];
+            body.extend(
+                "name,city\nJos\u{e9},M\u{fc}nchen\n"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes),
+            );
+            Reply::ok("text/csv; charset=iso-8859-1", body)
+        }
+        "/no-charset" => Reply::ok("text/html", page_in(WINDOWS_1252, "")),
+        "/no-charset-sjis" => {
+            // Mostly Japanese: far more bytes outside ASCII than a binary sniff allows text.
+            let page = format!(
+                "<h1>Caf&eacute; cr&egrave;me</h1><p>{}</p>",
+                "\u{65e5}\u{672c}\u{8a9e}\u{306e}\u{30da}\u{30fc}\u{30b8}".repeat(200)
+            );
+            Reply::ok("text/html", SHIFT_JIS.encode(&page).0.into_owned())
+        }
+        _ => Reply::new(404, "text/plain", "no"),
+    })
+}
+
+#[test]
+fn html_in_other_charsets_is_decoded_by_header_or_meta_in_every_format() {
+    let server = charset_server();
+    let room = web_room(&server);
+    // Raw HTML keeps the references a charset spelled what it lacks with.
+    let cp1252_raw = [
+        "<h1>Café crème</h1><p>“Quoted” — 5 €</p>",
+        "<li>&#26085;&#26412;&#35486;&#12398;&#12506;&#12540;&#12472;</li>",
+    ];
+    let sjis_raw = [
+        "<h1>Caf&#233; cr&#232;me</h1><p>“Quoted” &#8212; 5 &#8364;</p>",
+        "<li>日本語のページ</li>",
+    ];
+    for (path, charset, raw) in [
+        ("/latin1-header", "windows-1252", cp1252_raw),
+        ("/cp1252-meta", "windows-1252", cp1252_raw),
+        ("/sjis-header", "Shift_JIS", sjis_raw),
+        ("/sjis-pragma", "Shift_JIS", sjis_raw),
+        ("/untyped-sjis-meta", "Shift_JIS", sjis_raw),
+    ] {
+        for format in ["text", "markdown", "html"] {
+            let (code, result) = fetch(&room, json!({"url": server.url(path), "format": format}));
+            assert_eq!(code, 0, "{path} {format}: {result}");
+            let out = output(&result);
+            let expected = match format {
+                "html" => raw.to_vec(),
+                _ => DECODED.to_vec(),
+            };
+            for text in expected {
+                assert!(out.contains(text), "{path} {format}: {text:?} not in {out}");
+            }
+            assert!(!out.contains('\u{fffd}'), "{path} {format}: {out}");
+            let meta = &result["metadata"];
+            assert_eq!(meta["charset"], charset, "{path} {format}");
+            assert!(meta.get("lossy").is_none(), "{path} {format}: {meta}");
+        }
+        let (_, text) = fetch(&room, json!({"url": server.url(path)}));
+        assert!(output(&text).contains("\n\nCafé crème\n\n"), "{text}");
+        let (_, markdown) = fetch(
+            &room,
+            json!({"url": server.url(path), "format": "markdown"}),
+        );
+        assert!(
+            output(&markdown).contains("\n\n# Café crème\n\n"),
+            "{markdown}"
+        );
+    }
+    let (_, result) = fetch(&room, json!({"url": server.url("/sjis-pragma")}));
+    crate::snapshot!("webfetch_text_shift_jis", redacted(&result, &server, &room));
+}
+
+#[test]
+fn other_text_in_other_charsets_is_decoded_by_its_header() {
+    let server = charset_server();
+    let room = web_room(&server);
+    for (path, charset, expected) in [
+        (
+            "/plain-latin1",
+            "windows-1252",
+            "Café crème <b>not html</b>\n",
+        ),
+        ("/plain-cp1252", "windows-1252", "“Quoted” — 5 €\n"),
+        ("/plain-sjis", "Shift_JIS", "日本語のページ\n"),
+        // A byte order mark wins over the header.
+        ("/csv-utf16", "UTF-16LE", "name,city\nJosé,München\n"),
+    ] {
+        for format in ["text", "markdown", "html"] {
+            let (code, result) = fetch(&room, json!({"url": server.url(path), "format": format}));
+            assert_eq!(code, 0, "{path} {format}: {result}");
+            assert_eq!(
+                output(&result),
+                format!("HTTP 200 OK\n\n{expected}"),
+                "{path} {format}"
+            );
+            assert_eq!(result["metadata"]["charset"], charset, "{path} {format}");
+            assert!(result["metadata"].get("lossy").is_none(), "{path} {format}");
+        }
+    }
+}
+
+#[test]
+fn a_page_that_names_no_charset_is_utf8_and_says_what_it_replaced() {
+    let server = charset_server();
+    let room = web_room(&server);
+    for format in ["text", "markdown", "html"] {
+        let (code, result) = fetch(
+            &room,
+            json!({"url": server.url("/no-charset"), "format": format}),
+        );
+        assert_eq!(code, 0, "{result}");
+        assert!(
+            output(&result).contains("Caf\u{fffd} cr\u{fffd}me"),
+            "{result}"
+        );
+        assert_eq!(result["metadata"]["charset"], "UTF-8");
+        assert_eq!(result["metadata"]["lossy"], true);
+    }
+    // Mostly bytes outside ASCII that are not UTF-8: still the declared HTML, shown with
+    // replacements (what the page spells with references survives), not taken for binary.
+    for format in ["text", "markdown", "html"] {
+        let (code, result) = fetch(
+            &room,
+            json!({"url": server.url("/no-charset-sjis"), "format": format}),
+        );
+        assert_eq!(code, 0, "{result}");
+        let out = output(&result);
+        assert!(!out.contains("[binary body"), "{format}: {out}");
+        assert!(out.contains('\u{fffd}'), "{format}: {out}");
+        if format != "html" {
+            assert!(out.contains("Café crème"), "{format}: {out}");
+        }
+        assert_eq!(result["metadata"]["charset"], "UTF-8");
+        assert_eq!(result["metadata"]["lossy"], true);
+        assert!(result["metadata"].get("binary").is_none());
+    }
+    // UTF-8 itself is not lossy; neither empty nor binary bodies name a charset.
+    let server = page_server();
+    let room = web_room(&server);
+    let (_, result) = fetch(&room, json!({"url": server.url("/page")}));
+    assert_eq!(result["metadata"]["charset"], "UTF-8");
+    assert!(result["metadata"].get("lossy").is_none());
+    let server = Server::start(|r| match r.path.as_str() {
+        "/png" => Reply::ok("image/png; charset=utf-8", vec![0x89, b'P', b'N', b'G']),
+        _ => Reply::ok("text/plain; charset=latin1", Vec::new()),
+    });
+    let room = web_room(&server);
+    for path in ["/png", "/empty"] {
+        let (_, result) = fetch(&room, json!({"url": server.url(path)}));
+        assert!(result["metadata"].get("charset").is_none(), "{result}");
+    }
+}
+
+#[test]
+fn a_cut_body_in_a_multibyte_charset_loses_only_its_partial_last_character() {
+    // Lines of 49 two-byte characters; the 5 MB cut falls inside one of them.
+    let line = SHIFT_JIS
+        .encode(&format!("{}\n", "\u{3042}".repeat(49)))
+        .0
+        .into_owned();
+    let mut body = b"x".to_vec();
+    while body.len() < 6 * 1024 * 1024 {
+        body.extend_from_slice(&line);
+    }
+    let cut = 5 * 1024 * 1024;
+    assert!(
+        SHIFT_JIS.decode_without_bom_handling(&body[..cut]).1,
+        "the cut must split a character for this test to mean anything"
+    );
+    let total = body.len();
+    let server = Server::start(move |_| Reply::ok("text/plain; charset=shift_jis", body.clone()));
+    let room = web_room(&server);
+    let (code, result) = fetch(&room, json!({"url": server.url("/big")}));
+    assert_eq!(code, 0, "{}", &result.to_string()[..500]);
+    let out = output(&result);
+    assert!(
+        out.ends_with(&format!("\u{3042}\n\n[body cut at 5 MB of {total} bytes]")),
+        "{}",
+        &out[out.len().saturating_sub(300)..]
+    );
+    assert!(!out.contains('\u{fffd}'));
+    let meta = &result["metadata"];
+    assert_eq!(meta["charset"], "Shift_JIS");
+    assert_eq!(meta["body_truncated"], true);
+    assert!(meta.get("lossy").is_none(), "{meta}");
 }

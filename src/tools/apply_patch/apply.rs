@@ -22,13 +22,22 @@
 //!
 //! Add File over an existing file and a move onto an existing file overwrite it (as Codex
 //! does), keeping the existing file's conventions; deleting a directory fails. Directories
-//! a deletion or a move leaves empty are removed (inside the project directory only).
+//! a deletion or a move leaves empty are removed (inside the project directory only). A
+//! FIFO, socket or device is refused by every operation and never opened.
+//!
+//! Symlinks ([`targets`]), as Codex and git treat them: Add File, Update File and a move's
+//! destination write through a link (the file it points to changes, the link stays); Delete
+//! File and the source of a move remove the link itself — its parent directories resolved,
+//! its final component not — and leave the file it points to alone. A moved link's content
+//! is read through it; a link moved onto the file it points to is an update of that file.
+//! Once a patch has removed a link, later operations on that name act on the plain path
+//! (Delete then Add makes a regular file in the link's place).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::parse::{FileOp, Format, Hunk, Patch};
-use crate::atomic;
+use crate::atomic::{self, Kind};
 use crate::textdoc::{Conventions, Splice, TextDoc};
 use crate::tools::edit::feedback::visible;
 use crate::tools::edit::lines::FileLines;
@@ -38,8 +47,11 @@ use crate::tools::edit::lines::FileLines;
 pub enum Entry {
     /// No file.
     Absent,
-    /// A directory (or anything else that is not a regular file).
-    Other,
+    /// A directory or a special file (FIFO, socket, device), described (`a directory`, `a
+    /// FIFO (named pipe)`, ...); never opened, never changed.
+    Other(&'static str),
+    /// A symlink (only where an operation acts on the link itself), with what it points to.
+    Link(PathBuf),
     /// A file with these bytes and permission bits.
     File {
         /// The content.
@@ -84,22 +96,132 @@ impl Plan {
     }
 }
 
-/// Reads what is at `path`.
+/// The description [`Entry::Other`] carries for a directory.
+pub const DIRECTORY: &str = "a directory";
+
+/// Reads what is at `path` itself (a symlink is reported, not followed; the paths of
+/// [`targets`] are only links where the operation acts on the link). Only a regular file
+/// is opened.
 pub fn read_entry(path: &Path) -> std::io::Result<Entry> {
-    match std::fs::symlink_metadata(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Entry::Absent),
-        Err(err) => Err(err),
-        Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => Ok(Entry::Other),
-        Ok(_) => match std::fs::metadata(path) {
-            Ok(meta) if meta.is_file() => Ok(Entry::File {
-                bytes: std::fs::read(path)?,
-                mode: atomic::mode_for(path),
-            }),
-            Ok(_) => Ok(Entry::Other),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Entry::Absent),
-            Err(err) => Err(err),
-        },
+    match atomic::kind_of_link(path)? {
+        Kind::Missing => Ok(Entry::Absent),
+        Kind::Directory => Ok(Entry::Other(DIRECTORY)),
+        Kind::Special(what) => Ok(Entry::Other(what)),
+        Kind::Symlink => Ok(Entry::Link(std::fs::read_link(path)?)),
+        Kind::File => Ok(Entry::File {
+            bytes: atomic::read_regular(path)?,
+            mode: atomic::mode_for(path),
+        }),
     }
+}
+
+/// Where one operation acts on disk (module doc: symlinks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The file the operation changes: written (Add, Update), or removed (Delete, the
+    /// source of a move).
+    pub path: PathBuf,
+    /// `path` is a symlink the operation removes itself (Delete, the source of a move).
+    pub link: bool,
+    /// A moved link: the file its content is read from (the file it points to).
+    pub read: Option<PathBuf>,
+    /// The destination of a move; `None` when the move ends where it started.
+    pub dest: Option<PathBuf>,
+}
+
+/// How the paths of a patch are resolved: `follow` resolves every symlink (the final
+/// component's too), `own` all but the final component (the path of a link itself).
+pub struct Resolver<'a> {
+    /// Every symlink followed (`paths::resolve`).
+    pub follow: &'a dyn Fn(&str) -> PathBuf,
+    /// The final component kept (`paths::resolve_link`).
+    pub own: &'a dyn Fn(&str) -> PathBuf,
+}
+
+/// Where each operation of `patch` acts, in patch order (module doc: symlinks). Looks only
+/// at which paths are symlinks, so the policy can be asked before anything is read.
+pub fn targets(patch: &Patch, resolver: &Resolver) -> Vec<Target> {
+    let is_link = |p: &Path| matches!(atomic::kind_of_link(p), Ok(Kind::Symlink));
+    // Links this patch removes: later operations on their names act on the plain path.
+    let mut unlinked: BTreeSet<PathBuf> = BTreeSet::new();
+    let written = |p: &str, unlinked: &BTreeSet<PathBuf>| {
+        let own = (resolver.own)(p);
+        if unlinked.contains(&own) {
+            own
+        } else {
+            (resolver.follow)(p)
+        }
+    };
+    let mut out = Vec::with_capacity(patch.ops.len());
+    for op in &patch.ops {
+        let target = match op {
+            FileOp::Add { path, .. }
+            | FileOp::Update {
+                path,
+                move_to: None,
+                ..
+            } => Target {
+                path: written(path, &unlinked),
+                link: false,
+                read: None,
+                dest: None,
+            },
+            FileOp::Delete { path, .. } => {
+                // The path itself: for anything but a link the same as the followed one.
+                let own = (resolver.own)(path);
+                let link = !unlinked.contains(&own) && is_link(&own);
+                if link {
+                    unlinked.insert(own.clone());
+                }
+                Target {
+                    path: own,
+                    link,
+                    read: None,
+                    dest: None,
+                }
+            }
+            FileOp::Update {
+                path,
+                move_to: Some(to),
+                ..
+            } => {
+                let own = (resolver.own)(path);
+                let link = !unlinked.contains(&own) && is_link(&own);
+                let source = if link {
+                    own.clone()
+                } else {
+                    written(path, &unlinked)
+                };
+                let content = if link {
+                    (resolver.follow)(path)
+                } else {
+                    source.clone()
+                };
+                let dest = written(to, &unlinked);
+                if dest == content || dest == source {
+                    // Moved onto itself (or a link onto the file it points to): an update.
+                    Target {
+                        path: content,
+                        link: false,
+                        read: None,
+                        dest: None,
+                    }
+                } else {
+                    if link {
+                        unlinked.insert(own);
+                    }
+                    Target {
+                        path: source,
+                        link,
+                        read: link.then_some(content),
+                        dest: Some(dest),
+                    }
+                }
+            }
+        };
+        out.push(target);
+    }
+    out
 }
 
 /// How a step went: applied (with the hunks found already in place) or already applied.
@@ -109,11 +231,11 @@ enum Step {
     MissingDelete,
 }
 
-/// Plans the whole patch. `resolve` maps a patch path to the resolved path, `show` a
-/// resolved path to how outputs show it. The error is the refusal message.
+/// Plans the whole patch. `targets` says where each operation acts ([`targets`]), `show`
+/// how outputs show a resolved path. The error is the refusal message.
 pub fn plan(
     patch: &Patch,
-    resolve: &dyn Fn(&str) -> PathBuf,
+    targets: &[Target],
     show: &dyn Fn(&Path) -> String,
 ) -> Result<Plan, String> {
     let mut state = State {
@@ -122,9 +244,12 @@ pub fn plan(
     };
     let mut outcomes = Vec::new();
     let mut missing_deletes = Vec::new();
-    for (n, op) in patch.ops.iter().enumerate() {
-        let step = apply_op(&mut state, op, patch.format, resolve, show)?;
-        let (verb, shown, written) = describe(op, resolve, show, &state);
+    if targets.len() != patch.ops.len() {
+        return Err("internal error: the patch's operations and targets differ".into());
+    }
+    for (n, (op, target)) in patch.ops.iter().zip(targets).enumerate() {
+        let step = apply_op(&mut state, op, target, patch.format, show)?;
+        let (verb, shown, written) = describe(op, target, show, &state);
         let mut outcome = Outcome {
             verb,
             shown,
@@ -148,12 +273,9 @@ pub fn plan(
     if let Some(&n) = missing_deletes.first()
         && !evidence
     {
-        let FileOp::Delete { path, .. } = &patch.ops[n] else {
-            return Err("internal error: a missing deletion that is not a deletion".into());
-        };
         return Err(format!(
             "File to delete not found: {}",
-            show(&resolve(path))
+            show(&targets[n].path)
         ));
     }
     Ok(Plan {
@@ -190,60 +312,71 @@ impl State {
 
 fn describe(
     op: &FileOp,
-    resolve: &dyn Fn(&str) -> PathBuf,
+    target: &Target,
     show: &dyn Fn(&Path) -> String,
     state: &State,
 ) -> (&'static str, String, Option<PathBuf>) {
-    match op {
-        FileOp::Add { path, .. } => {
-            let resolved = resolve(path);
+    let path = &target.path;
+    match (op, &target.dest) {
+        (FileOp::Add { .. }, _) => {
             let existed = state
                 .before
                 .iter()
-                .any(|(p, e)| *p == resolved && matches!(e, Entry::File { .. }));
+                .any(|(p, e)| p == path && matches!(e, Entry::File { .. }));
             let verb = if existed { "Modified" } else { "Created" };
-            (verb, show(&resolved), Some(resolved))
+            (verb, show(path), Some(path.clone()))
         }
-        FileOp::Delete { path, .. } => ("Deleted", show(&resolve(path)), None),
-        FileOp::Update { path, move_to, .. } => {
-            let source = resolve(path);
-            match move_to.as_deref().map(resolve).filter(|d| *d != source) {
-                Some(dest) => (
-                    "Moved",
-                    format!("{} -> {}", show(&source), show(&dest)),
-                    Some(dest),
-                ),
-                None => ("Modified", show(&source), Some(source)),
-            }
-        }
+        (FileOp::Delete { .. }, _) => ("Deleted", show(path), None),
+        (FileOp::Update { .. }, Some(dest)) => (
+            "Moved",
+            format!("{} -> {}", show(path), show(dest)),
+            Some(dest.clone()),
+        ),
+        (FileOp::Update { .. }, None) => ("Modified", show(path), Some(path.clone())),
     }
+}
+
+/// The refusal for a target that is not a regular file: a directory gets the operation's
+/// own message (`directory`), anything else is named for what it is.
+fn not_a_file(what: &str, shown: &str, directory: String) -> String {
+    if what == DIRECTORY {
+        directory
+    } else {
+        atomic::not_regular(shown, what)
+    }
+}
+
+/// A link where a file is to be read or written: only when resolving it failed (a loop).
+fn unresolved_link(shown: &str) -> String {
+    format!("Cannot use {shown}: it is a symbolic link that does not resolve to a file")
 }
 
 fn apply_op(
     state: &mut State,
     op: &FileOp,
+    at: &Target,
     format: Format,
-    resolve: &dyn Fn(&str) -> PathBuf,
     show: &dyn Fn(&Path) -> String,
 ) -> Result<Step, String> {
     match op {
         FileOp::Add {
-            path,
             lines,
             no_newline,
             mode,
             ..
         } => {
-            let target = resolve(path);
+            let target = &at.path;
             let mut content = lines.join("\n");
             if !lines.is_empty() && !no_newline {
                 content.push('\n');
             }
-            match state.get(&target)? {
-                Entry::Other => Err(format!(
-                    "Cannot add {}: a directory is in the way",
-                    show(&target)
+            match state.get(target)? {
+                Entry::Other(what) => Err(not_a_file(
+                    what,
+                    &show(target),
+                    format!("Cannot add {}: a directory is in the way", show(target)),
                 )),
+                Entry::Link(_) => Err(unresolved_link(&show(target))),
                 Entry::File {
                     bytes,
                     mode: old_mode,
@@ -253,13 +386,13 @@ fn apply_op(
                     if new == bytes && mode == old_mode {
                         return Ok(Step::AlreadyApplied);
                     }
-                    state.set(&target, Entry::File { bytes: new, mode })?;
+                    state.set(target, Entry::File { bytes: new, mode })?;
                     Ok(Step::Applied(Vec::new()))
                 }
                 Entry::Absent => {
                     let mode = mode.unwrap_or(atomic::NEW_FILE_MODE);
                     state.set(
-                        &target,
+                        target,
                         Entry::File {
                             bytes: content.into_bytes(),
                             mode,
@@ -269,44 +402,66 @@ fn apply_op(
                 }
             }
         }
-        FileOp::Delete { path, lines, .. } => {
-            let target = resolve(path);
-            match state.get(&target)? {
-                Entry::Other => Err(format!(
-                    "Cannot delete {}: it is a directory, not a file",
-                    show(&target)
+        FileOp::Delete { lines, .. } => {
+            let target = &at.path;
+            match state.get(target)? {
+                Entry::Other(what) => Err(not_a_file(
+                    what,
+                    &show(target),
+                    format!(
+                        "Cannot delete {}: it is a directory, not a file",
+                        show(target)
+                    ),
                 )),
                 Entry::Absent => Ok(Step::MissingDelete),
+                Entry::Link(points_to) => {
+                    if let Some(expected) = lines {
+                        check_deleted_link(target, &points_to, expected)
+                            .map_err(|e| format!("Cannot delete {}: {e}", show(target)))?;
+                    }
+                    state.set(target, Entry::Absent)?;
+                    Ok(Step::Applied(Vec::new()))
+                }
                 Entry::File { bytes, .. } => {
                     if let Some(expected) = lines {
                         check_deleted_content(&bytes, expected)
-                            .map_err(|e| format!("Cannot delete {}: {e}", show(&target)))?;
+                            .map_err(|e| format!("Cannot delete {}: {e}", show(target)))?;
                     }
-                    state.set(&target, Entry::Absent)?;
+                    state.set(target, Entry::Absent)?;
                     Ok(Step::Applied(Vec::new()))
                 }
             }
         }
-        FileOp::Update {
-            path,
-            move_to,
-            hunks,
-            mode,
-            ..
-        } => {
-            let source = resolve(path);
-            let dest = move_to.as_deref().map(resolve).filter(|d| *d != source);
-            let (bytes, old_mode) = match state.get(&source)? {
+        FileOp::Update { hunks, mode, .. } => {
+            let source = &at.path;
+            let dest = at.dest.as_ref();
+            // A moved link is read through; anything else is read where it is.
+            let content_path = at.read.as_ref().unwrap_or(source);
+            if at.read.is_some() {
+                match state.get(source)? {
+                    Entry::Link(_) => {}
+                    Entry::Absent => {
+                        return Err(format!("File to update not found: {}", show(source)));
+                    }
+                    _ => return Err(unresolved_link(&show(source))),
+                }
+            }
+            let (bytes, old_mode) = match state.get(content_path)? {
                 Entry::File { bytes, mode } => (bytes, mode),
-                Entry::Other => {
-                    return Err(format!(
-                        "Cannot update {}: it is a directory, not a file",
-                        show(&source)
+                Entry::Other(what) => {
+                    return Err(not_a_file(
+                        what,
+                        &show(content_path),
+                        format!(
+                            "Cannot update {}: it is a directory, not a file",
+                            show(content_path)
+                        ),
                     ));
                 }
+                Entry::Link(_) => return Err(unresolved_link(&show(content_path))),
                 Entry::Absent => {
                     // A move that already happened leaves the destination with the new text.
-                    if let Some(dest) = &dest
+                    if let Some(dest) = dest
                         && let Entry::File { bytes, .. } = state.get(dest)?
                         && let Some(doc) = TextDoc::decode(&bytes)
                         && let Ok(result) = apply_hunks(&doc, hunks, format, &show(dest))
@@ -314,16 +469,16 @@ fn apply_op(
                     {
                         return Ok(Step::AlreadyApplied);
                     }
-                    return Err(format!("File to update not found: {}", show(&source)));
+                    return Err(format!("File to update not found: {}", show(content_path)));
                 }
             };
             let Some(doc) = TextDoc::decode(&bytes) else {
                 return Err(format!(
                     "Cannot update {}: it is not UTF-8 text",
-                    show(&source)
+                    show(content_path)
                 ));
             };
-            let result = apply_hunks(&doc, hunks, format, &show(&source))?;
+            let result = apply_hunks(&doc, hunks, format, &show(content_path))?;
             let new_bytes = doc.render(&result.splices, result.final_newline);
             let new_mode = mode.unwrap_or(old_mode);
             match dest {
@@ -336,7 +491,7 @@ fn apply_op(
                         });
                     }
                     state.set(
-                        &source,
+                        source,
                         Entry::File {
                             bytes: new_bytes,
                             mode: new_mode,
@@ -344,16 +499,24 @@ fn apply_op(
                     )?;
                 }
                 Some(dest) => {
-                    if let Entry::Other = state.get(&dest)? {
-                        return Err(format!(
-                            "Cannot move {} to {}: a directory is in the way",
-                            show(&source),
-                            show(&dest)
-                        ));
+                    match state.get(dest)? {
+                        Entry::Other(what) => {
+                            return Err(not_a_file(
+                                what,
+                                &show(dest),
+                                format!(
+                                    "Cannot move {} to {}: a directory is in the way",
+                                    show(source),
+                                    show(dest)
+                                ),
+                            ));
+                        }
+                        Entry::Link(_) => return Err(unresolved_link(&show(dest))),
+                        Entry::Absent | Entry::File { .. } => {}
                     }
-                    state.set(&source, Entry::Absent)?;
+                    state.set(source, Entry::Absent)?;
                     state.set(
-                        &dest,
+                        dest,
                         Entry::File {
                             bytes: new_bytes,
                             mode: new_mode,
@@ -364,6 +527,27 @@ fn apply_op(
             Ok(Step::Applied(result.already))
         }
     }
+}
+
+/// A unified diff's deletion of a symlink lists either the link's own text (git's blob of a
+/// link) or the lines of the file it points to: refuse to delete the link when it is
+/// neither.
+fn check_deleted_link(link: &Path, points_to: &Path, expected: &[String]) -> Result<(), String> {
+    let own = points_to.as_os_str().as_encoded_bytes();
+    let own_error = match check_deleted_content(own, expected) {
+        Ok(()) => return Ok(()),
+        Err(err) => err,
+    };
+    if let Ok(Kind::File) = atomic::kind(link)
+        && let Ok(bytes) = atomic::read_regular(link)
+        && check_deleted_content(&bytes, expected).is_ok()
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "it is a symbolic link to {} and {own_error}",
+        points_to.display()
+    ))
 }
 
 /// A unified diff's deletion lists the file's lines: refuse to delete something else.

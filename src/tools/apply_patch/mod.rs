@@ -11,7 +11,12 @@
 //! Every path the patch touches — each file, and the source and destination of a move — is
 //! an `edit` access for the policy, so a rule like `edit *.lock deny` stops any patch that
 //! touches `Cargo.lock`; the locks of all of them are held (taken in path order, so two
-//! patches cannot deadlock) until the call ends. After writing, the configured formatter
+//! patches cannot deadlock) until the call ends. The access names the path really changed
+//! ([`apply::targets`]): the file a symlink points to when the patch writes through it, the
+//! link itself when Delete File or a move removes it. Removing a link inside the working
+//! directory therefore needs no `external_directory`, even when it points outside (the
+//! file outside is not touched); a moved link's content is read through it, which is a
+//! `read` access of the file it points to (judged, and `external_directory` asked, there). After writing, the configured formatter
 //! runs on each written file and `file.modified` is published per path (`create`, `edit`,
 //! `delete`; a move is a delete and a create).
 //!
@@ -33,7 +38,7 @@ use crate::project::PathLock;
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
-use apply::{Entry, Plan};
+use apply::{Entry, Plan, Resolver, Target};
 
 /// The `apply_patch` tool's definition.
 pub fn definition() -> ToolDef {
@@ -63,7 +68,10 @@ pub fn definition() -> ToolDef {
                 src/tools/apply_patch/parse.rs); `Patch not applied; no file was changed.` \
                 followed by the reason: the file and hunk whose lines are not in the file with \
                 the first differing line, `File to update not found`, `File to delete not \
-                found`, `Cannot delete PATH: it is a directory`.",
+                found`, `Cannot delete PATH: it is a directory`, `PATH is not a regular file: \
+                it is a FIFO` (or a socket or device: never opened). Symlinks: Add, Update and \
+                a move's destination write through a link; Delete and a move's source remove \
+                the link itself, never the file it points to.",
             examples: &[
                 (
                     "Apply a patch from a file",
@@ -90,9 +98,23 @@ fn parameters() -> Value {
     )
 }
 
-/// One `edit` access per path the patch touches (source and destination of a move), in
-/// patch order; an unparsable patch needs only the tool-level access (the call then
-/// reports the parse error).
+/// Where the operations of `patch` act, resolved against the session's directory.
+fn targets(ctx: &CallContext, patch: &parse::Patch) -> Vec<Target> {
+    let follow = |p: &str| ctx.resolve(p);
+    let own = |p: &str| crate::paths::resolve_link(&ctx.session.dir, p);
+    apply::targets(
+        patch,
+        &Resolver {
+            follow: &follow,
+            own: &own,
+        },
+    )
+}
+
+/// One `edit` access per path the patch changes (source and destination of a move) and a
+/// `read` access of the file a moved symlink points to, in patch order (module doc); an
+/// unparsable patch needs only the tool-level access (the call then reports the parse
+/// error).
 fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
     let text = args
         .get("patch")
@@ -102,12 +124,28 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
         return vec![Access::new("edit", "apply_patch")];
     };
     let mut out: Vec<Access> = Vec::new();
-    for op in &patch.ops {
-        for path in op.paths() {
-            let access = Access::path(ctx, "edit", path);
-            if !out.iter().any(|a| a.path == access.path) {
-                out.push(access);
-            }
+    let mut push = |access: Access| {
+        if !out
+            .iter()
+            .any(|a| a.permission == access.permission && a.path == access.path)
+        {
+            out.push(access);
+        }
+    };
+    for target in targets(ctx, &patch) {
+        let mut changed = Access::resolved(ctx, "edit", target.path.clone());
+        if target.link {
+            changed =
+                changed.because("removes the symbolic link itself, not the file it points to");
+        }
+        push(changed);
+        if let Some(read) = target.read {
+            push(
+                Access::resolved(ctx, "read", read).because("the content of a moved symbolic link"),
+            );
+        }
+        if let Some(dest) = target.dest {
+            push(Access::resolved(ctx, "edit", dest));
         }
     }
     out
@@ -134,11 +172,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
-    let mut paths: Vec<PathBuf> = patch
-        .ops
+    let targets = targets(ctx, &patch);
+    let mut paths: Vec<PathBuf> = targets
         .iter()
-        .flat_map(|op| op.paths())
-        .map(|p| ctx.resolve(p))
+        .flat_map(|t| [Some(&t.path), t.read.as_ref(), t.dest.as_ref()])
+        .flatten()
+        .cloned()
         .collect();
     paths.sort();
     paths.dedup();
@@ -154,9 +193,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             }
         }
     }
-    let resolve = |p: &str| ctx.resolve(p);
     let show = |p: &Path| ctx.display(p);
-    let plan = match apply::plan(&patch, &resolve, &show) {
+    let plan = match apply::plan(&patch, &targets, &show) {
         Ok(plan) => plan,
         Err(message) => return Ok(ToolOutput::error(format!("{NOTHING_CHANGED}\n{message}"))),
     };
@@ -278,7 +316,7 @@ fn commit(plan: &Plan, root: &Path) -> Result<(), String> {
                 }
             }
             Entry::Absent => deletes.push(path.clone()),
-            Entry::Other => {}
+            Entry::Other(_) | Entry::Link(_) => {}
         }
     }
     if let Some(message) = failure {
@@ -423,6 +461,58 @@ mod tests {
             "--- /etc/hosts\n+++ /etc/hosts\n@@ -1 +1 @@\n-a\n+b\n",
         );
         assert_eq!(outside, vec![edit("/etc/hosts")]);
+    }
+
+    #[test]
+    fn symlinks_are_judged_where_the_patch_acts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = Session::new("s", tmp.path());
+        let outside = tempfile::tempdir().unwrap();
+        let secret = std::fs::canonicalize(outside.path())
+            .unwrap()
+            .join("secret");
+        std::fs::write(&secret, "x\n").unwrap();
+        std::os::unix::fs::symlink(&secret, session.dir.join("out-link")).unwrap();
+        let ctx = CallContext::new(&session, "apply_patch");
+        let get = |patch: &str| {
+            let args = json!({ "patch": format!("*** Begin Patch\n{patch}*** End Patch\n") });
+            access(&ctx, args.as_object().unwrap())
+                .into_iter()
+                .map(|a| (a.permission, a.pattern, a.reason.is_some()))
+                .collect::<Vec<_>>()
+        };
+        let at = |permission: &str, pattern: &str, reason: bool| {
+            (permission.to_string(), pattern.to_string(), reason)
+        };
+        let secret = secret.display().to_string();
+        // Deleting the link changes only the directory it is in.
+        assert_eq!(
+            get("*** Delete File: out-link\n"),
+            vec![at("edit", "out-link", true)]
+        );
+        // Writing through it changes the file it points to.
+        assert_eq!(
+            get("*** Update File: out-link\n@@\n-x\n+y\n"),
+            vec![at("edit", &secret, false)]
+        );
+        assert_eq!(
+            get("*** Add File: out-link\n+y\n"),
+            vec![at("edit", &secret, false)]
+        );
+        // A move removes the link and reads what it points to.
+        assert_eq!(
+            get("*** Update File: out-link\n*** Move to: copy\n"),
+            vec![
+                at("edit", "out-link", true),
+                at("read", &secret, true),
+                at("edit", "copy", false)
+            ]
+        );
+        // After the patch deleted the link, its name is a plain path.
+        assert_eq!(
+            get("*** Delete File: out-link\n*** Add File: out-link\n+y\n"),
+            vec![at("edit", "out-link", true)]
+        );
     }
 
     #[test]

@@ -504,15 +504,36 @@ fn parse_unified(lines: &[&str]) -> Result<Patch, ParseError> {
 }
 
 fn extended_header(section: &mut Section, header: &str, line: usize) -> Result<(), ParseError> {
-    let mode = |s: &str| u32::from_str_radix(s.trim(), 8).ok().map(|m| m & 0o7777);
+    // The permission bits of a regular file; git's other file types (symlink 120000,
+    // submodule 160000) would otherwise become a regular file with mode 0.
+    let mode = |s: &str| -> Result<Option<u32>, ParseError> {
+        let Ok(m) = u32::from_str_radix(s.trim(), 8) else {
+            return Ok(None);
+        };
+        match m & 0o170000 {
+            0 | 0o100000 => Ok(Some(m & 0o7777)),
+            0o120000 => Err(error(
+                line,
+                "Creating a symbolic link is not supported (mode 120000): add a regular file, \
+                 or create the link with a shell command.",
+            )),
+            _ => Err(error(
+                line,
+                format!(
+                    "Mode {} is not a regular file's: only files can be patched.",
+                    s.trim()
+                ),
+            )),
+        }
+    };
     if let Some(m) = header.strip_prefix("new file mode ") {
         section.new_file = true;
-        section.mode = mode(m);
-    } else if let Some(m) = header.strip_prefix("deleted file mode ") {
+        section.mode = mode(m)?;
+    } else if header.starts_with("deleted file mode ") {
+        // Deleting works on whatever the path is: a symlink is removed itself.
         section.deleted = true;
-        let _ = m;
     } else if let Some(m) = header.strip_prefix("new mode ") {
-        section.mode = mode(m);
+        section.mode = mode(m)?;
     } else if let Some(p) = header.strip_prefix("rename from ") {
         section.rename_from = Some(unquote(p));
     } else if let Some(p) = header.strip_prefix("rename to ") {
@@ -913,6 +934,26 @@ mod tests {
             ("old name.txt", Some("new name.txt"))
         );
         assert!(hunks.is_empty());
+    }
+
+    #[test]
+    fn git_modes_other_than_a_files_are_refused() {
+        let link = "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+target\n\\ No newline at end of file\n";
+        let err = parse(link).unwrap_err();
+        assert!(err.message.contains("symbolic link"), "{err}");
+        assert_eq!(err.line, 2);
+        let module = "diff --git a/m b/m\nold mode 100644\nnew mode 160000\n";
+        assert!(parse(module).unwrap_err().message.contains("Mode 160000"));
+        let gone = "diff --git a/l b/l\ndeleted file mode 120000\n--- a/l\n+++ /dev/null\n@@ -1 +0,0 @@\n-target\n\\ No newline at end of file\n";
+        assert!(matches!(&parse(gone).unwrap().ops[0], FileOp::Delete { path, .. } if path == "l"));
+        let exec = "diff --git a/x b/x\nold mode 100644\nnew mode 100755\n";
+        assert!(matches!(
+            &parse(exec).unwrap().ops[0],
+            FileOp::Update {
+                mode: Some(0o755),
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! (`old_string appears N times in PATH`, `old_string not found in PATH`) followed by the
 //! closest region(s) of the file, numbered, with tabs, trailing spaces, carriage returns and
 //! non-breaking spaces made visible, and for each line that differs the line `old_string`
-//! has there — so the next attempt can copy what is really in the file.
+//! has there — so the next attempt can copy what is really in the file. The lines come from
+//! the normalised text (CRLF set aside), so the caller says which of them ended in CRLF and
+//! those get their `␍` back: a line `two \r\n` shows as `two·␍`.
 //!
 //! The closest region is found by votes: every non-blank line of `old_string` that occurs
 //! in the file (whitespace collapsed) votes for the window that would put it in its place;
@@ -50,8 +52,29 @@ fn has_invisibles(line: &str) -> bool {
     line.ends_with(' ') || line.contains(['\t', '\r', '\u{a0}', '\u{2007}', '\u{202f}', '\u{feff}'])
 }
 
-/// The message of a refusal for the file shown as `shown`.
-pub fn message(refusal: &Refusal, file: &FileLines, old: &str, shown: &str) -> String {
+/// Whether line `i` (0-based) of the normalised text ended in CRLF in the file.
+pub type CrlfLines<'a> = &'a dyn Fn(usize) -> bool;
+
+/// Line `i` of the file as the views show it: [`visible`], with the `␍` of a CRLF ending.
+fn file_line(file: &FileLines, crlf: CrlfLines, i: usize) -> (String, bool) {
+    let line = file.line(i);
+    let mut shown = visible(line);
+    let cr = crlf(i);
+    if cr {
+        shown.push('␍');
+    }
+    (shown, cr || has_invisibles(line))
+}
+
+/// The message of a refusal for the file shown as `shown`; `crlf` tells which lines of
+/// `file` ended in CRLF.
+pub fn message(
+    refusal: &Refusal,
+    file: &FileLines,
+    crlf: CrlfLines,
+    old: &str,
+    shown: &str,
+) -> String {
     match refusal {
         Refusal::EmptyOld => format!(
             "old_string is empty but {shown} is not: old_string must be the exact text to \
@@ -61,13 +84,14 @@ pub fn message(refusal: &Refusal, file: &FileLines, old: &str, shown: &str) -> S
             count,
             spans,
             strategy,
-        } => ambiguous(file, *count, spans, strategy, shown),
-        Refusal::NotFound => not_found(file, old, shown),
+        } => ambiguous(file, crlf, *count, spans, strategy, shown),
+        Refusal::NotFound => not_found(file, crlf, old, shown),
     }
 }
 
 fn ambiguous(
     file: &FileLines,
+    crlf: CrlfLines,
     count: usize,
     spans: &[(usize, usize)],
     strategy: &str,
@@ -90,9 +114,9 @@ fn ambiguous(
         let plural = if last > first { "s" } else { "" };
         let _ = writeln!(out, "At line{plural} {}:", range_text(first, last));
         for n in first..=last.min(first + 2) {
-            let line = file.line(n - 1);
-            invisible |= has_invisibles(line);
-            let _ = writeln!(out, "{n:>6} | {}", visible(line));
+            let (line, marked) = file_line(file, crlf, n - 1);
+            invisible |= marked;
+            let _ = writeln!(out, "{n:>6} | {line}");
         }
         if last > first + 2 {
             let _ = writeln!(out, "       ⋮");
@@ -117,10 +141,33 @@ fn range_text(first: usize, last: usize) -> String {
     }
 }
 
-fn not_found(file: &FileLines, old: &str, shown: &str) -> String {
+/// Whether every non-blank line of `old` starts with a line number and a tab, as `read`
+/// shows lines: text copied from its output with the numbers left in.
+fn has_read_line_numbers(old: &str) -> bool {
+    let mut lines = old
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .peekable();
+    lines.peek().is_some()
+        && lines.all(|line| {
+            let digits = line.trim_start_matches(' ');
+            let number = digits.bytes().take_while(u8::is_ascii_digit).count();
+            number > 0 && digits.as_bytes().get(number) == Some(&b'\t')
+        })
+}
+
+fn not_found(file: &FileLines, crlf: CrlfLines, old: &str, shown: &str) -> String {
+    let numbered = has_read_line_numbers(old);
     let old = Block::parse(&old.replace("\r\n", "\n"));
     let regions = closest(file, &old);
     let mut out = format!("old_string not found in {shown}.");
+    if numbered {
+        out.push_str(
+            " Every line of old_string starts with a line number and a tab, as read shows \
+             them: those numbers are not in the file, so leave them out of old_string and \
+             new_string.",
+        );
+    }
     if regions.is_empty() {
         out.push_str(
             " No line of it is in the file, nor anything similar. Read the file again and copy \
@@ -145,7 +192,7 @@ fn not_found(file: &FileLines, old: &str, shown: &str) -> String {
             range_text(region.start + 1, last),
             region.votes
         );
-        invisible |= render_region(&mut out, file, &old, region.start, last);
+        invisible |= render_region(&mut out, file, crlf, &old, region.start, last);
     }
     if invisible {
         out.push_str(LEGEND);
@@ -162,6 +209,7 @@ fn not_found(file: &FileLines, old: &str, shown: &str) -> String {
 fn render_region(
     out: &mut String,
     file: &FileLines,
+    crlf: CrlfLines,
     old: &Block,
     start: usize,
     last: usize,
@@ -195,10 +243,10 @@ fn render_region(
             let _ = writeln!(out, "       ⋮ ({elided} equal lines)");
             elided = 0;
         }
-        let line = file.line(i);
-        invisible |= has_invisibles(line);
+        let (line, marked) = file_line(file, crlf, i);
+        invisible |= marked;
         let mark = if differs[k] { '!' } else { ' ' };
-        let _ = writeln!(out, "{mark}{:>5} | {}", i + 1, visible(line));
+        let _ = writeln!(out, "{mark}{:>5} | {line}", i + 1);
         if differs[k]
             && let Some(o) = old.lines.get(k)
         {
@@ -292,6 +340,9 @@ fn closest(file: &FileLines, old: &Block) -> Vec<Closest> {
 mod tests {
     use super::*;
 
+    /// A file without CRLF endings.
+    const LF: fn(usize) -> bool = |_| false;
+
     #[test]
     fn invisible_characters_are_shown() {
         assert_eq!(visible("\tx = 1  "), "→x = 1··");
@@ -301,11 +352,26 @@ mod tests {
     }
 
     #[test]
+    fn line_numbers_copied_from_read_are_named() {
+        assert!(has_read_line_numbers("1\ta\n2\tb\n"));
+        assert!(has_read_line_numbers("   12\tfn x() {\n\n   13\t}"));
+        assert!(!has_read_line_numbers("a\tb"));
+        assert!(!has_read_line_numbers("1\ta\nplain"));
+        assert!(!has_read_line_numbers("12 a"));
+        assert!(!has_read_line_numbers("\n"));
+        let file = FileLines::new("a\nb\n");
+        let text = message(&Refusal::NotFound, &file, &LF, "1\ta\n2\tb\n", "f.txt");
+        assert!(text.contains("leave them out of old_string"), "{text}");
+        let text = message(&Refusal::NotFound, &file, &LF, "zzz\n", "f.txt");
+        assert!(!text.contains("line number"), "{text}");
+    }
+
+    #[test]
     fn not_found_shows_the_closest_region_with_the_difference() {
         let text = "fn a() {\n\tlet x = 1;\n\tlet y = 2;\n\tx + y\n}\n";
         let file = FileLines::new(text);
         let old = "fn a() {\n    let x = 1;\n    let y = 3;\n    x + y\n}";
-        let msg = message(&Refusal::NotFound, &file, old, "src/a.rs");
+        let msg = message(&Refusal::NotFound, &file, &LF, old, "src/a.rs");
         assert!(
             msg.starts_with("old_string not found in src/a.rs."),
             "{msg}"
@@ -328,12 +394,35 @@ mod tests {
         let msg = message(
             &Refusal::NotFound,
             &file,
+            &LF,
             "fn compute_totals(a: u32) {",
             "f",
         );
         assert!(msg.contains("line 2 (0 of 1"), "{msg}");
-        let msg = message(&Refusal::NotFound, &file, "zzzzzzzz qqqq", "f");
+        let msg = message(&Refusal::NotFound, &file, &LF, "zzzzzzzz qqqq", "f");
         assert!(msg.contains("No line of it is in the file"), "{msg}");
+    }
+
+    #[test]
+    fn carriage_returns_of_crlf_lines_are_shown_where_the_file_has_them() {
+        let file = FileLines::new("one\ntwo \nthree\n");
+        let crlf = |i: usize| i == 1;
+        let msg = message(&Refusal::NotFound, &file, &crlf, "one\ntwo\nthreeX", "f");
+        assert!(
+            msg.contains("     1 | one\n     2 | two·␍\n!    3 | three\n"),
+            "{msg}"
+        );
+        assert!(msg.contains("␍ carriage return"), "{msg}");
+        let file = FileLines::new("x\ny\nx\n");
+        let refusal = Refusal::Ambiguous {
+            count: 2,
+            spans: vec![(1, 1), (3, 3)],
+            strategy: "exact",
+        };
+        let msg = message(&refusal, &file, &|i: usize| i == 0, "x", "f");
+        assert!(msg.contains("     1 | x␍\n"), "{msg}");
+        assert!(msg.contains("     3 | x\n"), "{msg}");
+        assert!(msg.contains("␍ carriage return"), "{msg}");
     }
 
     #[test]
@@ -344,7 +433,7 @@ mod tests {
             spans: vec![(1, 1), (3, 3)],
             strategy: "exact",
         };
-        let msg = message(&refusal, &file, "x = 1", "a.py");
+        let msg = message(&refusal, &file, &LF, "x = 1", "a.py");
         assert!(
             msg.starts_with("old_string appears 2 times in a.py. Use replace_all"),
             "{msg}"

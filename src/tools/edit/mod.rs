@@ -5,6 +5,9 @@
 //! 2. The path's OS lock (`project::PathLock`, a lock file in `.tinytool/locks/`) is taken
 //!    and held to the end, so edits of one file by concurrent processes are serialised
 //!    and none is lost.
+//!    The path is resolved (symlinks followed): a link is edited through, the policy judged
+//!    the file really changed, and the atomic rename replaces that file, not the link. A
+//!    FIFO, socket or device is refused before anything opens it.
 //! 3. The file is decoded (`textdoc`): its BOM and CRLF endings are set aside.
 //! 4. The cascade (`cascade`) finds the region — exact first, then the looser strategies
 //!    (`strategies`), refusing ambiguity at every stage — and builds the replacement
@@ -33,7 +36,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::aftercare;
-use crate::atomic;
+use crate::atomic::{self, Kind};
 use crate::project::PathLock;
 use crate::schema;
 use crate::session::CallContext;
@@ -69,6 +72,8 @@ pub fn definition() -> ToolDef {
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
                 (unified), formatter.",
             errors: "`old_string and new_string are identical`; `File not found: PATH`; \
+                `PATH is not a regular file: it is a FIFO` (or a socket or device: never \
+                opened); \
                 `old_string not found in PATH.` followed by the closest region with line numbers \
                 and whitespace made visible (tabs, trailing spaces, carriage returns and non-breaking \
                 spaces are marked); \
@@ -142,14 +147,16 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
     let path = ctx.resolve(&args.file_path);
     let shown = ctx.display(&path);
-    match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => {
+    // Learned without opening: a FIFO would block the call until killed.
+    match atomic::kind(&path) {
+        Ok(Kind::Directory) => {
             return Ok(ToolOutput::error(format!(
                 "{shown} is a directory, not a file"
             )));
         }
-        Ok(_) => {}
-        Err(err) if err.kind() == ErrorKind::NotFound => {
+        Ok(Kind::Special(what)) => return Ok(ToolOutput::error(atomic::not_regular(&shown, what))),
+        Ok(Kind::File | Kind::Symlink) => {}
+        Ok(Kind::Missing) => {
             let mut message = format!("File not found: {shown}");
             if let Some(suggestion) = crate::tools::read::suggest_similar(&path) {
                 message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
@@ -172,7 +179,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         }
     };
     // Read under the lock: what another process wrote just before is what we edit.
-    let bytes = match std::fs::read(&path) {
+    let bytes = match atomic::read_regular(&path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == ErrorKind::NotFound => {
             return Ok(ToolOutput::error(format!("File not found: {shown}")));
@@ -197,7 +204,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(edit) => edit,
         Err(refusal) => {
             let file = lines::FileLines::new(&doc.text);
-            let message = feedback::message(&refusal, &file, &args.old_string, &shown);
+            // The text has CRLF set aside; the view shows each line's CR where the file has one.
+            let crlf = |i: usize| file.has_break(i) && doc.is_crlf_at(file.end(i));
+            let message = feedback::message(&refusal, &file, &crlf, &args.old_string, &shown);
             let reason = match refusal {
                 Refusal::EmptyOld => "empty_old_string",
                 Refusal::NotFound => "not_found",

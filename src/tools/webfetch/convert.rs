@@ -5,8 +5,8 @@
 //! `noscript`, `template` and `head` (the page title included), and make relative link and
 //! image addresses absolute against the page's URL, so a link can be fetched as it is.
 //! Markdown uses ATX headings (`#`), inline links `[text](url)`, `-` bullets and fenced
-//! code blocks; text is wrapped at 120 columns with links as numbered references listed at
-//! the end.
+//! code blocks; text is plain text without Markdown marks ([`plain`]), wrapped at 120
+//! columns, with links as numbered references listed at the end.
 //!
 //! Hostile nesting is defused twice. The HTML parser's work grows with the square of the
 //! nesting depth (a 1 MB page of nested `<div>`s would take minutes), so a linear scan first
@@ -18,8 +18,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
 use markup5ever_rcdom::{Handle, Node, NodeData};
 use url::Url;
+
+use super::plain;
 
 /// Elements whose content is dropped before conversion.
 pub const DROPPED: &[&str] = &["script", "style", "noscript", "template", "head"];
@@ -52,42 +55,66 @@ pub enum Kind {
     Binary,
 }
 
-/// Decides what a body is from its declared `Content-Type` and its first bytes. A declared
-/// image, audio, video or font type is binary; a text type is trusted unless the bytes
-/// are plainly binary; without a type the bytes decide.
-pub fn classify(content_type: Option<&str>, body: &[u8]) -> Kind {
+/// What a body's declared `Content-Type` says before its bytes are looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Declared {
+    /// Image, audio, video, font.
+    Binary,
+    /// HTML or XHTML.
+    Html,
+    /// A text type.
+    Text,
+    /// No type, or one that says nothing (`application/octet-stream`).
+    Unknown,
+}
+
+fn declared(content_type: Option<&str>) -> Declared {
     let mime = content_type
         .and_then(|t| t.split(';').next())
         .map(|t| t.trim().to_ascii_lowercase())
         .filter(|t| !t.is_empty());
     let Some(mime) = mime else {
-        return if looks_binary(body) {
-            Kind::Binary
-        } else if looks_like_html(body) {
-            Kind::Html
-        } else {
-            Kind::Text
-        };
+        return Declared::Unknown;
     };
     let (top, sub) = mime.split_once('/').unwrap_or((mime.as_str(), ""));
     if matches!(top, "image" | "audio" | "video" | "font") && !sub.ends_with("+xml") {
-        return Kind::Binary;
-    }
-    if looks_binary(body) {
-        return Kind::Binary;
-    }
-    if mime == "text/html" || mime == "application/xhtml+xml" {
-        return Kind::Html;
-    }
-    if top == "text" || is_textual_application(sub) {
-        return Kind::Text;
-    }
-    // An unknown or generic type (application/octet-stream) with text in it: show it,
-    // and let a page served without a proper type still convert.
-    if looks_like_html(body) {
-        Kind::Html
+        Declared::Binary
+    } else if mime == "text/html" || mime == "application/xhtml+xml" {
+        Declared::Html
+    } else if top == "text" || is_textual_application(sub) {
+        Declared::Text
     } else {
-        Kind::Text
+        Declared::Unknown
+    }
+}
+
+/// Decides what a body is from its declared `Content-Type` and its first bytes, read in
+/// `encoding` (the body's charset). A declared image, audio, video or font type is binary;
+/// a declared text type is trusted unless its bytes hold a NUL or many control characters
+/// ([`has_control_bytes`]): text in a charset it does not name is shown decoded as UTF-8
+/// with replacements, not hidden as binary. An unknown or generic type
+/// (`application/octet-stream`) is judged by its bytes ([`looks_binary`]); text in it is
+/// shown, and converted when it starts like an HTML page, so a page served without a
+/// proper type still converts.
+pub fn classify(content_type: Option<&str>, body: &[u8], encoding: &'static Encoding) -> Kind {
+    match declared(content_type) {
+        Declared::Binary => Kind::Binary,
+        Declared::Html | Declared::Text if has_control_bytes(body, encoding) => Kind::Binary,
+        Declared::Html => Kind::Html,
+        Declared::Text => Kind::Text,
+        Declared::Unknown if looks_binary(body, encoding) => Kind::Binary,
+        Declared::Unknown if looks_like_html(body) => Kind::Html,
+        Declared::Unknown => Kind::Text,
+    }
+}
+
+/// Whether a body may be an HTML page, before its charset is known: its `<meta>`
+/// declarations then count (an ASCII-compatible page is assumed, as WHATWG's prescan does).
+pub fn may_be_html(content_type: Option<&str>, body: &[u8]) -> bool {
+    match declared(content_type) {
+        Declared::Html => true,
+        Declared::Unknown => looks_like_html(body),
+        Declared::Binary | Declared::Text => false,
     }
 }
 
@@ -114,24 +141,34 @@ fn is_textual_application(sub: &str) -> bool {
         )
 }
 
-/// Whether the first bytes of a body are not text: a NUL byte, more than 10% control
-/// bytes, or invalid UTF-8 with more than 30% of bytes outside ASCII (compressed or
-/// encrypted data; text in a legacy 8-bit charset stays under that share).
-pub fn looks_binary(body: &[u8]) -> bool {
+/// Whether the first bytes of a body, in `encoding`, hold a NUL or more than 10% control
+/// characters: no text does. In a legacy charset every other byte may be text; UTF-16 is
+/// judged by its characters, half its bytes being NUL.
+pub fn has_control_bytes(body: &[u8], encoding: &'static Encoding) -> bool {
     let window = &body[..body.len().min(SNIFF_BYTES)];
-    if window.is_empty() {
+    let is_control = |c: u32| c < 0x20 && !matches!(c, 0x09 | 0x0a | 0x0d | 0x0c | 0x1b);
+    if encoding == UTF_16LE || encoding == UTF_16BE {
+        let (text, _) = encoding.decode_without_bom_handling(window);
+        let chars = text.chars().count();
+        let control = text.chars().filter(|&c| is_control(u32::from(c))).count();
+        return text.contains('\0') || control * 10 > chars;
+    }
+    let control = window.iter().filter(|&&b| is_control(u32::from(b))).count();
+    window.contains(&0) || control * 10 > window.len()
+}
+
+/// Whether the first bytes of a body of no known type, in `encoding`, are not text:
+/// [`has_control_bytes`], or (for UTF-8, the charset of a body that names none) invalid
+/// UTF-8 with more than 30% of bytes outside ASCII: compressed or encrypted data; text in
+/// a legacy 8-bit charset stays under that share.
+pub fn looks_binary(body: &[u8], encoding: &'static Encoding) -> bool {
+    if has_control_bytes(body, encoding) {
+        return true;
+    }
+    if encoding != UTF_8 {
         return false;
     }
-    if window.contains(&0) {
-        return true;
-    }
-    let control = window
-        .iter()
-        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
-        .count();
-    if control * 10 > window.len() {
-        return true;
-    }
+    let window = &body[..body.len().min(SNIFF_BYTES)];
     let valid = match std::str::from_utf8(window) {
         Ok(_) => true,
         // A window cut inside a character is still UTF-8.
@@ -182,25 +219,28 @@ pub fn to_markdown(html: &str, base: Option<&Url>) -> String {
     tidy(&markdown)
 }
 
-/// HTML to readable plain text, wrapped at [`TEXT_WIDTH`] columns; relative links resolve
-/// against `base`.
+/// HTML to readable plain text ([`plain`] says what it looks like), wrapped
+/// at [`TEXT_WIDTH`] columns; relative links resolve against `base`.
 pub fn to_text(html: &str, base: Option<&Url>) -> String {
     if nesting_cost(html) > PARSE_BUDGET {
         return too_deep(html);
     }
-    let config = html2text::config::plain();
-    let rendered = config.parse_html(html.as_bytes()).and_then(|dom| {
-        if !prune_text_dom(&dom.document, base) {
-            return Ok(None);
-        }
-        let tree = config.dom_to_render_tree(&dom)?;
-        config.render_to_string(tree, TEXT_WIDTH).map(Some)
-    });
-    match rendered {
-        Ok(Some(text)) => tidy(&text),
-        Ok(None) => flattened_text(html, base),
-        Err(_) => extract_text(html),
+    let dom = match plain::config().0.parse_html(html.as_bytes()) {
+        Ok(dom) => dom,
+        Err(_) => return extract_text(html),
+    };
+    if !prune_text_dom(&dom.document, base) {
+        return flattened_text(html, base);
     }
+    render_text(&dom).unwrap_or_else(|_| extract_text(html))
+}
+
+/// Renders a pruned html2text document as plain text.
+fn render_text(dom: &html2text::RcDom) -> Result<String, html2text::Error> {
+    let (config, links) = plain::config();
+    let tree = config.dom_to_render_tree(dom)?;
+    let rendered = config.render_to_string(tree, TEXT_WIDTH)?;
+    Ok(plain::finish(&rendered, &links.borrow()))
 }
 
 /// [`to_text`] for a document nested deeper than [`MAX_DEPTH`]: html2text's own tree
@@ -216,14 +256,18 @@ fn flattened_text(html: &str, base: Option<&Url>) -> String {
     if html5ever::serialize(&mut cleaned, &handle, Default::default()).is_err() {
         return extract_text(html);
     }
-    match html2text::config::plain().string_from_read(cleaned.as_slice(), TEXT_WIDTH) {
-        Ok(text) => tidy(&text),
-        Err(_) => extract_text(html),
-    }
+    // Parsing the serialization again gives a document no deeper than the flattening
+    // left it, with nothing left to drop or resolve.
+    let rendered = plain::config()
+        .0
+        .parse_html(cleaned.as_slice())
+        .and_then(|dom| render_text(&dom));
+    rendered.unwrap_or_else(|_| extract_text(html))
 }
 
-/// [`prune`] on html2text's tree, without the flattening: false when the document is
-/// nested deeper than [`MAX_DEPTH`] (the caller then takes the flattening path).
+/// [`prune`] on html2text's tree, without the flattening, and links around blocks moved
+/// into their first block ([`plain::move_block_links`]): false when the document is nested
+/// deeper than [`MAX_DEPTH`] (the caller then takes the flattening path).
 fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
     let mut stack: Vec<(html2text::Handle, usize)> = vec![(Rc::clone(root), 0)];
     while let Some((node, depth)) = stack.pop() {
@@ -233,6 +277,7 @@ fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
         if let (Some(base), html2text::Element { name, attrs, .. }) = (base, &node.data) {
             absolutize(name.local.as_ref(), attrs, base);
         }
+        plain::move_block_links(&node);
         node.children
             .borrow_mut()
             .retain(|child| match &child.data {
@@ -612,7 +657,7 @@ fn decode_reference(text: &str) -> (String, usize) {
 }
 
 /// Trims trailing spaces of every line and collapses runs of blank lines to one.
-fn tidy(text: &str) -> String {
+pub(super) fn tidy(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut blank_run = 0;
     for line in text.lines() {
@@ -693,21 +738,23 @@ mod tests {
             assert!(!text.contains(hidden), "{hidden:?} in {text}");
         }
         insta::assert_snapshot!(text, @r#"
-        # Main heading
+        Main heading
 
-        A paragraph with a [link to docs][1] and **bold**.
+        A paragraph with a link to docs [1] and bold.
 
-        ## Second level
-        * first item
-        * second item
+        Second level
+
+        - first item
+        - second item
         1. one
         2. two
 
-        `fn main() {
+        fn main() {
             println!("hi");
-        }`
+        }
 
-        [1]: https://example.com/docs
+        Links:
+        [1] https://example.com/docs
         "#);
     }
 
@@ -786,42 +833,246 @@ mod tests {
              [other](https://other.example/x) ![pic](https://docs.example/img/a.png)\n"
         );
         let text = to_text(html, Some(&base));
-        assert!(
-            text.contains("[1]: https://docs.example/guide/setup.html"),
-            "{text}"
+        assert_eq!(
+            text,
+            "setup [1] api [2] top mail [3] other [4] [image: pic]\n\n\
+             Links:\n\
+             [1] https://docs.example/guide/setup.html\n\
+             [2] https://docs.example/api?q=1\n\
+             [3] mailto:a@b.example\n\
+             [4] https://other.example/x\n"
+        );
+    }
+
+    /// A page with every kind of element that Markdown would mark.
+    const MARKED: &str = r##"<html><body>
+<h1>Main Title</h1>
+<p>Intro with <em>emphasis</em>, <i>italic</i>, <strong>strong</strong>, <b>bold</b>,
+<del>deleted</del>, <s>struck</s>, <code>code()</code>, <kbd>Ctrl</kbd>, E = mc<sup>2</sup>,
+x<sup>n+1</sup> and <a href="https://example.com/docs">link here</a>.</p>
+<h2>Sub <em>heading</em> with <a href="https://example.com/docs">a link</a></h2>
+<ul><li>one <b>bold</b> item</li><li>two<ul><li>nested <a href="#top">same page</a></li></ul></li></ul>
+<h3>Numbered</h3>
+<ol><li>first</li><li>second <a href="javascript:void(0)">script link</a></li></ol>
+<blockquote><p>Quoted <em>text</em>.</p></blockquote>
+<h4>Code</h4>
+<pre><code class="language-rust">fn main() {
+    let v = vec![1, 2];
+}</code></pre>
+<h5>Table</h5>
+<table><thead><tr><th>Name</th><th>Kind</th></tr></thead>
+<tbody><tr><td><a href="https://docs.example/struct.Foo.html">Foo</a></td><td>struct</td></tr>
+<tr><td><a href="https://docs.example/a/rather/long/address/that/would/never/fit/in/its/column/fn.bar_baz_quux.html">bar_baz_quux</a></td><td><code>fn</code></td></tr></tbody></table>
+<h6>Images</h6>
+<p><img src="diagram.png" alt="Architecture diagram"> <img src="spacer.gif"> <a href="https://example.com/"><img src="logo.png" alt="Logo"></a></p>
+<dl><dt>Term</dt><dd>Its <strong>definition</strong></dd></dl>
+</body></html>"##;
+
+    #[test]
+    fn text_has_no_markdown_marks() {
+        let text = to_text(MARKED, None);
+        insta::assert_snapshot!(text, @r#"
+        Main Title
+
+        Intro with emphasis, italic, strong, bold, deleted, struck, code(), Ctrl, E = mc², x^(n+1) and link here [1].
+
+        Sub heading with a link [1]
+
+        - one bold item
+        - two
+          - nested same page
+
+        Numbered
+
+        1. first
+        2. second script link
+
+          Quoted text.
+
+        Code
+
+        fn main() {
+            let v = vec![1, 2];
+        }
+
+        Table
+
+        Name              Kind
+        Foo [2]           struct
+        bar_baz_quux [3]  fn
+
+        Images
+
+        [image: Architecture diagram] [image: Logo] [4]
+
+        Term
+          Its definition
+
+        Links:
+        [1] https://example.com/docs
+        [2] https://docs.example/struct.Foo.html
+        [3] https://docs.example/a/rather/long/address/that/would/never/fit/in/its/column/fn.bar_baz_quux.html
+        [4] https://example.com/
+        "#);
+        for mark in [
+            "#", "*", "`", "_", "~", "](", "][", "> ", "│", "─", "┼", "\0",
+        ] {
+            let body = text.split("\nLinks:\n").next().unwrap_or_default();
+            let found = body
+                .lines()
+                .find(|l| l.contains(mark) && !l.contains("bar_baz"));
+            assert!(found.is_none(), "{mark:?} in {found:?}");
+        }
+    }
+
+    #[test]
+    fn headings_have_a_blank_line_before_and_after() {
+        let html = "<p>intro</p><h2>List</h2><ul><li>a</li></ul><h3>Ordered</h3><ol><li>b</li></ol>\
+            <h4>A heading long enough to be wrapped over more than one line of the text, since \
+            it goes on and on and on, well past the width</h4><ul><li>c</li></ul><div>\
+            <h5>In a div</h5>text</div><ul><li><h6>In a list</h6><ul><li>d</li></ul></li></ul>\
+            <blockquote><h2>Quoted</h2><ul><li>e</li></ul></blockquote>";
+        assert_eq!(
+            to_text(html, None),
+            "intro\n\nList\n\n- a\n\nOrdered\n\n1. b\n\n\
+             A heading long enough to be wrapped over more than one line of the text, since it \
+             goes on and on and on, well past the\nwidth\n\n- c\n\nIn a div\n\ntext\n\n\
+             - In a list\n\n  - d\n\n  Quoted\n\n  - e\n"
+        );
+    }
+
+    #[test]
+    fn nul_characters_in_a_page_are_neither_shown_nor_taken_for_headings() {
+        let html = "<p>\0a&#0;b</p>\0<pre>\0pre&#0;</pre><textarea>\0t</textarea>\
+            <svg><text>\0s&#0;</text></svg><math><mi><![CDATA[\0c]]></mi></math>\
+            <p><img src=x alt=\"\0alt\"></p><p title=\"&#0;\">after</p>";
+        let text = to_text(html, None);
+        assert!(!text.contains('\0'), "{text:?}");
+        // The parser drops a NUL or makes it U+FFFD; no blank line is added around those.
+        assert_eq!(
+            text,
+            "a\u{fffd}b\n\npre\u{fffd}\n\n\u{fffd}tc\n\n[image: \u{fffd}alt]\n\nafter\n"
+        );
+    }
+
+    #[test]
+    fn a_link_around_blocks_is_numbered_after_its_first_block() {
+        let html = "<a href=\"/p1\"><div><h3>First post</h3><p>Excerpt one.</p></div></a>\
+            <a href=\"/p2\"><div><div><p>Only <b>paragraphs</b></p></div><p>two</p></div></a>\
+            <a href=\"/p3\"><noscript><p>hidden</p></noscript><img src=t.png alt=thumb>\
+            <h4>Skips dropped content</h4>tail</a>\
+            <a href=\"/p4\"><ul><li>listed</li><li>other</li></ul></a>\
+            <a href=\"/p5\"><span>inline</span> only</a> next <a href=\"#top\"><p>top</p></a>\
+            <p>After.</p>";
+        let base = Url::parse("https://example.com/").unwrap();
+        assert_eq!(
+            to_text(html, Some(&base)),
+            "First post [1]\n\nExcerpt one.\n\nOnly paragraphs [2]\n\ntwo\n\n[image: thumb]\n\n\
+             Skips dropped content [3]\n\ntail\n- listed [4]\n- other\ninline only [5] next\n\n\
+             top\n\nAfter.\n\nLinks:\n[1] https://example.com/p1\n[2] https://example.com/p2\n\
+             [3] https://example.com/p3\n[4] https://example.com/p4\n[5] https://example.com/p5\n"
+        );
+    }
+
+    #[test]
+    fn repeated_addresses_keep_their_number_and_long_ones_stay_whole() {
+        let long = format!("https://example.com/{}", "segment/".repeat(40));
+        let html = format!(
+            "<p><a href=\"{long}\">long</a> <a href=\"/b\">b</a> <a href=\"{long}\">again</a></p>\
+             <table><tr><td><a href=\"/c\">c</a></td><td><a href=\"/b\">b2</a></td></tr></table>"
+        );
+        let base = Url::parse("https://example.com/").unwrap();
+        let text = to_text(&html, Some(&base));
+        assert_eq!(
+            text,
+            format!(
+                "long [1] b [2] again [1]\n\nc [3]  b2 [2]\n\nLinks:\n[1] {long}\n\
+                 [2] https://example.com/b\n[3] https://example.com/c\n"
+            )
         );
     }
 
     #[test]
     fn bodies_are_classified_by_type_then_bytes() {
         let html = b"<!doctype html><p>x</p>";
-        assert_eq!(classify(Some("text/html; charset=utf-8"), b"x"), Kind::Html);
-        assert_eq!(classify(Some("application/xhtml+xml"), b"x"), Kind::Html);
-        assert_eq!(classify(None, html), Kind::Html);
-        assert_eq!(classify(Some("application/octet-stream"), html), Kind::Html);
-        assert_eq!(classify(Some("text/plain"), html), Kind::Text);
-        assert_eq!(classify(Some("application/json"), b"{}"), Kind::Text);
-        assert_eq!(classify(Some("application/ld+json"), b"{}"), Kind::Text);
-        assert_eq!(classify(Some("image/svg+xml"), b"<svg/>"), Kind::Text);
-        assert_eq!(classify(Some("image/png"), b"not really"), Kind::Binary);
-        assert_eq!(classify(Some("font/woff2"), b"wOF2"), Kind::Binary);
-        assert_eq!(classify(Some("text/plain"), b"a\0b"), Kind::Binary);
-        assert_eq!(classify(None, b"plain words"), Kind::Text);
-        assert_eq!(classify(None, b""), Kind::Text);
-        assert_eq!(classify(Some(""), b"x"), Kind::Text);
+        assert_eq!(
+            classify(Some("text/html; charset=utf-8"), b"x", UTF_8),
+            Kind::Html
+        );
+        assert_eq!(
+            classify(Some("application/xhtml+xml"), b"x", UTF_8),
+            Kind::Html
+        );
+        assert_eq!(classify(None, html, UTF_8), Kind::Html);
+        assert_eq!(
+            classify(Some("application/octet-stream"), html, UTF_8),
+            Kind::Html
+        );
+        assert_eq!(classify(Some("text/plain"), html, UTF_8), Kind::Text);
+        assert_eq!(classify(Some("application/json"), b"{}", UTF_8), Kind::Text);
+        assert_eq!(
+            classify(Some("application/ld+json"), b"{}", UTF_8),
+            Kind::Text
+        );
+        assert_eq!(
+            classify(Some("image/svg+xml"), b"<svg/>", UTF_8),
+            Kind::Text
+        );
+        assert_eq!(
+            classify(Some("image/png"), b"not really", UTF_8),
+            Kind::Binary
+        );
+        assert_eq!(classify(Some("font/woff2"), b"wOF2", UTF_8), Kind::Binary);
+        assert_eq!(classify(Some("text/plain"), b"a\0b", UTF_8), Kind::Binary);
+        assert_eq!(classify(None, b"plain words", UTF_8), Kind::Text);
+        assert_eq!(classify(None, b"", UTF_8), Kind::Text);
+        assert_eq!(classify(Some(""), b"x", UTF_8), Kind::Text);
         let gzip: Vec<u8> = (0..4096u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 | 0x80)
             .collect();
         assert_eq!(
-            classify(Some("application/octet-stream"), &gzip),
+            classify(Some("application/octet-stream"), &gzip, UTF_8),
             Kind::Binary
         );
         let latin1 = b"caf\xe9 cr\xe8me br\xfbl\xe9e, na\xefve fa\xe7ade";
         assert_eq!(
-            classify(Some("text/plain; charset=iso-8859-1"), latin1),
+            classify(Some("text/plain; charset=iso-8859-1"), latin1, UTF_8),
             Kind::Text
         );
         let cut = "ééé".as_bytes();
-        assert!(!looks_binary(&cut[..5]));
+        assert!(!looks_binary(&cut[..5], UTF_8));
+        // Text in a multi-byte charset: a declared text type stays text whatever the
+        // charset (read as UTF-8 it is shown with replacements); without a type it is
+        // taken for binary only when read as UTF-8.
+        let page = "日本語のページです。".repeat(50);
+        let (sjis, _, _) = encoding_rs::SHIFT_JIS.encode(&page);
+        for encoding in [UTF_8, encoding_rs::SHIFT_JIS] {
+            assert_eq!(classify(Some("text/html"), &sjis, encoding), Kind::Html);
+            assert_eq!(classify(Some("text/plain"), &sjis, encoding), Kind::Text);
+        }
+        let octets = Some("application/octet-stream");
+        assert_eq!(classify(octets, &sjis, UTF_8), Kind::Binary);
+        assert_eq!(classify(octets, &sjis, encoding_rs::SHIFT_JIS), Kind::Text);
+        let utf16: Vec<u8> = "<p>plain words</p>\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(classify(Some("text/plain"), &utf16, UTF_8), Kind::Binary);
+        assert_eq!(classify(Some("text/plain"), &utf16, UTF_16LE), Kind::Text);
+        let nul16: Vec<u8> = "a\0b".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(classify(Some("text/plain"), &nul16, UTF_16BE), Kind::Binary);
+        // A legacy charset does not make binary data text.
+        assert_eq!(
+            classify(
+                Some("text/plain; charset=latin1"),
+                b"a\0b",
+                encoding_rs::WINDOWS_1252
+            ),
+            Kind::Binary
+        );
+        assert!(may_be_html(Some("text/html"), b"x"));
+        assert!(may_be_html(None, html));
+        assert!(!may_be_html(None, b"x"));
+        assert!(!may_be_html(Some("text/plain"), html));
     }
 }

@@ -17,11 +17,15 @@
 //! `Transfer-Encoding`, `Connection`, ...) are dropped and listed in
 //! `metadata.dropped_headers`; credentials in the URL's userinfo are not sent either.
 //!
-//! Output: `HTTP <code> <reason>`, a blank line, the body. HTML is converted for `text` and
-//! `markdown` ([`convert`]); other text is shown as it is; binary bodies are described by
-//! type and size. A status of 400 or more is a tool error that keeps the body.
+//! Output: `HTTP <code> <reason>`, a blank line, the body. A text body is decoded from its
+//! charset ([`charset`]: byte order mark, `Content-Type`, an HTML page's `<meta>`, else
+//! UTF-8). HTML is converted for `text` ([`plain`]) and `markdown` ([`convert`]); other
+//! text is shown as it is; binary bodies are described by type and size. A status of 400
+//! or more is a tool error that keeps the body.
 
+pub mod charset;
 pub mod convert;
+pub mod plain;
 pub mod ssrf;
 
 use std::io::Read;
@@ -91,9 +95,11 @@ pub fn definition() -> ToolDef {
         name: "webfetch",
         summary: "Fetch a URL as text, Markdown or HTML",
         description: "Fetch a URL (http or https) and return `HTTP <code> <reason>`, a blank \
-            line and the body. format `text` (default) and `markdown` convert HTML pages \
-            (scripts, styles and the head dropped); `html` returns the page as it is; other \
-            text is returned as it is and binary bodies are described. Bodies over 5 MB are \
+            line and the body. format `text` (default) converts HTML pages to plain text with \
+            links numbered `[N]` and listed at the end; `markdown` converts them to Markdown \
+            with inline links (both drop scripts, styles and the head); `html` returns the \
+            page as it is. Bodies are decoded from their charset to UTF-8. Other text is \
+            returned as it is and binary bodies are described. Bodies over 5 MB are \
             cut. Loopback, private, link-local and other internal addresses are refused on \
             every redirect hop. Status 400 and above is an error that keeps the body.",
         permission: "webfetch",
@@ -101,17 +107,25 @@ pub fn definition() -> ToolDef {
         execute,
         access: Some(access),
         doc: ToolDoc {
-            output: "`HTTP <code> <reason>`, a blank line, then the body: HTML converted to \
-                plain text (`text`, wrapped at 120 columns, links as numbered references) or \
+            output: "`HTTP <code> <reason>`, a blank line, then the body, decoded to UTF-8 \
+                from the charset a byte order mark, the Content-Type header or (for HTML) a \
+                `<meta>` in the first 1024 bytes names, else UTF-8 (WHATWG labels: \
+                iso-8859-1 decodes as windows-1252). HTML converted to plain text (`text`: \
+                no Markdown marks, wrapped at 120 columns; headings as their text between \
+                blank lines, `- ` and `1. ` list items, tables as space-separated columns, \
+                images as `[image: ALT]`, each link as its text and ` [N]`, with `Links:` and \
+                one `[N] URL` per line at the end, a repeated URL keeping its number) or \
                 Markdown (`markdown`: ATX headings, inline links, lists, fenced code), with \
-                relative links made absolute, raw for \
-                `html`; other text as it is; `[binary body: TYPE, N bytes, not shown]` for \
+                relative links made absolute; the page as it is for `html`; other text as it \
+                is; `[binary body: TYPE, N bytes, not shown]` for \
                 binary content; `(empty body)` when there is none. A body over 5 MB keeps its \
                 first 5 MB and ends with `[body cut at 5 MB of N bytes]` (or `of unknown \
                 size`). metadata: status, content_type, final_url (after redirects), bytes \
-                (body bytes received), body_truncated, redirects; total_bytes when a cut \
-                body's size is known; dropped_headers when caller headers were not sent; \
-                binary and lossy when they apply.",
+                (body bytes received), body_truncated, redirects; charset (the encoding \
+                the body was decoded from, e.g. UTF-8, windows-1252, Shift_JIS) for a \
+                shown body; total_bytes when a cut body's size is known; dropped_headers \
+                when caller headers were not sent; binary when the body is not shown; lossy \
+                when bytes invalid in the charset were replaced by U+FFFD.",
             errors: "`invalid URL: REASON`; `only http and https URLs are allowed (got \
                 SCHEME)`; `blocked: URL resolves to private/internal network address ADDR \
                 (RANGE)` for loopback, private, link-local, CGNAT, benchmarking, multicast, \
@@ -164,7 +178,7 @@ fn parameters() -> Value {
             "format": {
                 "type": "string",
                 "enum": ["text", "markdown", "html"],
-                "description": "How to return an HTML page: text (default), markdown, or html (raw)."
+                "description": "How to return an HTML page: text (default; plain text, links numbered and listed at the end), markdown (inline links), or html (raw)."
             }
         }),
         &["url"],
@@ -685,24 +699,23 @@ fn render(ctx: &CallContext, fetched: &Fetched, format: Format) -> ToolOutput {
         capture.push_str(&format!(" {reason}"));
     }
     capture.push_str("\n\n");
-    let kind = convert::classify(fetched.content_type.as_deref(), &fetched.body);
+    let content_type = fetched.content_type.as_deref();
+    let html = convert::may_be_html(content_type, &fetched.body);
+    let charset = charset::detect(content_type, &fetched.body, html);
+    let kind = convert::classify(content_type, &fetched.body, charset.encoding);
     let mut lossy = false;
+    let shown = !fetched.body.is_empty() && kind != Kind::Binary;
     if fetched.body.is_empty() {
         capture.push_str("(empty body)");
     } else if kind == Kind::Binary {
         capture.push_str(&format!(
             "[binary body: {}, {} bytes, not shown]",
-            fetched.content_type.as_deref().unwrap_or("no content type"),
+            content_type.unwrap_or("no content type"),
             fetched.body.len()
         ));
     } else {
-        let bytes = if fetched.truncated {
-            complete_utf8(&fetched.body)
-        } else {
-            &fetched.body[..]
-        };
-        let text = String::from_utf8_lossy(bytes);
-        lossy = matches!(text, std::borrow::Cow::Owned(_));
+        let (text, replaced) = charset::decode(&fetched.body, &charset, !fetched.truncated);
+        lossy = replaced;
         match (kind, format) {
             (Kind::Html, Format::Markdown) => {
                 capture.push_str(&convert::to_markdown(&text, Some(&fetched.final_url)));
@@ -744,25 +757,13 @@ fn render(ctx: &CallContext, fetched: &Fetched, format: Format) -> ToolOutput {
     if kind == Kind::Binary && !fetched.body.is_empty() {
         output = output.with("binary", true);
     }
+    if shown {
+        output = output.with("charset", charset.name());
+    }
     if lossy {
         output = output.with("lossy", true);
     }
     output
-}
-
-/// A cut body without the partial character its last bytes may start.
-fn complete_utf8(bytes: &[u8]) -> &[u8] {
-    let start = bytes.len().saturating_sub(4);
-    for i in (start..bytes.len()).rev() {
-        // The last byte that is not a continuation byte starts the last character.
-        if bytes[i] & 0xC0 != 0x80 {
-            return match std::str::from_utf8(&bytes[i..]) {
-                Err(err) if err.error_len().is_none() => &bytes[..i],
-                _ => bytes,
-            };
-        }
-    }
-    bytes
 }
 
 #[cfg(test)]

@@ -296,18 +296,6 @@ fn methods_and_headers_are_checked() {
 }
 
 #[test]
-fn cut_bodies_lose_only_a_partial_last_character() {
-    let text = "aé€😀".as_bytes();
-    assert_eq!(complete_utf8(text), text);
-    for cut in 1..4 {
-        let partial = &text[..text.len() - cut];
-        assert_eq!(complete_utf8(partial), "aé€".as_bytes(), "cut {cut}");
-    }
-    assert_eq!(complete_utf8(&text[..4]), "aé".as_bytes());
-    assert_eq!(complete_utf8(b""), b"");
-}
-
-#[test]
 fn access_is_the_trimmed_url() {
     let session = crate::session::Session::new("t", &std::env::temp_dir());
     let ctx = CallContext::new(&session, "webfetch");
