@@ -6,6 +6,8 @@
 //!   task, and the command under a supervisor);
 //! - [`environment`]: the environment a command gets (bash's rules: credential-looking
 //!   variables removed, non-interactive defaults);
+//! - `adopted`: killing what left the group (`setsid`, daemons) and was adopted by the
+//!   subreaper while the command ran;
 //! - `sentinel`: the member of every command's group, started by the command's leader
 //!   before `exec`, that kills the group when tinytool dies, even of SIGKILL;
 //! - [`identity`]: recognising a process again in a later call (pid + start time + boot
@@ -15,6 +17,7 @@
 //! How background work (monitors, background tasks) is kept from leaking is described in
 //! `background`, which builds on these pieces.
 
+mod adopted;
 pub mod command;
 pub mod environment;
 pub mod identity;

@@ -29,6 +29,9 @@
 //! - While a command runs, tinytool is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so the
 //!   killed leftovers become its children and are reaped before the call returns: not
 //!   even a zombie of the command is left behind (the sentinel is its child anyway).
+//! - What left the group (`setsid`, a double-forking daemon) was adopted the same way; it
+//!   carries the command's token in `TINYTOOL_RUN` and is killed and reaped next (see
+//!   `adopted`), still before the subreaper flag goes.
 //! - A cancellation ([`Request::cancel`]: an MCP `notifications/cancelled`, a monitor's
 //!   `stop`, a job's `cancel`) kills the group at once.
 //! - At the deadline the group gets SIGTERM (and SIGCONT, so stopped processes see it),
@@ -45,8 +48,8 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::kill_group;
 use super::sentinel::{Launcher, Witness};
+use super::{adopted, kill_group};
 use crate::session::{CancelFlag, Session};
 use crate::truncate::{Capture, Limits};
 
@@ -276,10 +279,12 @@ pub fn run(request: Request) -> io::Result<Finished> {
 /// Runs a command to completion, timeout or kill (see the module doc), handing what it
 /// does to `watcher`. `Err` when it cannot be started, the pipes cannot be watched, or
 /// the watcher refused the start.
-pub fn run_with(request: Request, watcher: &mut dyn Watcher) -> io::Result<Outcome> {
+pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<Outcome> {
     super::signals::install();
     let _subreaper = Subreaper::enter();
     let start = Instant::now();
+    let token = adopted::fresh_token();
+    adopted::mark(&mut request.env, &token);
     let witness = Witness::new()?;
     let mut child = spawn(&request, &witness)?;
     drop(witness);
@@ -289,6 +294,7 @@ pub fn run_with(request: Request, watcher: &mut dyn Watcher) -> io::Result<Outco
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();
         reap_group(pid, Instant::now() + REAP);
+        adopted::kill_adopted(&token, Instant::now() + REAP);
         return Err(err);
     }
     if let (Some(input), Some(pipe)) = (request.stdin, child.stdin.take()) {
@@ -301,6 +307,8 @@ pub fn run_with(request: Request, watcher: &mut dyn Watcher) -> io::Result<Outco
     }
     let hard_stop = start + request.timeout + HARD_STOP;
     reap_group(pid, (Instant::now() + REAP).min(hard_stop));
+    // Before the subreaper flag goes: what escaped the group was adopted by now.
+    adopted::kill_adopted(&token, (Instant::now() + REAP).min(hard_stop));
     result
 }
 

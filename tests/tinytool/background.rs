@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::util::{
-    Room, Run, marked_sleep, processes_named, read_events, stable, survivors_of_sigkill,
+    Room, Run, escaped_sleep, living_named, marked_sleep, processes_named, read_events, stable,
+    survivors_of_sigkill,
 };
 
 /// The bound of every poll: generous for a loaded 2-core machine; passing tests end as soon
@@ -307,6 +308,67 @@ fn the_deadline_stops_a_monitor_and_leaves_nothing() {
         out.contains("\u{2014} stopped at its deadline (timeout 300ms)]"),
         "{out}"
     );
+    assert_nothing_left(&token, &sleep);
+}
+
+#[test]
+fn processes_that_left_a_monitors_group_are_killed_when_it_ends_or_at_its_deadline() {
+    let room = Room::new();
+    let sleep = marked_sleep(&room);
+    let id = start(&room, &format!("{}; echo bg", escaped_sleep(&sleep, 30)));
+    let (token, _, _) = supervision(&room, "monitors", &id);
+    wait_end(&room, &id);
+    assert_nothing_left(&token, &sleep);
+    // At the deadline, while the command still runs.
+    let id = start(
+        &room,
+        &format!("{}; echo escaped; ./{sleep} 31", escaped_sleep(&sleep, 30)),
+    );
+    let (token, _, _) = supervision(&room, "monitors", &id);
+    read_until(&room, &id, "escaped");
+    let stopped = monitor(&room, json!({"action": "stop", "monitor_id": id}));
+    assert_eq!(stopped.code, 0, "{stopped:?}");
+    assert_nothing_left(&token, &sleep);
+    let run = monitor(
+        &room,
+        json!({
+            "command": format!("{}; echo escaped; ./{sleep} 31", escaped_sleep(&sleep, 30)),
+            "timeout_ms": 3000
+        }),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let id = run.json()["metadata"]["monitor_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (token, _, _) = supervision(&room, "monitors", &id);
+    read_until(&room, &id, "escaped");
+    read_until(&room, &id, "deadline");
+    assert_nothing_left(&token, &sleep);
+}
+
+#[test]
+fn a_monitor_started_by_a_bash_command_outlives_the_call() {
+    // Unlike what escapes a command, a supervisor is meant to outlive the call that
+    // started it: it is recorded, and it ends its work at its own deadline.
+    let room = Room::new();
+    let sleep = marked_sleep(&room);
+    let run = room.call(
+        "bash",
+        json!({"command": format!(
+            "'{}' monitor --action start --command './{sleep} 30' --timeout-ms 60000",
+            crate::util::bin()
+        )}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("(ID: mon_1)"), "{run:?}");
+    let (token, _, _) = supervision(&room, "monitors", "mon_1");
+    wait_for("the monitor's sleep", || {
+        (living_named(&sleep).len() == 1).then_some(())
+    });
+    assert_eq!(stored_monitor(&room, "mon_1")["running"], true);
+    let stopped = monitor(&room, json!({"action": "stop", "monitor_id": "mon_1"}));
+    assert_eq!(stopped.code, 0, "{stopped:?}");
     assert_nothing_left(&token, &sleep);
 }
 
@@ -671,6 +733,34 @@ fn cancel_and_deadline_end_a_job_and_leave_nothing() {
         again.output(),
         format!("Job {id} is not running (status: cancelled)")
     );
+}
+
+#[test]
+fn processes_that_left_a_jobs_group_are_killed_when_it_ends() {
+    let room = Room::new();
+    let sleep = marked_sleep(&room);
+    let agent = format!("{}; echo done", escaped_sleep(&sleep, 30));
+    room.write(
+        ".tinytool/config.json",
+        json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
+    );
+    let run = task(
+        &room,
+        json!({"description": "d", "prompt": "p", "background": true}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let id = serde_json::from_str::<Value>(&run.output()).unwrap()["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (token, _, _) = supervision(&room, "jobs", &id);
+    let done = wait_for("the job's end", || {
+        let out = task(&room, json!({"task_id": id})).output();
+        (!out.contains(r#""status":"running""#)).then_some(out)
+    });
+    let done: Value = serde_json::from_str(&done).unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_nothing_left(&token, &sleep);
 }
 
 #[test]

@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, marked_sleep, processes_named, stable, survivors_of_sigkill, wait_gone};
+use crate::util::{
+    Room, daemon_sleep, escaped_sleep, marked_sleep, processes_named, stable, survivors_of_sigkill,
+    wait_gone,
+};
 
 #[test]
 fn success_output_shape() {
@@ -142,6 +145,49 @@ fn leftovers_are_killed_when_the_shell_exits_and_the_call_does_not_wait() {
     );
     assert_eq!(run.output(), "spawned\n");
     assert_eq!(processes_named(&sleep), Vec::<String>::new());
+}
+
+/// The bound of the polls for processes to disappear.
+const GONE_WITHIN: Duration = Duration::from_secs(15);
+
+#[test]
+fn processes_that_left_the_group_are_killed_when_the_shell_exits_or_times_out() {
+    let room = Room::new();
+    let sleep = marked_sleep(&room);
+    let run = room.call(
+        "bash",
+        json!({"command": format!("{}; echo ok", escaped_sleep(&sleep, 30)), "timeout": 20000}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "ok\n");
+    assert_eq!(wait_gone(&sleep, GONE_WITHIN), Vec::<String>::new());
+    // At the deadline, while the shell still runs.
+    let run = room.call(
+        "bash",
+        json!({
+            "command": format!("{}; echo escaped; ./{sleep} 31", escaped_sleep(&sleep, 30)),
+            "timeout": 1000
+        }),
+    );
+    assert_eq!(run.json()["metadata"]["timed_out"], true, "{run:?}");
+    assert!(run.output().contains("escaped"), "{run:?}");
+    assert_eq!(wait_gone(&sleep, GONE_WITHIN), Vec::<String>::new());
+}
+
+#[test]
+fn a_double_forking_daemon_that_ignores_sigterm_is_killed() {
+    let room = Room::new();
+    let sleep = marked_sleep(&room);
+    let run = room.call(
+        "bash",
+        json!({"command": format!("{}; echo started", daemon_sleep(&sleep, 30)), "timeout": 20000}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "started\n");
+    // It had left the command's session before the shell exited.
+    let pid = room.read("daemon.pid");
+    assert!(!pid.trim().is_empty());
+    assert_eq!(wait_gone(&sleep, GONE_WITHIN), Vec::<String>::new());
 }
 
 #[test]

@@ -286,6 +286,26 @@ pub fn marked_sleep(room: &Room) -> String {
     name
 }
 
+/// A shell command starting `./SLEEP SECS` out of the command's process group with
+/// `setsid` and waiting until it leads a session of its own (field 6 of its
+/// `/proc/PID/stat`), so that it has escaped the group before the shell goes on.
+pub fn escaped_sleep(sleep: &str, secs: u32) -> String {
+    format!(
+        "setsid ./{sleep} {secs} >/dev/null 2>&1 & p=$!; \
+         until [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = \"$p\" ]; do :; done"
+    )
+}
+
+/// A shell command starting `./SLEEP SECS` as a daemon that ignores SIGTERM: a subshell
+/// forks a `setsid` shell and exits; that shell starts the sleep in the background and
+/// exits too, after writing its pid to `daemon.pid`, which the command waits for.
+pub fn daemon_sleep(sleep: &str, secs: u32) -> String {
+    format!(
+        "(setsid sh -c 'trap \"\" TERM; ./{sleep} {secs} >/dev/null 2>&1 & echo $! >daemon.pid' &); \
+         until [ -s daemon.pid ]; do :; done"
+    )
+}
+
 /// Processes (zombies included) whose `comm` is `name`.
 pub fn processes_named(name: &str) -> Vec<String> {
     let mut found = Vec::new();
