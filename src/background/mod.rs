@@ -26,7 +26,10 @@
 //! orphaned descendants become its children; it streams a monitor's lines into the
 //! database (flushed every 100 ms, the newest 100 unread lines kept) or keeps a job's
 //! output in bounded captures; at the deadline it sends the group SIGTERM, then SIGKILL
-//! 500 ms later. When the command's leader exits, whatever it left in its group is killed.
+//! 500 ms later. When the command's leader exits, whatever it left in its group is killed,
+//! and so is what left the group (`setsid`, daemons) and was adopted by the supervisor
+//! (`process::adopted`), at the deadline too; a monitor or job started through a nested
+//! tinytool has a supervisor of its own and is left to it.
 //! The supervisor then records the end (monitor: `exited` with the code or signal,
 //! `stopped`, `timed_out`, `failed`; job: `completed`, `failed`, `cancelled`, publishing
 //! `job.completed`) and exits. It never lives more than about a second past the deadline
@@ -44,7 +47,8 @@
 //! - By SIGTERM, SIGINT or SIGHUP: handled as a stop.
 //! - By SIGKILL (or a crash): the kernel sends the leader its death signal (SIGKILL) and
 //!   the sentinel its own; the sentinel sees its parent gone and kills the whole group,
-//!   itself included. Nothing is left running.
+//!   itself included. Nothing in the group is left running (what had left the group with
+//!   `setsid` is then re-parented to init and survives: a known limit).
 //! - Stopped (SIGSTOP) or hung: the sentinel kills the group itself one second after the
 //!   latest the supervisor would have stopped it at its deadline (deadline + 1.95 s).
 //! - Whatever remains unrecorded is settled by the next call that touches monitors or jobs

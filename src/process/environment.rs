@@ -9,7 +9,8 @@
 //! Set, whatever the parent had (see [`NON_INTERACTIVE`] for why each):
 //! `GIT_TERMINAL_PROMPT=0`, `GCM_INTERACTIVE=never`, `GIT_EDITOR=true`,
 //! `GIT_SEQUENCE_EDITOR=true`, `EDITOR=true`, `VISUAL=true`, `PAGER=cat`, `GIT_PAGER=cat`,
-//! `MANPAGER=cat`, `DEBIAN_FRONTEND=noninteractive`, `PIP_NO_INPUT=1`.
+//! `MANPAGER=cat`, `DEBIAN_FRONTEND=noninteractive`, `PIP_NO_INPUT=1`. When the command
+//! starts, `run` adds its token to `TINYTOOL_RUN` (see `adopted`).
 //!
 //! A subagent ([`subagent_env`]) is not a command a model wrote but a program the user
 //! configured and the policy allowed, and an agent needs its model's API key: it keeps the

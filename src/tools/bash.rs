@@ -2,10 +2,10 @@
 //!
 //! The command runs as `sh -c COMMAND` in the working directory, in its own session and
 //! process group, with stdin `/dev/null` and a filtered, non-interactive environment
-//! ([`environment`]); it is stopped at its timeout, whatever it leaves behind is killed,
-//! and nothing it started outlives tinytool, even a tinytool killed with SIGKILL (a
-//! sentinel in its group; [`run`]: the process handling bash shares with `monitor` and
-//! `task`). Deliberate improvements over the reference: the whole process group is
+//! ([`environment`]); it is stopped at its timeout, whatever it leaves behind is killed
+//! (also what left its group with `setsid`, daemons included), and nothing in its group
+//! outlives tinytool, even a tinytool killed with SIGKILL (a sentinel in its group;
+//! [`run`]: the process handling bash shares with `monitor` and `task`). Deliberate improvements over the reference: the whole process group is
 //! killed (the reference kills only `sh`), a background process never makes the call
 //! wait, and output is streamed into bounded captures instead of 10 MB buffers (so there
 //! is no `[output truncated at 10MB]` marker: the preview says the real size).

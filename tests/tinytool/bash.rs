@@ -166,7 +166,7 @@ fn processes_that_left_the_group_are_killed_when_the_shell_exits_or_times_out() 
         "bash",
         json!({
             "command": format!("{}; echo escaped; ./{sleep} 31", escaped_sleep(&sleep, 30)),
-            "timeout": 1000
+            "timeout": 2000
         }),
     );
     assert_eq!(run.json()["metadata"]["timed_out"], true, "{run:?}");
