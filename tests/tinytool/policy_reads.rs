@@ -1,0 +1,167 @@
+//! Reads that go around the `read` tool must get its decision too: grep and glob judge
+//! every file and path below their root, and skill every SKILL.md it would serve.
+
+use serde_json::json;
+
+use crate::util::Room;
+
+fn user_policy(room: &Room, rules: serde_json::Value) {
+    room.write_user("policy.json", json!({ "rules": rules }).to_string());
+}
+
+fn deny(pattern: &str) -> serde_json::Value {
+    json!({"permission": "read", "pattern": pattern, "action": "deny"})
+}
+
+fn allow(permission: &str, pattern: &str) -> serde_json::Value {
+    json!({"permission": permission, "pattern": pattern, "action": "allow"})
+}
+
+/// A room with a secret folder, a public file and a policy denying `secret/*`.
+fn secret_room() -> Room {
+    let room = Room::new();
+    room.write("secret/creds.txt", "password=hunter2\n");
+    room.write("secret/deeper/more.txt", "password=swordfish\n");
+    room.write("pub/notes.txt", "password policy: long\n");
+    user_policy(&room, json!([deny("secret/*")]));
+    room
+}
+
+#[test]
+fn grep_does_not_search_files_the_read_tool_would_refuse() {
+    let room = secret_room();
+    let read = room.call("read", json!({"file_path": "secret/creds.txt"}));
+    assert_eq!(read.code, 3, "{read:?}");
+    for args in [
+        json!({"pattern": "password"}),
+        json!({"pattern": "password", "path": "secret"}),
+        json!({"pattern": "password", "include": "secret/*"}),
+    ] {
+        let run = room.call("grep", args.clone());
+        assert_eq!(run.code, 0, "{run:?}");
+        let out = run.output();
+        assert!(
+            !out.contains("hunter2") && !out.contains("swordfish"),
+            "{args}: {out}"
+        );
+        assert!(
+            out.contains(" refused by the policy; not cut]"),
+            "{args}: {out}"
+        );
+        assert!(run.json()["metadata"]["skipped_policy"].as_u64().unwrap() > 0);
+    }
+    // From the top the denied folder is left out whole (one refusal); inside it, each file.
+    let top = room.call("grep", json!({"pattern": "password"}));
+    assert_eq!(
+        top.output(),
+        "pub/notes.txt:1:password policy: long\n[skipped: 0 files over 1 MB, 0 binary, \
+         0 secret-looking, 0 skip directories pruned, 1 refused by the policy; not cut]\n"
+    );
+    let inside = room.call("grep", json!({"pattern": "password", "path": "secret"}));
+    assert_eq!(inside.json()["metadata"]["skipped_policy"], 2);
+    // A root the rule covers is the call's own access: refused outright.
+    for path in ["secret/creds.txt", "secret/deeper"] {
+        let run = room.call("grep", json!({"pattern": "password", "path": path}));
+        assert_eq!(run.code, 3, "{run:?}");
+    }
+}
+
+#[test]
+fn glob_does_not_list_paths_the_read_tool_would_refuse() {
+    let room = secret_room();
+    let all = room.call("glob", json!({"pattern": "**/*"}));
+    assert_eq!(all.code, 0, "{all:?}");
+    assert_eq!(
+        all.output(),
+        "pub/notes.txt\n[skipped: 0 skip directories pruned, 1 refused by the policy; not cut]\n"
+    );
+    let inside = room.call("glob", json!({"pattern": "secret/**/*"}));
+    let out = inside.output();
+    assert!(!out.contains("creds") && !out.contains("more.txt"), "{out}");
+    assert!(out.contains("2 refused by the policy"), "{out}");
+    // The folder's own name is not under `secret/*`: simple mode still lists it.
+    let top = room.call("glob", json!({"pattern": "*"}));
+    assert_eq!(top.output(), "pub\nsecret\n");
+}
+
+#[test]
+fn file_patterns_and_later_allows_are_judged_per_file() {
+    let room = Room::new();
+    room.write("keys/server.pem", "BEGIN KEY\n");
+    room.write("keys/readme.txt", "KEY notes\n");
+    room.write("secret/open/ok.txt", "KEY shared\n");
+    room.write("secret/closed.txt", "KEY private\n");
+    user_policy(
+        &room,
+        json!([
+            deny("*.pem"),
+            deny("secret/*"),
+            allow("read", "secret/open/*")
+        ]),
+    );
+    let run = room.call("grep", json!({"pattern": "KEY"}));
+    let out = run.output();
+    assert!(out.contains("keys/readme.txt:1:KEY notes"), "{out}");
+    assert!(out.contains("secret/open/ok.txt:1:KEY shared"), "{out}");
+    assert!(!out.contains("BEGIN") && !out.contains("private"), "{out}");
+    assert_eq!(run.json()["metadata"]["skipped_policy"], 2, "{out}");
+    let listed = room.call("glob", json!({"pattern": "**/*.*"}));
+    let out = listed.output();
+    assert!(out.contains("secret/open/ok.txt") && out.contains("keys/readme.txt"));
+    assert!(
+        !out.contains("server.pem") && !out.contains("closed.txt"),
+        "{out}"
+    );
+}
+
+#[test]
+fn searches_outside_the_directory_judge_absolute_paths() {
+    let room = Room::new();
+    let outside = room.tmp.path().canonicalize().unwrap().join("outside");
+    std::fs::create_dir_all(outside.join("private")).unwrap();
+    std::fs::write(outside.join("private/id"), "token=1\n").unwrap();
+    std::fs::write(outside.join("open.txt"), "token=2\n").unwrap();
+    let root = outside.to_string_lossy().into_owned();
+    user_policy(
+        &room,
+        json!([
+            allow("external_directory", &format!("{root}/*")),
+            allow("external_directory", &root),
+            deny(&format!("{root}/private/*")),
+        ]),
+    );
+    let run = room.call("grep", json!({"pattern": "token", "path": root}));
+    assert_eq!(run.code, 0, "{run:?}");
+    let out = run.output();
+    assert!(
+        out.starts_with(&format!("{root}/open.txt:1:token=2\n")),
+        "{out}"
+    );
+    assert!(!out.contains("token=1"), "{out}");
+    let listed = room.call("glob", json!({"pattern": "**/*", "path": root}));
+    assert!(
+        !listed.output().contains("private/id"),
+        "{}",
+        listed.output()
+    );
+}
+
+#[test]
+fn env_files_stay_secret_looking_and_approvals_follow_the_policy() {
+    let room = Room::new();
+    room.write(".env", "TOKEN=1\n");
+    room.write("app.txt", "TOKEN=2\n");
+    let run = room.call("grep", json!({"pattern": "TOKEN"}));
+    assert_eq!(
+        run.output(),
+        "app.txt:1:TOKEN=2\n[skipped: 0 files over 1 MB, 0 binary, 1 secret-looking, \
+         0 skip directories pruned; not cut]\n"
+    );
+    room.write_user("policy.json", json!({"ask": "allow"}).to_string());
+    let open = room.call("grep", json!({"pattern": "TOKEN"}));
+    assert!(
+        open.output().contains(".env:1:TOKEN=1"),
+        "{}",
+        open.output()
+    );
+}
