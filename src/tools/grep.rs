@@ -1069,14 +1069,13 @@ mod tests {
             include: None,
             root: dir.to_path_buf(),
             shown: Shown::new(dir, "."),
+            judge: ReadJudge::allow_all(),
             cap: 5,
         };
         let mut candidates: Vec<Candidate> = (0..100u64)
             .map(|i| Candidate {
                 path: dir.join(format!("f{i:03}.txt")),
                 mtime: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000 + i),
-                size: 0,
-                secret: false,
                 outcome: None,
             })
             .collect();
