@@ -165,3 +165,128 @@ fn env_files_stay_secret_looking_and_approvals_follow_the_policy() {
         open.output()
     );
 }
+
+#[test]
+fn skills_linking_out_of_their_folder_are_not_served() {
+    let room = Room::new();
+    room.write(".env", "TOPSECRET=1\n");
+    room.write(".tinytool/skills/ok/SKILL.md", "Fine $1");
+    std::fs::create_dir_all(room.path(".tinytool/skills/leak")).unwrap();
+    std::os::unix::fs::symlink("../../../.env", room.path(".tinytool/skills/leak/SKILL.md"))
+        .unwrap();
+    std::fs::create_dir_all(room.path(".tinytool/skills/shadow")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", room.path(".tinytool/skills/shadow/SKILL.md"))
+        .unwrap();
+    assert_eq!(room.call("read", json!({"file_path": ".env"})).code, 3);
+    for name in ["leak", "shadow"] {
+        let run = room.call("skill", json!({"name": name}));
+        assert_eq!(run.code, 1, "{run:?}");
+        let out = run.output();
+        assert!(
+            !out.contains("TOPSECRET") && !out.contains("root:"),
+            "{out}"
+        );
+        assert!(
+            out.starts_with(&format!(
+                "Skill \"{name}\" is not served: its SKILL.md .tinytool/skills/{name}/SKILL.md \
+                 resolves to "
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains("outside its skills folder .tinytool/skills."),
+            "{out}"
+        );
+    }
+    assert_eq!(
+        room.call("skill", json!({"name": "ok", "arguments": "x"}))
+            .output(),
+        "Fine x"
+    );
+    let missing = room.call("skill", json!({"name": "nope"}));
+    assert_eq!(
+        missing.output(),
+        "Skill \"nope\" not found.\nAvailable skills:\n- ok\nLeft out: leak (its SKILL.md \
+         resolves outside its skills folder), shadow (its SKILL.md resolves outside its \
+         skills folder)."
+    );
+}
+
+#[test]
+fn skills_the_policy_does_not_let_you_read_are_refused_by_the_gate() {
+    let room = Room::new();
+    room.write(
+        ".tinytool/skills/private/SKILL.md",
+        "---\ndescription: hidden\n---\nSECRET",
+    );
+    room.write(".tinytool/skills/public/SKILL.md", "Public");
+    user_policy(&room, json!([deny(".tinytool/skills/private/*")]));
+    let run = room.call("skill", json!({"name": "private"}));
+    assert_eq!(run.code, 3, "{run:?}");
+    let out = run.output();
+    assert!(!out.contains("SECRET"), "{out}");
+    assert!(
+        out.contains(
+            "`read` permission for `.tinytool/skills/private/SKILL.md` is denied by rule \
+             `read .tinytool/skills/private/* deny`"
+        ),
+        "{out}"
+    );
+    let missing = room.call("skill", json!({"name": "nope"}));
+    assert_eq!(
+        missing.output(),
+        "Skill \"nope\" not found.\nAvailable skills:\n- public\nLeft out: private (the \
+         policy does not let you read its SKILL.md)."
+    );
+    // A link inside the skills folder to a .env file there is a read of that .env file.
+    room.write(".tinytool/skills/public/.env", "TOKEN=1");
+    std::fs::create_dir_all(room.path(".tinytool/skills/env")).unwrap();
+    std::os::unix::fs::symlink("../public/.env", room.path(".tinytool/skills/env/SKILL.md"))
+        .unwrap();
+    let env = room.call("skill", json!({"name": "env"}));
+    assert_eq!(env.code, 3, "{env:?}");
+    assert!(env.output().contains("read .env* ask"), "{}", env.output());
+}
+
+#[test]
+fn skill_paths_from_the_project_config_need_external_directory() {
+    let room = Room::new();
+    let shared = room
+        .tmp
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("shared-skills");
+    std::fs::create_dir_all(shared.join("outer")).unwrap();
+    std::fs::write(shared.join("outer/SKILL.md"), "Outer skill").unwrap();
+    room.write(
+        ".tinytool/config.json",
+        json!({"skills": {"paths": ["../shared-skills"]}}).to_string(),
+    );
+    let run = room.call("skill", json!({"name": "outer"}));
+    assert_eq!(run.code, 3, "{run:?}");
+    let file = shared.join("outer/SKILL.md");
+    assert!(
+        run.output().contains(&format!(
+            "`external_directory` permission for `{}`",
+            file.display()
+        )),
+        "{}",
+        run.output()
+    );
+    // A project policy allowing it counts only when the user trusts the project.
+    room.write(
+        ".tinytool/policy.json",
+        json!({"rules": [allow("external_directory", "*")]}).to_string(),
+    );
+    assert_eq!(room.call("skill", json!({"name": "outer"})).code, 3);
+    // The same folder named by the user config is the user's own choice.
+    std::fs::remove_file(room.path(".tinytool/config.json")).unwrap();
+    room.write_user(
+        "config.json",
+        json!({"skills": {"paths": [shared.to_string_lossy()]}}).to_string(),
+    );
+    let mine = room.call("skill", json!({"name": "outer"}));
+    assert_eq!(mine.code, 0, "{mine:?}");
+    assert_eq!(mine.output(), "Outer skill");
+}
