@@ -76,6 +76,9 @@ struct Compiled {
     pattern: String,
     form: Form,
     action: Action,
+    /// Known to match every path below the root (the catch-all the rules start with), so
+    /// matching it needs no look at the path.
+    everything: bool,
 }
 
 impl Compiled {
@@ -94,6 +97,7 @@ impl Compiled {
             pattern,
             form,
             action,
+            everything: false,
         }
     }
 
@@ -102,7 +106,7 @@ impl Compiled {
     }
 
     fn matches(&self, subject: &Subject) -> bool {
-        wildcard::matches(&self.pattern, subject.get(self.form))
+        self.everything || wildcard::matches(&self.pattern, subject.get(self.form))
     }
 
     /// The prefix every path below the directory of `below` has in this rule's form, when
@@ -249,6 +253,7 @@ impl ReadJudge {
         let catch_all = rules.iter().rposition(|rule| rule.covers_below(&below));
         if let Some(last) = catch_all {
             rules.drain(..last);
+            rules[0].everything = true;
         }
         let approvals: Vec<Compiled> = approvals
             .iter()
@@ -282,7 +287,9 @@ impl ReadJudge {
         !matches!(self.inner, Inner::AllowAll)
     }
 
-    /// Whether `read` of `path` (resolved, at or below the root) is allowed without asking.
+    /// Whether `read` of `path` (resolved, strictly below the root) is allowed without
+    /// asking. The root itself is the call's own access, which the gate decides: rules
+    /// that cannot match below the root were dropped, so it is not judged here.
     pub fn permits(&self, path: &Path) -> bool {
         let rules = match &self.inner {
             Inner::AllowAll => return true,

@@ -157,6 +157,8 @@ fn env_files_stay_secret_looking_and_approvals_follow_the_policy() {
         "app.txt:1:TOKEN=2\n[skipped: 0 files over 1 MB, 0 binary, 1 secret-looking, \
          0 skip directories pruned; not cut]\n"
     );
+    let root = room.call("grep", json!({"pattern": "TOKEN", "path": ".env"}));
+    assert_eq!(root.code, 3, "{root:?}");
     room.write_user("policy.json", json!({"ask": "allow"}).to_string());
     let open = room.call("grep", json!({"pattern": "TOKEN"}));
     assert!(
