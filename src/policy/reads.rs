@@ -48,14 +48,17 @@ enum Inner {
 
 #[derive(Debug, Clone)]
 struct Rules {
-    /// The project directory (resolved): paths inside it are shown relative to it.
-    dir: PathBuf,
+    /// The project directory (resolved, as text): paths inside it are shown relative to it.
+    dir: String,
     /// The `read` rules that can decide a path below the root, in chain order.
     rules: Vec<Compiled>,
     /// Stored approvals covering `read` that could match below the root.
     approvals: Vec<Compiled>,
     /// Whether an ask is let through (ask mode `allow`).
     ask_allows: bool,
+    /// Whether some refusing rule could match a whole directory (a literal head followed
+    /// only by `*`s): without one no directory is ever left out whole.
+    can_prune: bool,
 }
 
 /// What part of a path a rule pattern is compared with.
@@ -168,21 +171,55 @@ struct Below {
 }
 
 impl Below {
-    fn of(dir: &Path, root: &Path) -> Below {
-        let absolute = format!("{}/", root.to_string_lossy().trim_end_matches('/'));
-        let shown = match root.strip_prefix(dir) {
-            Ok(rest) if rest.as_os_str().is_empty() => Some(String::new()),
-            Ok(rest) => Some(format!("{}/", rest.to_string_lossy())),
-            Err(_) if dir.starts_with(root) => None,
-            Err(_) => Some(absolute.clone()),
+    /// The prefixes below `root` for the project directory `dir` (both resolved and
+    /// clean, so comparing their text at a `/` is comparing their components: a walker
+    /// asks this for every directory it meets).
+    fn of(dir: &str, root: &Path) -> Below {
+        let root = text(root);
+        let absolute = format!("{}/", root.trim_end_matches('/'));
+        let shown = if root == dir {
+            Some(String::new())
+        } else if let Some(rest) = below(&root, dir) {
+            Some(format!("{rest}/"))
+        } else if below(dir, &root).is_some() {
+            None
+        } else {
+            Some(absolute.clone())
         };
         Below { shown, absolute }
     }
 }
 
+/// The text of a path (lossy only when it is not UTF-8).
+fn text(path: &Path) -> Cow<'_, str> {
+    match path.to_str() {
+        Some(text) => Cow::Borrowed(text),
+        None => path.to_string_lossy(),
+    }
+}
+
+/// `path` relative to `dir` when it lies strictly below it (both absolute and clean).
+fn below<'p>(path: &'p str, dir: &str) -> Option<&'p str> {
+    let rest = path.strip_prefix(dir)?;
+    if dir.ends_with('/') {
+        return (!rest.is_empty()).then_some(rest);
+    }
+    rest.strip_prefix('/').filter(|rest| !rest.is_empty())
+}
+
+/// How a path is shown in an access pattern: relative to `dir` inside it (`.` for `dir`
+/// itself), else absolute.
+fn shown_in<'p>(path: &'p str, dir: &str) -> &'p str {
+    if path == dir {
+        "."
+    } else {
+        below(path, dir).unwrap_or(path)
+    }
+}
+
 /// One path's forms, each worked out only when a rule asks for it.
 struct Subject<'a> {
-    dir: &'a Path,
+    dir: &'a str,
     path: &'a Path,
     shown: OnceCell<Cow<'a, str>>,
     absolute: OnceCell<Cow<'a, str>>,
@@ -190,7 +227,7 @@ struct Subject<'a> {
 }
 
 impl<'a> Subject<'a> {
-    fn new(dir: &'a Path, path: &'a Path) -> Subject<'a> {
+    fn new(dir: &'a str, path: &'a Path) -> Subject<'a> {
         Subject {
             dir,
             path,
@@ -202,18 +239,15 @@ impl<'a> Subject<'a> {
 
     fn get(&self, form: Form) -> &str {
         match form {
-            Form::Shown => self
-                .shown
-                .get_or_init(|| match self.path.strip_prefix(self.dir) {
-                    Ok(rest) if rest.as_os_str().is_empty() => Cow::Borrowed("."),
-                    Ok(rest) => rest.to_string_lossy(),
-                    Err(_) => self.path.to_string_lossy(),
-                }),
-            Form::Absolute => self.absolute.get_or_init(|| self.path.to_string_lossy()),
+            Form::Shown => self.shown.get_or_init(|| match text(self.path) {
+                Cow::Borrowed(path) => Cow::Borrowed(shown_in(path, self.dir)),
+                Cow::Owned(path) => Cow::Owned(shown_in(&path, self.dir).to_string()),
+            }),
+            Form::Absolute => self.absolute.get_or_init(|| text(self.path)),
             Form::BaseName => self.base.get_or_init(|| {
                 self.path
                     .file_name()
-                    .map_or(Cow::Borrowed(""), |name| name.to_string_lossy())
+                    .map_or(Cow::Borrowed(""), |name| text(Path::new(name)))
             }),
         }
     }
@@ -242,7 +276,8 @@ impl ReadJudge {
         approvals: &[(String, String)],
         root: &Path,
     ) -> ReadJudge {
-        let below = Below::of(&policy.dir, root);
+        let dir = text(&policy.dir).into_owned();
+        let below = Below::of(&dir, root);
         let ask_allows = policy.ask_mode() == AskMode::Allow;
         let mut rules: Vec<Compiled> = chain
             .iter()
@@ -271,12 +306,20 @@ impl ReadJudge {
         if !unmatched_refuses && !rules.iter().any(refusing) {
             return ReadJudge::allow_all();
         }
+        let can_prune = rules.iter().any(|rule| {
+            let tail = &rule.pattern[literal_head(&rule.pattern).len()..];
+            refusing(rule)
+                && rule.form != Form::BaseName
+                && !tail.is_empty()
+                && tail.bytes().all(|b| b == b'*')
+        });
         ReadJudge {
             inner: Inner::Rules(Box::new(Rules {
-                dir: policy.dir.clone(),
+                dir,
                 rules,
                 approvals,
                 ask_allows,
+                can_prune,
             })),
         }
     }
@@ -323,7 +366,8 @@ impl ReadJudge {
         let rules = match &self.inner {
             Inner::AllowAll => return false,
             Inner::RefuseAll => return true,
-            Inner::Rules(rules) => rules,
+            Inner::Rules(rules) if rules.can_prune => rules,
+            Inner::Rules(_) => return false,
         };
         let below = Below::of(&rules.dir, dir);
         let Some(start) = rules.rules.iter().rposition(|r| r.covers_below(&below)) else {
@@ -451,6 +495,20 @@ mod tests {
         assert!(!judge(open, &[], "/work/src").may_refuse());
         assert!(judge(open, &[], "/work").may_refuse());
         assert!(judge(open, &[], "/work/secret").may_refuse());
+    }
+
+    #[test]
+    fn below_compares_whole_components() {
+        assert_eq!(below("/work/src/a", "/work"), Some("src/a"));
+        assert_eq!(below("/workshop/a", "/work"), None);
+        assert_eq!(below("/work", "/work"), None);
+        assert_eq!(below("/etc/x", "/"), Some("etc/x"));
+        assert_eq!(below("/", "/"), None);
+        let shown = |root: &str| Below::of("/work", Path::new(root)).shown;
+        assert_eq!(shown("/work").as_deref(), Some(""));
+        assert_eq!(shown("/work/src").as_deref(), Some("src/"));
+        assert_eq!(shown("/workshop").as_deref(), Some("/workshop/"));
+        assert_eq!(shown("/"), None);
     }
 
     #[test]
