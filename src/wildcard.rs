@@ -13,10 +13,43 @@ pub fn matches(pattern: &str, input: &str) -> bool {
     glob(pattern, input)
 }
 
-/// Plain `*`/`?` matching over characters, with backtracking to the last `*`. It walks
-/// both strings by byte offset and decodes one character at a time, so matching allocates
-/// nothing: grep and glob judge every file they meet against the read rules.
+/// Plain `*`/`?` matching over characters, with backtracking to the last `*`. Matching
+/// allocates nothing: grep and glob judge every file they meet against the read rules.
 fn glob(pattern: &str, input: &str) -> bool {
+    if input.is_ascii() {
+        // Every input character is one byte, so `?` matching one byte is matching one
+        // character, and a pattern character of several bytes can match no input byte.
+        glob_bytes(pattern.as_bytes(), input.as_bytes())
+    } else {
+        glob_chars(pattern, input)
+    }
+}
+
+/// [`glob`] over bytes, for ASCII input.
+fn glob_bytes(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == b'?' || (p[pi] != b'*' && p[pi] == s[si])) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if let Some((star_p, star_s)) = star {
+            pi = star_p + 1;
+            si = star_s + 1;
+            star = Some((star_p, si));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// [`glob`] over characters: both strings are walked by byte offset, one character
+/// decoded at a time.
+fn glob_chars(pattern: &str, input: &str) -> bool {
     let (mut pi, mut si) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while let Some(sc) = input[si..].chars().next() {
@@ -79,6 +112,11 @@ mod tests {
             ("a*ü?", "axü", false),
             ("*a*b", "xaybzb", true),
             ("*a*b", "xaybzc", false),
+            ("é*", "e", false),
+            ("*é", "xe", false),
+            ("?*.pem", "k.pem", true),
+            ("*.pem", "keys/server.pem", true),
+            ("*.pem", "keys/server.pem.txt", false),
         ];
         for (pattern, input, want) in cases {
             assert_eq!(matches(pattern, input), want, "{pattern:?} vs {input:?}");
