@@ -24,7 +24,7 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{Action, AskMode, Policy, Rule, permission_matches};
 use crate::wildcard;
@@ -133,11 +133,7 @@ impl Compiled {
             let head = literal_head(pattern);
             head.starts_with(prefix) || prefix.starts_with(head)
         };
-        agrees(&self.pattern)
-            || self
-                .pattern
-                .strip_suffix(" *")
-                .is_some_and(|stem| agrees(stem))
+        agrees(&self.pattern) || self.pattern.strip_suffix(" *").is_some_and(agrees)
     }
 
     /// Whether the rule matches every path strictly below the directory of `below`: its
@@ -392,6 +388,7 @@ impl ReadJudge {
 mod tests {
     use super::super::{Loaded, PolicyFile};
     use super::*;
+    use std::path::PathBuf;
 
     fn policy(user: &str) -> Policy {
         Policy {
