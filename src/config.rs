@@ -137,14 +137,30 @@ pub fn user_config_dir() -> Option<PathBuf> {
 }
 
 /// Reads a JSON file strictly into `T`: `Ok(None)` when it does not exist, an error naming
-/// `file:line:column` when it does not parse or has unknown keys.
+/// `file:line:column` when it is not one JSON object, does not parse or has unknown keys.
+/// A leading byte-order mark is skipped.
 pub fn read_json_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
     };
-    serde_json::from_str(&text).map(Some).map_err(|err| {
+    // A byte-order mark is no part of JSON, but editors on some systems add one.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    // A derived struct would also take an array, field by field: a policy or config is
+    // an object, and anything else is refused where it starts.
+    if let Some((offset, first)) = text.char_indices().find(|(_, c)| !c.is_whitespace())
+        && first != '{'
+    {
+        let before = &text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+        return Err(format!(
+            "{}:{line}:{column}: expected a JSON object `{{...}}`, found `{first}`",
+            path.display()
+        ));
+    }
+    serde_json::from_str(text).map(Some).map_err(|err| {
         let message = err.to_string();
         // serde_json appends " at line L column C"; the prefix form reads better.
         let message = message
@@ -167,13 +183,18 @@ impl Config {
             Some(path) => read_json_file::<File>(path)?,
             None => None,
         };
-        let project = read_json_file::<File>(&dir.join(".tinytool").join("config.json"))?;
+        let project_path = dir.join(".tinytool").join("config.json");
+        let project = read_json_file::<File>(&project_path)?;
         let mut config = Config::default();
-        if let Some(user) = user {
-            config.apply(user, true)?;
+        if let (Some(user), Some(path)) = (user, &user_path) {
+            config
+                .apply(user, true)
+                .map_err(|err| format!("{}: {err}", path.display()))?;
         }
         if let Some(project) = project {
-            config.apply(project, false)?;
+            config
+                .apply(project, false)
+                .map_err(|err| format!("{}: {err}", project_path.display()))?;
         }
         Ok(config)
     }
@@ -266,6 +287,32 @@ mod tests {
         assert!(err.contains("unknown field `bogus`"), "{err}");
         let err = parse("{\n  \"output\": {\"max_lines\": 5,}\n}").unwrap_err();
         assert!(err.starts_with("F:2:"), "{err}");
+    }
+
+    #[test]
+    fn only_an_object_is_a_config_and_a_byte_order_mark_is_ignored() {
+        let err = parse("[[{\"permission\": \"*\"}]]").unwrap_err();
+        assert_eq!(err, "F:1:1: expected a JSON object `{...}`, found `[`");
+        let err = parse("\n  []").unwrap_err();
+        assert!(err.starts_with("F:2:3: expected a JSON object"), "{err}");
+        assert!(parse("\u{feff}{\"formatters\": {}}").unwrap().is_some());
+        assert!(parse("\u{feff}  \n{}").unwrap().is_some());
+    }
+
+    #[test]
+    fn a_bad_value_names_the_file_it_is_in() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".tinytool")).unwrap();
+        std::fs::write(
+            dir.path().join(".tinytool/config.json"),
+            r#"{"formatters": {"*.txt": []}}"#,
+        )
+        .unwrap();
+        let err = Config::load(dir.path()).unwrap_err();
+        assert!(
+            err.ends_with(".tinytool/config.json: formatters.*.txt: the command is empty"),
+            "{err}"
+        );
     }
 
     #[test]

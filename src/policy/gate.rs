@@ -132,8 +132,9 @@ pub fn how_to_allow(policy: &Policy, decision: &Decision) -> String {
     );
     match decision.rule.as_ref().map(|r| &r.source) {
         Some(Source::Protection) => {
-            "No policy can lift this: tinytool's own folder and the user config directory are \
-             protected from tool edits. Change those files yourself."
+            "No policy can lift this: tinytool's own folder, the user config directory and \
+             the policy file in effect are protected from tool edits. Change those files \
+             yourself."
                 .to_string()
         }
         Some(Source::Project(path)) => format!(

@@ -133,8 +133,7 @@ fn parameters() -> Value {
             },
             "max_count": {
                 "type": "integer",
-                "minimum": 1,
-                "description": "Maximum number of matching lines to return (default 500)."
+                "description": "Maximum number of matching lines to return (default 500; 0 or less also means 500)."
             }
         }),
         &["pattern"],
@@ -152,7 +151,7 @@ struct GrepArgs {
     pattern: String,
     path: Option<String>,
     include: Option<String>,
-    max_count: Option<u64>,
+    max_count: Option<i64>,
 }
 
 fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
@@ -174,7 +173,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(meta) => meta,
         Err(output) => return Ok(output),
     };
-    let max_count = args.max_count.unwrap_or(DEFAULT_MAX_COUNT).max(1);
+    // As in the reference, only a positive count counts: some clients send 0 for "unset".
+    let max_count = args
+        .max_count
+        .and_then(|n| u64::try_from(n).ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(DEFAULT_MAX_COUNT);
     let search = Search {
         matcher,
         include,
@@ -1097,6 +1101,18 @@ mod tests {
         let (text, meta, _) = run(&session, json!({"pattern": "hit", "max_count": 3}));
         assert_eq!(text, "b.txt:1:hit\na.txt:1:hit\na.txt:2:hit\n");
         assert_eq!(meta["cut"], false);
+    }
+
+    #[test]
+    fn a_max_count_of_zero_or_less_means_the_default() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "a.txt", b"hit\nhit\n", 10);
+        let session = Session::new("t", tmp.path());
+        for n in [0, -3] {
+            let (text, meta, _) = run(&session, json!({"pattern": "hit", "max_count": n}));
+            assert_eq!(text, "a.txt:1:hit\na.txt:2:hit\n", "{n}");
+            assert_eq!(meta["cut"], false);
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod httpd;
 mod util;
 
 mod apply_patch;
+mod apply_patch_atomic;
 mod background;
 mod bash;
 mod cli;
