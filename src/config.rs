@@ -16,7 +16,8 @@
 //!
 //! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
 //! line and column. The project file overrides the user file key by key (`skills.paths`
-//! adds to it), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
+//! adds to it, and a skill found there is read under the policy like any file the project
+//! points at), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
 //! which are taken from the user file only: a cloned repository cannot open the SSRF guard,
 //! redirect an API key, or hook every call. Commands from config (formatters, subagents,
 //! the after-hook) run only when the policy allows them as a `shell` call.
@@ -35,8 +36,8 @@ pub struct Config {
     pub subagents: BTreeMap<String, Subagent>,
     /// Deadline of a background task job, in milliseconds.
     pub task_deadline_ms: Option<u64>,
-    /// Extra skill directories, user's first.
-    pub skill_paths: Vec<PathBuf>,
+    /// Extra skill directories, user's first, each with the file that named it.
+    pub skill_paths: Vec<SkillPath>,
     /// `output.max_lines`.
     pub max_lines: Option<usize>,
     /// `output.max_bytes`.
@@ -47,6 +48,17 @@ pub struct Config {
     pub websearch_endpoint: Option<String>,
     /// The after-hook command (user only).
     pub after_hook: Option<Vec<String>>,
+}
+
+/// A `skills.paths` entry and whose choice it was: a folder the project config names is
+/// read under the same policy as any file the project points at (`external_directory`
+/// outside the project), one the user config names is the user's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillPath {
+    /// The path as written (relative paths are relative to the project directory).
+    pub path: PathBuf,
+    /// Whether the project config named it.
+    pub from_project: bool,
 }
 
 /// A subagent type: the command that runs it.
@@ -208,7 +220,11 @@ impl Config {
             self.task_deadline_ms = task.deadline_ms.or(self.task_deadline_ms);
         }
         if let Some(skills) = file.skills {
-            self.skill_paths.extend(skills.paths);
+            self.skill_paths
+                .extend(skills.paths.into_iter().map(|path| SkillPath {
+                    path,
+                    from_project: !trusted,
+                }));
         }
         if let Some(output) = file.output {
             self.max_lines = output.max_lines.filter(|n| *n > 0).or(self.max_lines);
@@ -310,6 +326,24 @@ mod tests {
         assert!(config.allow_hosts.is_empty());
         assert!(config.after_hook.is_none());
         assert_eq!(config.max_bytes, Some(100));
+    }
+
+    #[test]
+    fn skill_paths_remember_which_file_named_them() {
+        let mut config = Config::default();
+        let file = |text: &str| serde_json::from_str::<File>(text).unwrap();
+        config
+            .apply(file(r#"{"skills": {"paths": ["/mine"]}}"#), true)
+            .unwrap();
+        config
+            .apply(file(r#"{"skills": {"paths": ["../theirs"]}}"#), false)
+            .unwrap();
+        let seen: Vec<(&str, bool)> = config
+            .skill_paths
+            .iter()
+            .map(|p| (p.path.to_str().unwrap(), p.from_project))
+            .collect();
+        assert_eq!(seen, [("/mine", false), ("../theirs", true)]);
     }
 
     #[test]

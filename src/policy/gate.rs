@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::{Action, AskMode, Decision, Policy, Rule, Source};
+use super::{Action, AskMode, Decision, Policy, ReadJudge, Rule, Source};
 use crate::session::{CallContext, PermissionGate, Refusal, Session};
 use crate::tool::{Access, ToolDef};
 
@@ -89,6 +89,15 @@ impl PermissionGate for PolicyGate {
             Action::Ask => self.policy.ask_mode() == AskMode::Allow,
             Action::Deny => false,
         })
+    }
+
+    fn read_judge(&self, ctx: &CallContext, root: &std::path::Path) -> ReadJudge {
+        match session_facts(ctx.session) {
+            Ok((agent, approvals)) => {
+                ReadJudge::new(&self.policy, &self.policy.chain(&agent), &approvals, root)
+            }
+            Err(_) => ReadJudge::refuse_all(),
+        }
     }
 
     fn hides(&self, session: &Session, def: &ToolDef) -> bool {

@@ -25,9 +25,11 @@ mod analysis;
 pub mod check;
 mod file;
 pub mod gate;
+mod reads;
 
 pub use file::{Action, AgentRules, AskMode, Examples, PolicyFile, RuleSpec};
 pub use gate::PolicyGate;
+pub use reads::ReadJudge;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -20,6 +20,7 @@ mod mcp;
 mod mcp_interop;
 mod policy;
 mod policy_editing;
+mod policy_reads;
 mod policy_tooling;
 mod read;
 mod robust;
