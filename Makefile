@@ -2,7 +2,7 @@
 
 PREFIX ?= /usr/local
 CARGO ?= cargo
-BIN := target/release/tinytool
+BIN := $(or $(CARGO_TARGET_DIR),target)/release/tinytool
 
 .PHONY: build release test lint doc check demo install man completions bench clean
 

@@ -127,7 +127,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l answers -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l pattern -d 'Regular expression to search for (Rust regex syntax). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l path -d 'Directory to search, or a single file (default: the working directory).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include -d 'Only search files whose base name or relative path matches this glob, e.g. `*.rs` or `*.{ts,tsx}`.' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l max-count -d 'Maximum number of matching lines to return (default 500).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l max-count -d 'Maximum number of matching lines to return (default 500; 0 or less also means 500).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -6,9 +6,10 @@
 //! An existing file keeps its permission bits; a new one gets 0644 whatever the umask.
 //! Missing parent directories are created with 0755.
 //!
-//! apply_patch changes several files at once: it [`stage`]s every new content first (each
-//! a complete temporary file beside its target) and only then [`Staged::commit`]s them, so
-//! a failure while writing (disk full, permissions) leaves every target untouched.
+//! apply_patch changes several files at once through [`commit`], all or nothing: every
+//! fallible step happens before anything becomes visible, or is undone when a later step
+//! fails (the function's doc has the steps). Only if undoing fails too (practically never)
+//! does the [`Failure`] list what is left where ([`Damage`]).
 //!
 //! Only regular files are ever replaced or read here. What a path names is learned without
 //! opening it ([`kind`], [`kind_of_link`]): opening a FIFO blocks until another process
@@ -21,6 +22,7 @@ use std::fs::{DirBuilder, FileType, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Permission bits of a new file.
 pub const NEW_FILE_MODE: u32 = 0o644;
@@ -128,7 +130,8 @@ pub fn mode_for(path: &Path) -> u32 {
 }
 
 /// Creates the missing ancestors of `path` (mode 0755) and returns the ones it created,
-/// outermost first, so that a failed multi-file write can remove them again.
+/// outermost first, so that a failed multi-file write can remove them again. On failure
+/// the ones it created are removed again.
 pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
     let mut missing = Vec::new();
     let mut current = path.parent();
@@ -140,15 +143,21 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
         current = dir.parent();
     }
     missing.reverse();
-    for dir in &missing {
-        match DirBuilder::new().mode(NEW_DIR_MODE).create(dir) {
-            Ok(()) => {}
+    let mut created = Vec::with_capacity(missing.len());
+    for dir in missing {
+        match DirBuilder::new().mode(NEW_DIR_MODE).create(&dir) {
+            Ok(()) => created.push(dir),
             // Another process created it in between: fine, but it is not ours to remove.
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
-            Err(err) => return Err(err),
+            Err(err) => {
+                for dir in created.iter().rev() {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                return Err(err);
+            }
         }
     }
-    Ok(missing)
+    Ok(created)
 }
 
 /// A complete temporary file waiting to be renamed over its target.
@@ -162,18 +171,10 @@ pub struct Staged {
 /// it and gives it `mode`. Nothing is visible at `target` until [`Staged::commit`]; dropping
 /// the value removes the temporary file.
 pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
+        .prefix(&format!(".{}.", short_name(target)))
         .suffix(".tinytool.tmp")
-        .tempfile_in(dir)?;
+        .tempfile_in(directory_of(target))?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode))?;
@@ -218,6 +219,403 @@ pub fn write(target: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     stage(target, bytes, mode)?.commit()?;
     sync_dirs([target]);
     Ok(())
+}
+
+/// The directory `path` is in (`.` for a bare name).
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// The start of `path`'s file name (at most 64 bytes, on a character boundary), for the
+/// names of hidden helper files beside it: a long name plus a prefix and suffix would
+/// exceed the filesystem's limit on a name's length.
+fn short_name(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut end = name.len().min(64);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
+}
+
+/// One change of a multi-file [`commit`].
+#[derive(Debug, Clone, Copy)]
+pub enum Change<'a> {
+    /// `target` gets this content and these permission bits; a file (or symlink) there is
+    /// replaced, missing parent directories are created.
+    Write {
+        /// The file written.
+        target: &'a Path,
+        /// Its new content.
+        bytes: &'a [u8],
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// `target` is removed: a file, or a symlink itself (never what it points to). A missing
+    /// target is left missing; a directory is refused.
+    Delete {
+        /// The file or link removed.
+        target: &'a Path,
+    },
+}
+
+impl Change<'_> {
+    /// The path the change acts on.
+    pub fn target(&self) -> &Path {
+        match self {
+            Change::Write { target, .. } | Change::Delete { target } => target,
+        }
+    }
+}
+
+/// The step of a [`commit`] that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Writing a new content (creating the directory, the temporary file, or renaming it
+    /// into place).
+    Write,
+    /// Putting aside the file a write replaces.
+    Replace,
+    /// Removing a file (putting it aside: it fails exactly when deleting would).
+    Delete,
+}
+
+/// Where a file was left by a failed [`commit`] that could not be fully undone.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Damage {
+    /// `target` holds its new content; its previous version is kept at `original`, or it
+    /// did not exist before (`None`).
+    Changed {
+        /// The file.
+        target: PathBuf,
+        /// Where its previous version is.
+        original: Option<PathBuf>,
+    },
+    /// `target` is missing; its previous version is kept at `original`.
+    Missing {
+        /// The file.
+        target: PathBuf,
+        /// Where its previous version is.
+        original: PathBuf,
+    },
+    /// A helper file that could not be removed (every target is as it was or as intended).
+    Leftover {
+        /// The helper file.
+        path: PathBuf,
+    },
+}
+
+/// A [`commit`] that did not happen.
+#[derive(Debug)]
+pub struct Failure {
+    /// What failed.
+    pub action: Action,
+    /// The target it failed on.
+    pub target: PathBuf,
+    /// Why.
+    pub error: io::Error,
+    /// What undoing the steps already taken could not restore; empty when every target is
+    /// exactly as it was before the commit.
+    pub damage: Vec<Damage>,
+}
+
+/// A [`commit`] that happened.
+#[derive(Debug, Default)]
+pub struct Committed {
+    /// Hidden copies of replaced or deleted files that could not be removed afterwards
+    /// (every target is as intended): each with the reason.
+    pub leftovers: Vec<(PathBuf, io::Error)>,
+}
+
+/// The file-system operations [`commit`] can fail in, replaceable in tests so that every
+/// failure path (undoing included) is exercised.
+struct Ops<'a> {
+    rename: &'a dyn Fn(&Path, &Path) -> io::Result<()>,
+    hard_link: &'a dyn Fn(&Path, &Path) -> io::Result<()>,
+    remove: &'a dyn Fn(&Path) -> io::Result<()>,
+}
+
+fn rename(from: &Path, to: &Path) -> io::Result<()> {
+    std::fs::rename(from, to)
+}
+
+fn hard_link(from: &Path, to: &Path) -> io::Result<()> {
+    std::fs::hard_link(from, to)
+}
+
+fn remove(path: &Path) -> io::Result<()> {
+    std::fs::remove_file(path)
+}
+
+const REAL: Ops<'static> = Ops {
+    rename: &rename,
+    hard_link: &hard_link,
+    remove: &remove,
+};
+
+/// A step taken, to be undone if a later one fails.
+enum Done {
+    /// The previous version of `target` is also at `aside`: hard-linked (`moved` false,
+    /// the target still there) or renamed (`moved` true, the target gone).
+    Aside {
+        target: PathBuf,
+        aside: PathBuf,
+        moved: bool,
+    },
+    /// New content was renamed onto `target`.
+    Installed { target: PathBuf },
+}
+
+/// Applies `changes` (each target once) all or nothing, in four steps:
+///
+/// 1. every new content is staged as a complete, flushed temporary file beside its target
+///    (missing parent directories created);
+/// 2. every file to be replaced or deleted gets a second name beside it: a replaced file a
+///    hard link (so readers never find it missing; when the filesystem has no hard links
+///    it is renamed instead), a deleted file a rename, which fails exactly when deleting
+///    would (permissions, immutable file or directory, a mount point);
+/// 3. the temporary files are renamed onto their targets;
+/// 4. the set-aside names are removed and the directories flushed.
+///
+/// When step 1, 2 or 3 fails, the steps taken are undone in reverse order (set-aside
+/// files renamed back, new files removed, temporary files and created directories removed)
+/// and every target is as it was. Until step 4 each original still exists under some name,
+/// so undoing needs no data to be written, only renames and removals in directories the
+/// commit already changed.
+pub fn commit(changes: &[Change<'_>]) -> Result<Committed, Failure> {
+    commit_with(changes, &REAL)
+}
+
+fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failure> {
+    let fail = |action, target: &Path, error| Failure {
+        action,
+        target: target.to_path_buf(),
+        error,
+        damage: Vec::new(),
+    };
+    for (n, change) in changes.iter().enumerate() {
+        if changes[..n].iter().any(|c| c.target() == change.target()) {
+            return Err(fail(
+                Action::Write,
+                change.target(),
+                io::Error::new(io::ErrorKind::InvalidInput, "changed twice in one commit"),
+            ));
+        }
+    }
+    // 1. Stage.
+    let mut created_dirs: Vec<PathBuf> = Vec::new();
+    let mut staged: Vec<Staged> = Vec::new();
+    for change in changes {
+        let Change::Write {
+            target,
+            bytes,
+            mode,
+        } = *change
+        else {
+            continue;
+        };
+        let step = create_parents(target).and_then(|dirs| {
+            created_dirs.extend(dirs);
+            stage(target, bytes, mode)
+        });
+        match step {
+            Ok(stage) => staged.push(stage),
+            Err(error) => {
+                let mut failure = fail(Action::Write, target, error);
+                failure.damage = undo(Vec::new(), staged, &created_dirs, ops);
+                return Err(failure);
+            }
+        }
+    }
+    // 2. Set aside.
+    let mut journal: Vec<Done> = Vec::new();
+    for change in changes {
+        let (target, action) = match change {
+            Change::Write { target, .. } => (*target, Action::Replace),
+            Change::Delete { target } => (*target, Action::Delete),
+        };
+        match set_aside(target, action == Action::Replace, ops) {
+            Ok(Some(done)) => journal.push(done),
+            Ok(None) => {}
+            Err(error) => {
+                let mut failure = fail(action, target, error);
+                failure.damage = undo(journal, staged, &created_dirs, ops);
+                return Err(failure);
+            }
+        }
+    }
+    // 3. Install.
+    let mut pending = staged.into_iter();
+    while let Some(stage) = pending.next() {
+        let target = stage.target.clone();
+        match (ops.rename)(&stage.temp, &target) {
+            Ok(()) => {
+                // The temporary name is gone: nothing is left for the guard to remove.
+                let _ = stage.temp.keep();
+                journal.push(Done::Installed { target });
+            }
+            Err(error) => {
+                let mut rest = vec![stage];
+                rest.extend(pending);
+                let mut failure = fail(Action::Write, &target, error);
+                failure.damage = undo(journal, rest, &created_dirs, ops);
+                return Err(failure);
+            }
+        }
+    }
+    // 4. Clean up.
+    let mut committed = Committed::default();
+    for done in &journal {
+        if let Done::Aside { aside, .. } = done
+            && let Err(error) = (ops.remove)(aside)
+            && error.kind() != io::ErrorKind::NotFound
+        {
+            committed.leftovers.push((aside.clone(), error));
+        }
+    }
+    sync_dirs(
+        changes
+            .iter()
+            .map(Change::target)
+            .chain(created_dirs.iter().map(PathBuf::as_path)),
+    );
+    Ok(committed)
+}
+
+/// Gives the file or link at `target` a second, hidden name beside it (a hard link when
+/// `keep` and the filesystem allows, else a rename). `None` when nothing is there.
+fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done>> {
+    match std::fs::symlink_metadata(target) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+        // A directory put there since the patch was planned: neither replaced nor removed.
+        Ok(meta) if meta.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
+        Ok(_) => {}
+    }
+    let aside = aside_name(target)?;
+    if keep && (ops.hard_link)(target, &aside).is_ok() {
+        return Ok(Some(Done::Aside {
+            target: target.to_path_buf(),
+            aside,
+            moved: false,
+        }));
+    }
+    (ops.rename)(target, &aside)?;
+    Ok(Some(Done::Aside {
+        target: target.to_path_buf(),
+        aside,
+        moved: true,
+    }))
+}
+
+/// A free hidden name beside `target`: `.NAME.PID-N.tinytool.old`, unique within this
+/// process by the counter and across processes by the process id.
+fn aside_name(target: &Path) -> io::Result<PathBuf> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = directory_of(target);
+    let name = short_name(target);
+    let pid = std::process::id();
+    // A name taken by an earlier process with the same id (a crash) is skipped.
+    for _ in 0..1000 {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let candidate = dir.join(format!(".{name}.{pid}-{n}.tinytool.old"));
+        match std::fs::symlink_metadata(&candidate) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(candidate),
+            Err(error) => return Err(error),
+            Ok(_) => {}
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free name to set the file aside",
+    ))
+}
+
+/// Undoes `journal` in reverse order, removes the temporary files not installed and the
+/// directories created; returns what could not be restored.
+fn undo(
+    journal: Vec<Done>,
+    pending: Vec<Staged>,
+    created_dirs: &[PathBuf],
+    ops: &Ops<'_>,
+) -> Vec<Damage> {
+    let mut damage = Vec::new();
+    let installed: Vec<PathBuf> = journal
+        .iter()
+        .filter_map(|d| match d {
+            Done::Installed { target } => Some(target.clone()),
+            Done::Aside { .. } => None,
+        })
+        .collect();
+    let has_aside = |target: &Path| {
+        journal
+            .iter()
+            .any(|d| matches!(d, Done::Aside { target: t, .. } if t == target))
+    };
+    let absent = |result: io::Result<()>| match result {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    };
+    for done in journal.iter().rev() {
+        match done {
+            // A file that did not exist: remove it. One that did gets its previous
+            // version back from the set-aside name below.
+            Done::Installed { target } if !has_aside(target) => {
+                if absent((ops.remove)(target)).is_err() {
+                    damage.push(Damage::Changed {
+                        target: target.clone(),
+                        original: None,
+                    });
+                }
+            }
+            Done::Installed { .. } => {}
+            Done::Aside {
+                target,
+                aside,
+                moved,
+            } => {
+                let changed = installed.contains(target);
+                if *moved || changed {
+                    if (ops.rename)(aside, target).is_err() {
+                        damage.push(if changed {
+                            Damage::Changed {
+                                target: target.clone(),
+                                original: Some(aside.clone()),
+                            }
+                        } else {
+                            Damage::Missing {
+                                target: target.clone(),
+                                original: aside.clone(),
+                            }
+                        });
+                    }
+                } else if absent((ops.remove)(aside)).is_err() {
+                    // The target was never touched; only the extra name remains.
+                    damage.push(Damage::Leftover {
+                        path: aside.clone(),
+                    });
+                }
+            }
+        }
+    }
+    damage.reverse();
+    for stage in pending {
+        let temp = stage.temp.to_path_buf();
+        if absent(stage.temp.close()).is_err() {
+            damage.push(Damage::Leftover { path: temp });
+        }
+    }
+    for dir in created_dirs.iter().rev() {
+        // Not empty only if something above could not be removed (reported there).
+        let _ = std::fs::remove_dir(dir);
+    }
+    damage
 }
 
 #[cfg(test)]
@@ -302,5 +700,301 @@ mod tests {
             0
         );
         assert!(create_parents(&target).unwrap().is_empty());
+    }
+
+    /// Names, kinds, link counts and contents under `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        use std::os::unix::fs::MetadataExt;
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(current) = stack.pop() {
+            for entry in std::fs::read_dir(&current).unwrap() {
+                let path = entry.unwrap().path();
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                let mode = meta.permissions().mode() & 0o777;
+                if meta.is_symlink() {
+                    out.push(format!(
+                        "{rel} -> {}",
+                        std::fs::read_link(&path).unwrap().display()
+                    ));
+                } else if meta.is_dir() {
+                    out.push(format!("{rel}/"));
+                    stack.push(path);
+                } else {
+                    let bytes = std::fs::read(&path).unwrap();
+                    out.push(format!(
+                        "{rel} {mode:o} x{} {}",
+                        meta.nlink(),
+                        String::from_utf8_lossy(&bytes)
+                    ));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A tree to change: a file to replace (mode 0750), one to delete, a link to delete.
+    fn furnished() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path();
+        std::fs::write(p.join("a"), "old a").unwrap();
+        std::fs::set_permissions(p.join("a"), std::fs::Permissions::from_mode(0o750)).unwrap();
+        std::fs::write(p.join("gone"), "old gone").unwrap();
+        std::os::unix::fs::symlink("a", p.join("link")).unwrap();
+        tmp
+    }
+
+    /// Replace `a`, create `new/dir/n`, delete `gone` and the link `link`.
+    fn run(root: &Path, ops: &Ops<'_>) -> Result<Committed, Failure> {
+        let (a, n, gone, link) = (
+            root.join("a"),
+            root.join("new/dir/n"),
+            root.join("gone"),
+            root.join("link"),
+        );
+        let changes = [
+            Change::Write {
+                target: &a,
+                bytes: b"new a",
+                mode: 0o750,
+            },
+            Change::Write {
+                target: &n,
+                bytes: b"new n",
+                mode: NEW_FILE_MODE,
+            },
+            Change::Delete { target: &gone },
+            Change::Delete { target: &link },
+        ];
+        commit_with(&changes, ops)
+    }
+
+    type TwoPaths<'a> = Box<dyn Fn(&Path, &Path) -> io::Result<()> + 'a>;
+    type OnePath<'a> = Box<dyn Fn(&Path) -> io::Result<()> + 'a>;
+
+    /// The real rename, hard link and remove, except that the calls of `kind` numbered (from
+    /// 1, counted in `calls`) in `fail_at` fail.
+    fn failing<'a>(
+        kind: &'static str,
+        fail_at: &'a [usize],
+        calls: &'a std::cell::Cell<usize>,
+    ) -> (TwoPaths<'a>, TwoPaths<'a>, OnePath<'a>) {
+        let hit = move |which: &str| {
+            if which != kind {
+                return false;
+            }
+            calls.set(calls.get() + 1);
+            fail_at.contains(&calls.get())
+        };
+        let injected = || io::Error::from_raw_os_error(libc::EIO);
+        let hit = std::rc::Rc::new(hit);
+        let (h1, h2, h3) = (hit.clone(), hit.clone(), hit);
+        (
+            Box::new(move |from: &Path, to: &Path| {
+                if h1("rename") {
+                    return Err(injected());
+                }
+                std::fs::rename(from, to)
+            }),
+            Box::new(move |from: &Path, to: &Path| {
+                if h2("link") {
+                    return Err(injected());
+                }
+                std::fs::hard_link(from, to)
+            }),
+            Box::new(move |path: &Path| {
+                if h3("remove") {
+                    return Err(injected());
+                }
+                std::fs::remove_file(path)
+            }),
+        )
+    }
+
+    #[test]
+    fn a_commit_changes_everything_and_leaves_no_helper_file() {
+        let tmp = furnished();
+        let committed = run(tmp.path(), &REAL).unwrap();
+        assert!(committed.leftovers.is_empty());
+        assert_eq!(
+            listing(tmp.path()),
+            vec![
+                "a 750 x1 new a",
+                "new/",
+                "new/dir/",
+                "new/dir/n 644 x1 new n"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_failing_step_is_undone_exactly() {
+        // Renames in a commit of `run`: set aside gone, set aside link, install a, install
+        // n. Failing each of them (and, with no hard links, the set-aside rename of a)
+        // leaves the tree as it was.
+        for (kind, at) in [
+            ("rename", 1),
+            ("rename", 2),
+            ("rename", 3),
+            ("rename", 4),
+            ("link", 1),
+        ] {
+            let tmp = furnished();
+            let before = listing(tmp.path());
+            let calls = std::cell::Cell::new(0);
+            let fail_at = [at];
+            let (rename, hard_link, remove) = failing(kind, &fail_at, &calls);
+            let ops = Ops {
+                rename: &rename,
+                hard_link: &hard_link,
+                remove: &remove,
+            };
+            let result = run(tmp.path(), &ops);
+            if kind == "link" {
+                // Without a hard link the replaced file is renamed aside, and all succeeds.
+                assert!(result.is_ok(), "{result:?}");
+                assert_eq!(listing(tmp.path())[0], "a 750 x1 new a");
+                continue;
+            }
+            let failure = result.unwrap_err();
+            assert!(failure.damage.is_empty(), "{kind} {at}: {failure:?}");
+            assert_eq!(listing(tmp.path()), before, "{kind} {at}: {failure:?}");
+            let (action, target) = match at {
+                1 => (Action::Delete, "gone"),
+                2 => (Action::Delete, "link"),
+                3 => (Action::Write, "a"),
+                _ => (Action::Write, "new/dir/n"),
+            };
+            assert_eq!(failure.action, action, "{at}");
+            assert_eq!(failure.target, tmp.path().join(target), "{at}");
+        }
+    }
+
+    #[test]
+    fn a_failed_undo_says_where_every_file_is() {
+        // Install of n (rename 4) fails; undoing then fails on every rename back (5..).
+        let tmp = furnished();
+        let calls = std::cell::Cell::new(0);
+        let fail_at = [4, 5, 6, 7];
+        let (rename, hard_link, remove) = failing("rename", &fail_at, &calls);
+        let ops = Ops {
+            rename: &rename,
+            hard_link: &hard_link,
+            remove: &remove,
+        };
+        let failure = run(tmp.path(), &ops).unwrap_err();
+        let p = tmp.path();
+        let aside = |name: &str| {
+            failure
+                .damage
+                .iter()
+                .find_map(|d| match d {
+                    Damage::Changed {
+                        target,
+                        original: Some(o),
+                    }
+                    | Damage::Missing {
+                        target,
+                        original: o,
+                    } if target == &p.join(name) => Some(o.clone()),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let (a, gone, link) = (aside("a"), aside("gone"), aside("link"));
+        assert_eq!(
+            failure.damage,
+            vec![
+                Damage::Changed {
+                    target: p.join("a"),
+                    original: Some(a.clone())
+                },
+                Damage::Missing {
+                    target: p.join("gone"),
+                    original: gone.clone()
+                },
+                Damage::Missing {
+                    target: p.join("link"),
+                    original: link.clone()
+                },
+            ]
+        );
+        // What the report says is true: the originals are where it says.
+        assert_eq!(std::fs::read(p.join("a")).unwrap(), b"new a");
+        assert_eq!(std::fs::read(&a).unwrap(), b"old a");
+        assert_eq!(std::fs::read(&gone).unwrap(), b"old gone");
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("a"));
+        assert!(!p.join("gone").exists() && !p.join("new").exists());
+    }
+
+    #[test]
+    fn an_extra_name_that_cannot_be_removed_is_a_leftover_only() {
+        // Install of a (rename 3) fails: a was never touched, but removing its extra name
+        // (the first removal) fails too.
+        let tmp = furnished();
+        let before = listing(tmp.path());
+        let (renames, removes) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+        let (rename_at, remove_at) = ([3], [1]);
+        let (rename, hard_link, _) = failing("rename", &rename_at, &renames);
+        let (_, _, remove) = failing("remove", &remove_at, &removes);
+        let ops = Ops {
+            rename: &rename,
+            hard_link: &hard_link,
+            remove: &remove,
+        };
+        let failure = run(tmp.path(), &ops).unwrap_err();
+        let [Damage::Leftover { path }] = failure.damage.as_slice() else {
+            panic!("{failure:?}");
+        };
+        assert_eq!(std::fs::read(path).unwrap(), b"old a");
+        std::fs::remove_file(path).unwrap();
+        // The extra name held a second link to a: with it gone, a is exactly as before.
+        assert_eq!(listing(tmp.path()), before);
+    }
+
+    #[test]
+    fn directories_and_doubled_targets_are_refused_before_anything_changes() {
+        let tmp = furnished();
+        std::fs::create_dir(tmp.path().join("d")).unwrap();
+        let before = listing(tmp.path());
+        let (a, d) = (tmp.path().join("a"), tmp.path().join("d"));
+        let write_a = Change::Write {
+            target: &a,
+            bytes: b"x",
+            mode: NEW_FILE_MODE,
+        };
+        for changes in [
+            vec![write_a, Change::Delete { target: &d }],
+            vec![
+                write_a,
+                Change::Write {
+                    target: &d,
+                    bytes: b"x",
+                    mode: NEW_FILE_MODE,
+                },
+            ],
+            vec![write_a, Change::Delete { target: &a }],
+        ] {
+            let failure = commit(&changes).unwrap_err();
+            assert!(failure.damage.is_empty());
+            assert_eq!(listing(tmp.path()), before, "{failure:?}");
+        }
+    }
+
+    #[test]
+    fn helper_names_stay_short_beside_a_long_file_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("é".repeat(127));
+        std::fs::write(&target, "old").unwrap();
+        let changes = [Change::Write {
+            target: &target,
+            bytes: b"new",
+            mode: NEW_FILE_MODE,
+        }];
+        commit(&changes).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
     }
 }

@@ -16,7 +16,8 @@
 //!
 //! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
 //! line and column. The project file overrides the user file key by key (`skills.paths`
-//! adds to it), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
+//! adds to it, and a skill found there is read under the policy like any file the project
+//! points at), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
 //! which are taken from the user file only: a cloned repository cannot open the SSRF guard,
 //! redirect an API key, or hook every call. Commands from config (formatters, subagents,
 //! the after-hook) run only when the policy allows them as a `shell` call.
@@ -35,8 +36,8 @@ pub struct Config {
     pub subagents: BTreeMap<String, Subagent>,
     /// Deadline of a background task job, in milliseconds.
     pub task_deadline_ms: Option<u64>,
-    /// Extra skill directories, user's first.
-    pub skill_paths: Vec<PathBuf>,
+    /// Extra skill directories, user's first, each with the file that named it.
+    pub skill_paths: Vec<SkillPath>,
     /// `output.max_lines`.
     pub max_lines: Option<usize>,
     /// `output.max_bytes`.
@@ -47,6 +48,17 @@ pub struct Config {
     pub websearch_endpoint: Option<String>,
     /// The after-hook command (user only).
     pub after_hook: Option<Vec<String>>,
+}
+
+/// A `skills.paths` entry and whose choice it was: a folder the project config names is
+/// read under the same policy as any file the project points at (`external_directory`
+/// outside the project), one the user config names is the user's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillPath {
+    /// The path as written (relative paths are relative to the project directory).
+    pub path: PathBuf,
+    /// Whether the project config named it.
+    pub from_project: bool,
 }
 
 /// A subagent type: the command that runs it.
@@ -125,14 +137,30 @@ pub fn user_config_dir() -> Option<PathBuf> {
 }
 
 /// Reads a JSON file strictly into `T`: `Ok(None)` when it does not exist, an error naming
-/// `file:line:column` when it does not parse or has unknown keys.
+/// `file:line:column` when it is not one JSON object, does not parse or has unknown keys.
+/// A leading byte-order mark is skipped.
 pub fn read_json_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
     };
-    serde_json::from_str(&text).map(Some).map_err(|err| {
+    // A byte-order mark is no part of JSON, but editors on some systems add one.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    // A derived struct would also take an array, field by field: a policy or config is
+    // an object, and anything else is refused where it starts.
+    if let Some((offset, first)) = text.char_indices().find(|(_, c)| !c.is_whitespace())
+        && first != '{'
+    {
+        let before = &text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+        return Err(format!(
+            "{}:{line}:{column}: expected a JSON object `{{...}}`, found `{first}`",
+            path.display()
+        ));
+    }
+    serde_json::from_str(text).map(Some).map_err(|err| {
         let message = err.to_string();
         // serde_json appends " at line L column C"; the prefix form reads better.
         let message = message
@@ -155,13 +183,18 @@ impl Config {
             Some(path) => read_json_file::<File>(path)?,
             None => None,
         };
-        let project = read_json_file::<File>(&dir.join(".tinytool").join("config.json"))?;
+        let project_path = dir.join(".tinytool").join("config.json");
+        let project = read_json_file::<File>(&project_path)?;
         let mut config = Config::default();
-        if let Some(user) = user {
-            config.apply(user, true)?;
+        if let (Some(user), Some(path)) = (user, &user_path) {
+            config
+                .apply(user, true)
+                .map_err(|err| format!("{}: {err}", path.display()))?;
         }
         if let Some(project) = project {
-            config.apply(project, false)?;
+            config
+                .apply(project, false)
+                .map_err(|err| format!("{}: {err}", project_path.display()))?;
         }
         Ok(config)
     }
@@ -187,7 +220,11 @@ impl Config {
             self.task_deadline_ms = task.deadline_ms.or(self.task_deadline_ms);
         }
         if let Some(skills) = file.skills {
-            self.skill_paths.extend(skills.paths);
+            self.skill_paths
+                .extend(skills.paths.into_iter().map(|path| SkillPath {
+                    path,
+                    from_project: !trusted,
+                }));
         }
         if let Some(output) = file.output {
             self.max_lines = output.max_lines.filter(|n| *n > 0).or(self.max_lines);
@@ -253,6 +290,32 @@ mod tests {
     }
 
     #[test]
+    fn only_an_object_is_a_config_and_a_byte_order_mark_is_ignored() {
+        let err = parse("[[{\"permission\": \"*\"}]]").unwrap_err();
+        assert_eq!(err, "F:1:1: expected a JSON object `{...}`, found `[`");
+        let err = parse("\n  []").unwrap_err();
+        assert!(err.starts_with("F:2:3: expected a JSON object"), "{err}");
+        assert!(parse("\u{feff}{\"formatters\": {}}").unwrap().is_some());
+        assert!(parse("\u{feff}  \n{}").unwrap().is_some());
+    }
+
+    #[test]
+    fn a_bad_value_names_the_file_it_is_in() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".tinytool")).unwrap();
+        std::fs::write(
+            dir.path().join(".tinytool/config.json"),
+            r#"{"formatters": {"*.txt": []}}"#,
+        )
+        .unwrap();
+        let err = Config::load(dir.path()).unwrap_err();
+        assert!(
+            err.ends_with(".tinytool/config.json: formatters.*.txt: the command is empty"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn project_cannot_set_trusted_keys() {
         let mut config = Config::default();
         let file: File = serde_json::from_str(
@@ -263,6 +326,24 @@ mod tests {
         assert!(config.allow_hosts.is_empty());
         assert!(config.after_hook.is_none());
         assert_eq!(config.max_bytes, Some(100));
+    }
+
+    #[test]
+    fn skill_paths_remember_which_file_named_them() {
+        let mut config = Config::default();
+        let file = |text: &str| serde_json::from_str::<File>(text).unwrap();
+        config
+            .apply(file(r#"{"skills": {"paths": ["/mine"]}}"#), true)
+            .unwrap();
+        config
+            .apply(file(r#"{"skills": {"paths": ["../theirs"]}}"#), false)
+            .unwrap();
+        let seen: Vec<(&str, bool)> = config
+            .skill_paths
+            .iter()
+            .map(|p| (p.path.to_str().unwrap(), p.from_project))
+            .collect();
+        assert_eq!(seen, [("/mine", false), ("../theirs", true)]);
     }
 
     #[test]

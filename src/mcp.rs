@@ -12,7 +12,11 @@
 //!
 //! A policy refusal or a tool error is a result with `isError: true`, never a protocol
 //! error; an unknown tool is `-32602`, an unknown method `-32601`, a line that is not JSON
-//! `-32700` (and the server keeps serving). End of input or the `exit` tool ends the server.
+//! `-32700` (and the server keeps serving). The `exit` tool ends the server, and so does end
+//! of input: every request received before it is still answered, in order, unless the
+//! client's end of stdout is closed too (the client is gone), in which case the running
+//! call is stopped and the requests still queued are dropped. A question asked after the
+//! end of input gets no answer from the client.
 //!
 //! A reader thread owns stdin: it answers `ping` and handles cancellation at once, routes
 //! the client's answers to our own requests (elicitation for `question`), and queues
@@ -20,6 +24,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -79,6 +84,11 @@ struct Shared {
     cancelled: Mutex<bool>,
     /// Waiters for the client's answers to our requests, by id.
     waiting: Mutex<HashMap<String, Sender<Map<String, Value>>>>,
+    /// Input has ended: the client can answer nothing more.
+    input_ended: AtomicBool,
+    /// The client is gone (input ended and nobody reads our output): queued requests are
+    /// dropped.
+    client_gone: AtomicBool,
 }
 
 /// Runs the server until end of input or the `exit` tool.
@@ -122,6 +132,7 @@ impl Server<'_> {
         while let Ok(inbound) = rx.recv() {
             match inbound {
                 Inbound::Eof => return,
+                _ if self.shared.client_gone.load(Ordering::SeqCst) => return,
                 Inbound::Message(message) => {
                     if let Some(response) = self.handle(message) {
                         let stop = response.1;
@@ -363,16 +374,35 @@ fn read_loop(writer: &Writer, shared: &Shared, cancel: &CancelFlag, tx: &Sender<
             }
         }
     }
-    // The client is gone: nobody will read the running call's result or answer a
-    // question, so stop the call (its process group is killed) and wake any waiter.
-    if shared.running.lock().is_ok_and(|r| r.is_some()) {
-        set(&shared.cancelled, true);
-        cancel.set();
-    }
+    // No answer to a question can come any more: wake every waiter, and later asks fail
+    // at once.
+    shared.input_ended.store(true, Ordering::SeqCst);
     if let Ok(mut waiting) = shared.waiting.lock() {
         waiting.clear();
     }
+    // A client that only ended its requests still reads the answers to those it sent; one
+    // that closed our output too is gone, and nobody would read a result: stop the running
+    // call (its process group is killed) and drop what is queued.
+    if output_closed() {
+        shared.client_gone.store(true, Ordering::SeqCst);
+        if shared.running.lock().is_ok_and(|r| r.is_some()) {
+            set(&shared.cancelled, true);
+            cancel.set();
+        }
+    }
     let _ = tx.send(Inbound::Eof);
+}
+
+/// Whether nobody reads stdout any more (the reading end of its pipe or socket is closed).
+fn output_closed() -> bool {
+    let mut poll = libc::pollfd {
+        fd: libc::STDOUT_FILENO,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, a zero timeout.
+    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+    ready > 0 && poll.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0
 }
 
 /// Asks through MCP elicitation (`elicitation/create`) when the client offered it.
@@ -387,6 +417,9 @@ impl Asker for Elicitor {
         if !self.enabled.lock().map(|e| *e).unwrap_or(false) {
             return Ok(None);
         }
+        if self.shared.input_ended.load(Ordering::SeqCst) {
+            return Err("the client can no longer answer: its input has ended".to_string());
+        }
         let id = Value::String(crate::events::new_id("elicit"));
         let mut answer = json!({"type": "string", "title": "Answer"});
         if !options.is_empty() {
@@ -394,6 +427,11 @@ impl Asker for Elicitor {
         }
         let (tx, rx) = mpsc::channel();
         if let Ok(mut waiting) = self.shared.waiting.lock() {
+            // Checked under the lock the reader clears at end of input, so a waiter is
+            // either woken by that clear or never registered.
+            if self.shared.input_ended.load(Ordering::SeqCst) {
+                return Err("the client can no longer answer: its input has ended".to_string());
+            }
             waiting.insert(id.to_string(), tx);
         }
         self.writer.send(&json!({

@@ -102,6 +102,9 @@ pub struct Registry {
     tools: Vec<ToolDef>,
 }
 
+/// Characters of an unknown tool's name echoed back.
+const MAX_NAME_SHOWN: usize = 200;
+
 impl Registry {
     /// An empty registry.
     pub fn new() -> Self {
@@ -145,16 +148,23 @@ impl Registry {
             arguments,
         } = call;
         let Some(def) = self.get(&name) else {
-            return CallResult::failure(
+            // A name is short; one that is not is echoed only in part.
+            let name = match name.char_indices().nth(MAX_NAME_SHOWN) {
+                Some((end, _)) => format!("{}…", &name[..end]),
+                None => name,
+            };
+            let result = CallResult::failure(
                 id,
                 &name,
                 format!("Unknown tool: {name}"),
                 ExitStatus::Usage,
             );
+            return finish(session, result, Vec::new());
         };
         if session.gate.is_disabled(&name) {
             let output = format!("Tool {name} is disabled");
-            return CallResult::failure(id, &name, output, ExitStatus::Refused);
+            let result = CallResult::failure(id, &name, output, ExitStatus::Refused);
+            return finish(session, result, Vec::new());
         }
         let (raw, parsed) = match arguments {
             Arguments::Text(text) => {
@@ -198,7 +208,7 @@ impl Registry {
             Err(problems) => {
                 let output = format!("Invalid arguments: {problems}");
                 let result = CallResult::failure(id, def.name, output, ExitStatus::ToolError);
-                return with_repairs(result, repairs);
+                return finish(session, result, repairs);
             }
         };
         let ctx = CallContext::new(session, def.name);
@@ -283,7 +293,9 @@ fn render(capture: Capture, metadata: &mut Map<String, Value>) -> (String, bool,
     (rendered.text, rendered.truncated, false)
 }
 
-/// Previews a result that did not come from a tool's output (refusals, failures).
+/// Previews a result that did not come from a tool's output (unknown or disabled tools,
+/// invalid arguments, refusals, failures): their messages quote the caller's input, which
+/// may be of any size.
 fn finish(session: &Session, mut result: CallResult, repairs: Vec<String>) -> CallResult {
     if let Some(preview) = truncate::preview(&result.output, session.limits) {
         result.output = preview;

@@ -58,6 +58,8 @@ pub fn normalize(tool: &str, schema: &Value, args: Value) -> Result<Normalized, 
     let mut repairs = Vec::new();
     let mut out = Map::new();
     let mut unknown = Vec::new();
+    // Given but wrong: its own problem says so, so it is not also called missing.
+    let mut rejected = Vec::new();
     for (key, value) in object {
         let Some(prop) = properties.get(&key) else {
             unknown.push(key);
@@ -70,7 +72,10 @@ pub fn normalize(tool: &str, schema: &Value, args: Value) -> Result<Normalized, 
             Ok(value) => {
                 out.insert(key, value);
             }
-            Err(problem) => problems.push(problem),
+            Err(problem) => {
+                problems.push(problem);
+                rejected.push(key);
+            }
         }
     }
     if !unknown.is_empty() {
@@ -94,8 +99,7 @@ pub fn normalize(tool: &str, schema: &Value, args: Value) -> Result<Normalized, 
         );
     }
     for name in required {
-        if !out.contains_key(name) && !problems.iter().any(|p| p.starts_with(&format!("`{name}`")))
-        {
+        if !out.contains_key(name) && !rejected.iter().any(|key| key == name) {
             problems.push(format!("missing required parameter `{name}`"));
         }
     }
@@ -375,6 +379,19 @@ mod tests {
         );
         assert!(err(json!({"file_path": "a", "offset": 1.5})).contains("must be an integer"));
         assert!(err(json!([1])).contains("must be a JSON object"));
+    }
+
+    #[test]
+    fn a_required_parameter_given_wrong_is_not_also_called_missing() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"todos": {"type": "array", "items": {"type": "object"}}},
+            "required": ["todos"]
+        });
+        let e = normalize("todowrite", &schema, json!({"todos": [5]})).unwrap_err();
+        assert_eq!(e, "`todos[0]` must be an object, got a number");
+        let e = normalize("todowrite", &schema, json!({})).unwrap_err();
+        assert_eq!(e, "missing required parameter `todos`");
     }
 
     #[test]

@@ -7,12 +7,16 @@
 //! `.tinycode` or `.tinytool` below the search root; the root itself is walked whatever its
 //! name (an explicit `path` inside a skipped directory is searched). Each pruned directory
 //! is counted once — the files inside are never visited, so they are never counted.
-//! Nothing else is filtered by the walker: no `.gitignore`, no hidden-file rule.
+//! Nothing else is filtered by the walker: no `.gitignore`, no hidden-file rule. The
+//! policy's `read` decision is the one exception: a path the `read` tool would be refused
+//! is neither searched nor listed (see [`crate::policy::ReadJudge`]), and a directory
+//! whose every path is certainly refused is not entered.
 //!
-//! Whenever anything was skipped, pruned or cut, a result ends with one line that starts
-//! with `[`, e.g. `[skipped: 1 file over 1 MB, 0 binary, 0 secret-looking, 2 skip
-//! directories pruned; not cut]`, so a reader can tell an incomplete answer from a complete
-//! one; a search that finds nothing always ends with that line.
+//! Whenever anything was skipped, pruned, refused or cut, a result ends with one line that
+//! starts with `[`, e.g. `[skipped: 1 file over 1 MB, 0 binary, 0 secret-looking, 2 skip
+//! directories pruned, 3 refused by the policy; not cut]`, so a reader can tell an
+//! incomplete answer from a complete one; a search that finds nothing always ends with
+//! that line.
 
 use std::cmp::Ordering;
 use std::ffi::OsStr;
@@ -25,6 +29,8 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{
     DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkParallel, WalkState,
 };
+
+use crate::policy::ReadJudge;
 
 /// Directory names that are never descended into below the search root.
 pub const SKIP_DIRS: [&str; 5] = [".git", "node_modules", "vendor", ".tinycode", ".tinytool"];
@@ -74,18 +80,31 @@ pub fn threads() -> usize {
 /// count never includes directories the walk would not have gone into anyway.
 pub type Wants = Box<dyn Fn(&Path, usize) -> bool + Send + Sync>;
 
+/// What a walk counts while it filters directories.
+#[derive(Debug, Default)]
+pub struct WalkCounts {
+    /// Skip directories pruned.
+    pub pruned: AtomicU64,
+    /// Directories left out whole because the policy refuses reading everything in them.
+    pub refused: AtomicU64,
+}
+
 /// A parallel walk of `root` that does not follow symlinks, applies no ignore files, and
 /// prunes the skip directories below the root, counting the pruned directories in the
-/// returned counter. `max_depth` limits how deep it goes; `wants` narrows the directories
+/// returned counts. `max_depth` limits how deep it goes; `wants` narrows the directories
 /// it enters (see [`Wants`]). Without `wants` every directory is entered and a skip
-/// directory at the depth limit is not counted.
+/// directory at the depth limit is not counted. A directory the walk would enter is left
+/// out, and counted as refused, when `judge` is certain the policy refuses reading every
+/// path in it; the paths of the directories it enters are judged by the caller.
 pub fn walker(
     root: &Path,
     max_depth: Option<usize>,
     wants: Option<Wants>,
-) -> (WalkParallel, Arc<AtomicU64>) {
-    let pruned = Arc::new(AtomicU64::new(0));
-    let counter = Arc::clone(&pruned);
+    judge: &ReadJudge,
+) -> (WalkParallel, Arc<WalkCounts>) {
+    let counts = Arc::new(WalkCounts::default());
+    let counter = Arc::clone(&counts);
+    let judge = judge.may_refuse().then(|| judge.clone());
     let walk = WalkBuilder::new(root)
         .standard_filters(false)
         .follow_links(false)
@@ -96,20 +115,30 @@ pub fn walker(
             if depth == 0 || !entry.file_type().is_some_and(|t| t.is_dir()) {
                 return true;
             }
+            let descends = max_depth.is_none_or(|max| depth < max);
             let wanted = match &wants {
                 Some(wants) => wants(entry.path(), depth),
-                None => max_depth.is_none_or(|max| depth < max),
+                None => descends,
             };
             if is_skip_dir(entry.file_name()) {
                 if wanted {
-                    counter.fetch_add(1, AtomicOrdering::Relaxed);
+                    counter.pruned.fetch_add(1, AtomicOrdering::Relaxed);
                 }
+                return false;
+            }
+            if wanted
+                && descends
+                && judge
+                    .as_ref()
+                    .is_some_and(|judge| judge.refuses_all_below(entry.path()))
+            {
+                counter.refused.fetch_add(1, AtomicOrdering::Relaxed);
                 return false;
             }
             wanted || wants.is_none()
         })
         .build_parallel();
-    (walk, pruned)
+    (walk, counts)
 }
 
 /// Runs a parallel walk with state per thread: each walker thread gets its own `L` from
@@ -180,13 +209,17 @@ impl<L, V, M: Fn(L)> Drop for Local<'_, L, V, M> {
 }
 
 /// The parts of a summary line every walk has: the skip directories pruned, then the
-/// entries that could not be read (only when there were any).
-pub fn walk_parts(pruned: u64, unreadable: u64) -> Vec<String> {
+/// paths the policy does not let the caller read (files, and directories left out whole)
+/// and the entries that could not be read, each only when there were any.
+pub fn walk_parts(pruned: u64, refused: u64, unreadable: u64) -> Vec<String> {
     let mut parts = vec![count(
         pruned,
         "skip directory pruned",
         "skip directories pruned",
     )];
+    if refused > 0 {
+        parts.push(format!("{refused} refused by the policy"));
+    }
     if unreadable > 0 {
         parts.push(format!("{unreadable} unreadable"));
     }

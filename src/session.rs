@@ -21,10 +21,16 @@ pub trait PermissionGate: Send + Sync {
     /// refuses the call. Tools also use it for commands they run on the side (formatters).
     fn check(&self, ctx: &CallContext, accesses: &[Access]) -> Result<(), Refusal>;
 
-    /// Whether one access would be allowed without asking anybody (never prompts): grep
-    /// uses it to decide whether to search `.env*` files.
+    /// Whether one access would be allowed without asking anybody (never prompts): skill
+    /// uses it to leave out skills whose file the caller may not read.
     fn permits(&self, _ctx: &CallContext, _access: &Access) -> bool {
         true
+    }
+
+    /// The judge of `read` for every path below `root` (resolved) that a search meets,
+    /// built once per call; like `permits`, it never asks anybody.
+    fn read_judge(&self, _ctx: &CallContext, _root: &Path) -> crate::policy::ReadJudge {
+        crate::policy::ReadJudge::allow_all()
     }
 
     /// Whether a tool is hidden from `tools` listings (disabled or denied outright).

@@ -15,10 +15,11 @@
 //!    `TINYTOOL_SUPERVISED=<token>` (a fresh random token, also stored in the row), which
 //!    everything it starts inherits.
 //! 3. The supervisor starts the command as the leader of a new process group in its own
-//!    session, with `PR_SET_PDEATHSIG` = SIGKILL, and forks a sentinel into that group
-//!    (`process::sentinel`). It records its identity — pid, start time in clock ticks
-//!    after boot, boot id — and the group id in the row (`starting` → `running`), answers
-//!    `ok` on the pipe and closes it. The call returns: `Monitor started: …`, or the job id.
+//!    session, with `PR_SET_PDEATHSIG` = SIGKILL and a sentinel in that group (a child of
+//!    the supervisor that the leader starts before `exec`: `process::sentinel`). It
+//!    records its identity — pid, start time in clock ticks after boot, boot id — and the
+//!    group id in the row (`starting` → `running`), answers `ok` on the pipe and closes
+//!    it. The call returns: `Monitor started: …`, or the job id.
 //!
 //! # While it runs
 //! The supervisor watches the command (`process::run`): it is a child subreaper, so
@@ -56,9 +57,6 @@
 //!   A row still `starting` after [`STARTING_GRACE_MS`] without a supervisor is ended the
 //!   same way (its supervisor, if it ever records itself, finds the row ended and kills
 //!   its command).
-//! - The remaining window: a supervisor killed with SIGKILL between starting the leader
-//!   and forking the sentinel (microseconds) leaves whatever the leader started in those
-//!   microseconds to the reaping of the next call.
 //!
 //! # Retention
 //! Finished monitors and jobs are pruned 7 days after they ended, by the same reaping.

@@ -233,7 +233,7 @@ fn supervise_monitor(
         timeout: time_left(row.deadline),
         limits: Limits::default(),
         cancel: Some(setup.stop.clone()),
-        isolation: Isolation::GroupWithSentinel,
+        isolation: Isolation::Group,
     };
     let mut watcher = MonitorWatcher {
         store,
@@ -422,7 +422,7 @@ fn supervise_job(
         timeout,
         limits,
         cancel: Some(setup.stop.clone()),
-        isolation: Isolation::GroupWithSentinel,
+        isolation: Isolation::Group,
     };
     let mut watcher = JobWatcher {
         store,

@@ -6,6 +6,7 @@
 //! is not a terminal **and** no parameter flag was given (or with `--stdin`), so that flags
 //! plus an idle pipe never hang. Flags override stdin keys.
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 
 use clap::parser::ValueSource;
@@ -31,6 +32,33 @@ pub const PARAM_PREFIX: &str = "param:";
 /// The flag a parameter gets: `file_path` → `file-path`.
 pub fn flag_name(name: &str) -> String {
     name.replace('_', "-")
+}
+
+/// For a command line that names a tool subcommand, the line naming that tool's flags
+/// (said after an unknown flag, as an unknown JSON key names the valid ones).
+pub fn valid_flags_of(args: &[OsString]) -> Option<String> {
+    let matches = super::command()
+        .ignore_errors(true)
+        .try_get_matches_from(args)
+        .ok()?;
+    let name = matches.subcommand_name()?;
+    let documented = crate::tools::documented();
+    let def = documented.get(name)?;
+    let schema = (def.schema)();
+    let flags: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)?
+        .keys()
+        .map(|key| format!("--{}", flag_name(key)))
+        .collect();
+    Some(if flags.is_empty() {
+        format!("`tinytool {name}` takes no parameters.")
+    } else {
+        format!(
+            "The flags of `tinytool {name}` are: {} (and --stdin).",
+            flags.join(", ")
+        )
+    })
 }
 
 /// The subcommand of one tool, with a flag per parameter.

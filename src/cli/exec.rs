@@ -43,6 +43,14 @@ pub fn run(
     out: &mut Output,
 ) -> ExitStatus {
     if sub.get_flag("jsonl") {
+        if out.is_text() {
+            // Texts alone would run together, and the stream's status is always 0: nothing
+            // would tell where one result ends or whether it failed.
+            return super::usage(
+                "--text cannot be used with exec --jsonl: each result is one JSON line; \
+                 drop --text and read each line's \"output\"",
+            );
+        }
         return run_stream(registry, session, out);
     }
     let mut input = Vec::new();

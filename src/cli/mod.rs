@@ -186,12 +186,17 @@ fn global_args() -> Vec<Arg> {
 /// Parses `args` (including the program name), runs the command and returns its status.
 pub fn run(args: Vec<OsString>) -> ExitStatus {
     let registry = tools::builtin();
-    let matches = match command().try_get_matches_from(args) {
+    let matches = match command().try_get_matches_from(&args) {
         Ok(matches) => matches,
         Err(err) => {
             use clap::error::ErrorKind;
             // Help and version go to stdout and succeed; a closed pipe is no failure either.
             let _ = err.print();
+            if err.kind() == ErrorKind::UnknownArgument
+                && let Some(valid) = direct::valid_flags_of(&args)
+            {
+                eprintln!("{valid}");
+            }
             return match err.kind() {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitStatus::Success,
                 _ => ExitStatus::Usage,

@@ -25,6 +25,11 @@ impl Output {
         }
     }
 
+    /// Whether only output texts are printed (`--text`).
+    pub fn is_text(&self) -> bool {
+        self.text_mode
+    }
+
     /// Whether the reader went away (a broken pipe).
     pub fn is_closed(&self) -> bool {
         self.closed

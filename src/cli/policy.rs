@@ -83,6 +83,13 @@ pub fn run(
 }
 
 fn check(session: &Session, policy: &Policy, m: &ArgMatches, out: &mut Output) -> ExitStatus {
+    // A named file is checked alone: a project policy is still judged with the user policy
+    // in effect (whether it is trusted depends on it), but only its own findings count.
+    let only = m.get_one::<String>("file").map(|file| {
+        crate::paths::resolve(&session.dir, file)
+            .display()
+            .to_string()
+    });
     let checked = match m.get_one::<String>("file") {
         Some(file) => {
             let path = crate::paths::resolve(&session.dir, file);
@@ -113,7 +120,8 @@ fn check(session: &Session, policy: &Policy, m: &ArgMatches, out: &mut Output) -
         }
         None => policy.clone(),
     };
-    let findings = crate::policy::check::check(&checked, crate::tools::ALL_NAMES);
+    let mut findings = crate::policy::check::check(&checked, crate::tools::ALL_NAMES);
+    findings.retain(|finding| only.as_ref().is_none_or(|file| finding.file == *file));
     let status = if m.get_flag("json") {
         let list: Vec<Value> = findings
             .iter()
@@ -130,6 +138,7 @@ fn check(session: &Session, policy: &Policy, m: &ArgMatches, out: &mut Output) -
             .iter()
             .chain(checked.project.iter())
             .map(|l| l.path.display().to_string())
+            .filter(|path| only.as_ref().is_none_or(|file| path == file))
             .collect();
         if files.is_empty() {
             text.push_str("no policy file is in effect (the built-in defaults apply)\n");

@@ -85,6 +85,9 @@ pub struct Places {
     pub home: Option<PathBuf>,
     /// tinytool's user config directory (`$XDG_CONFIG_HOME/tinytool`).
     pub config_dir: Option<PathBuf>,
+    /// The explicit policy file in effect (`--policy`), resolved: protected like the
+    /// config directory.
+    pub policy_file: Option<PathBuf>,
 }
 
 impl Places {
@@ -96,6 +99,15 @@ impl Places {
                 .filter(|h| !h.is_empty())
                 .map(PathBuf::from),
             config_dir: crate::config::user_config_dir(),
+            policy_file: None,
+        }
+    }
+
+    /// The places of a session: those of its directory, and its explicit policy file.
+    pub fn for_session(session: &crate::session::Session) -> Places {
+        Places {
+            policy_file: session.policy_file.clone(),
+            ..Places::for_dir(&session.dir)
         }
     }
 
@@ -106,6 +118,7 @@ impl Places {
             dir: PathBuf::from("/project"),
             home: Some(PathBuf::from("/home/user")),
             config_dir: Some(PathBuf::from("/home/user/.config/tinytool")),
+            policy_file: None,
         }
     }
 }

@@ -74,6 +74,12 @@ fn roles_at(argv: &[String], depth: usize) -> Vec<Role> {
         "jq" | "yq" | "gojq" | "jaq" => query(args),
         "find" | "gfind" | "bfs" => find(args),
         "git" => git(args),
+        "echo" | "printf" => all_data(args, |_| true),
+        // A page or program name, looked up in their own search paths; `man ./x.1` with a
+        // `/` does open that file.
+        "man" | "which" | "type" | "whatis" | "apropos" | "whereis" | "info" => {
+            all_data(args, |word| !word.contains('/'))
+        }
         _ => Vec::new(),
     };
     for (k, role) in own {
@@ -95,6 +101,16 @@ fn roles_at(argv: &[String], depth: usize) -> Vec<Role> {
         }
     }
     roles
+}
+
+/// Every argument that `is_data` accepts is [`Role::Data`]: the words of a command that only
+/// prints them or looks them up by name, never opening a file they name.
+fn all_data(args: &[String], is_data: impl Fn(&str) -> bool) -> Vec<(usize, Role)> {
+    args.iter()
+        .enumerate()
+        .filter(|(_, word)| is_data(word))
+        .map(|(k, _)| (k, Role::Data))
+        .collect()
 }
 
 /// Where a wrapped command's words sit in the wrapper's (they are a run of its words).

@@ -282,7 +282,18 @@ pub fn inners(argv: &[String]) -> Vec<Inner> {
                 vec![Inner::Stdin(Lang::Sql)]
             }
         }
-        "mysql" | "mariadb" => sql_client(args, 'e', "execute", "hPuSpDo"),
+        "mysql" | "mariadb" => {
+            // `-p` and `--password` take a value only when attached (`-pX`,
+            // `--password=X`): alone they prompt, and the next word is its own option.
+            let args: Vec<String> = args
+                .iter()
+                .take_while(|a| *a != "--")
+                .filter(|a| !(a.starts_with("-p") || a.starts_with("--pass")))
+                .chain(args.iter().skip_while(|a| *a != "--"))
+                .cloned()
+                .collect();
+            sql_client(&args, 'e', "execute", "hPuSDo")
+        }
         "clickhouse-client" => sql_client(args, 'q', "query", "hudp"),
         "clickhouse" if args.first().map(String::as_str) == Some("client") => {
             sql_client(&args[1..], 'q', "query", "hudp")

@@ -643,8 +643,15 @@ fn protected(candidate: &str, glob: bool, places: &Places) -> Option<String> {
     if candidate.starts_with('-') {
         return None;
     }
-    let config_dir = places.config_dir.as_ref()?;
     let expanded = resolve(candidate, places)?;
+    if let Some(policy) = &places.policy_file
+        && names_path(&expanded, policy, glob)
+    {
+        return Some(format!(
+            "protected path: {candidate} (the policy file in effect)"
+        ));
+    }
+    let config_dir = places.config_dir.as_ref()?;
     let config: Vec<String> = config_dir
         .components()
         .filter_map(|c| match c {
@@ -673,6 +680,25 @@ fn protected(candidate: &str, glob: bool, places: &Places) -> Option<String> {
                     || broad_glob_names(have, want, path.get(k + 1).map(String::as_str), glob)
             });
     inside.then(config_reason)
+}
+
+/// Whether `path` (a word made absolute) is `target`, component by component; each
+/// component of a glob word may be a pattern that matches the target's.
+fn names_path(path: &Path, target: &Path, glob: bool) -> bool {
+    let normal = |p: &Path| -> Vec<String> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect()
+    };
+    let (have, want) = (normal(path), normal(target));
+    have.len() == want.len()
+        && have
+            .iter()
+            .zip(&want)
+            .all(|(h, w)| component_names(h, w, glob, &[]))
 }
 
 /// The glob a simple regular expression amounts to (`.*tinytool.*` is `*tinytool*`,

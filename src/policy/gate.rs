@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::{Action, AskMode, Decision, Policy, Rule, Source};
+use super::{Action, AskMode, Decision, Policy, ReadJudge, Rule, Source};
 use crate::session::{CallContext, PermissionGate, Refusal, Session};
 use crate::tool::{Access, ToolDef};
 
@@ -91,6 +91,15 @@ impl PermissionGate for PolicyGate {
         })
     }
 
+    fn read_judge(&self, ctx: &CallContext, root: &std::path::Path) -> ReadJudge {
+        match session_facts(ctx.session) {
+            Ok((agent, approvals)) => {
+                ReadJudge::new(&self.policy, &self.policy.chain(&agent), &approvals, root)
+            }
+            Err(_) => ReadJudge::refuse_all(),
+        }
+    }
+
     fn hides(&self, session: &Session, def: &ToolDef) -> bool {
         if self.is_disabled(def.name) {
             return true;
@@ -123,8 +132,9 @@ pub fn how_to_allow(policy: &Policy, decision: &Decision) -> String {
     );
     match decision.rule.as_ref().map(|r| &r.source) {
         Some(Source::Protection) => {
-            "No policy can lift this: tinytool's own folder and the user config directory are \
-             protected from tool edits. Change those files yourself."
+            "No policy can lift this: tinytool's own folder, the user config directory and \
+             the policy file in effect are protected from tool edits. Change those files \
+             yourself."
                 .to_string()
         }
         Some(Source::Project(path)) => format!(

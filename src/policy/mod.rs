@@ -25,9 +25,11 @@ mod analysis;
 pub mod check;
 mod file;
 pub mod gate;
+mod reads;
 
 pub use file::{Action, AgentRules, AskMode, Examples, PolicyFile, RuleSpec};
 pub use gate::PolicyGate;
+pub use reads::ReadJudge;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -411,22 +413,35 @@ impl Policy {
         }
     }
 
-    /// The built-in protection: edits under `<dir>/.tinytool/` or the user config directory.
+    /// The built-in protection: edits under `<dir>/.tinytool/` or the user config directory,
+    /// and of the explicit policy file in effect (a policy kept in the checkout must not be
+    /// loosened by the calls it governs).
     fn protection(&self, access: &Access) -> Option<Rule> {
         if access.permission != "edit" {
             return None;
         }
         let path = access.path.as_ref()?;
-        let protected = protected_dirs(&self.dir);
-        let hit = protected.iter().find(|dir| path.starts_with(dir))?;
-        let mut rule = Rule::builtin(
-            "edit",
-            &format!("{}/*", hit.display()),
-            Action::Deny,
-            Source::Protection,
-        );
+        let pattern = match protected_dirs(&self.dir)
+            .iter()
+            .find(|dir| path.starts_with(dir))
+        {
+            Some(dir) => format!("{}/*", dir.display()),
+            None => {
+                let file = self.explicit_file()?;
+                (*path == file).then(|| file.display().to_string())?
+            }
+        };
+        let mut rule = Rule::builtin("edit", &pattern, Action::Deny, Source::Protection);
         rule.index = 0;
         Some(rule)
+    }
+
+    /// The explicit policy file (`--policy`), resolved; `None` when the user policy is used.
+    pub fn explicit_file(&self) -> Option<PathBuf> {
+        let user = self.user.as_ref().filter(|_| self.explicit)?;
+        Some(crate::paths::resolve_symlinks(&crate::paths::clean(
+            &user.path,
+        )))
     }
 
     /// Whether a tool of `permission` is denied outright (the last rule covering the

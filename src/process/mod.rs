@@ -6,8 +6,8 @@
 //!   task, and the command under a supervisor);
 //! - [`environment`]: the environment a command gets (bash's rules: credential-looking
 //!   variables removed, non-interactive defaults);
-//! - `sentinel`: the forked member of a supervised group that kills the group when its
-//!   supervisor dies, even of SIGKILL;
+//! - `sentinel`: the member of every command's group, started by the command's leader
+//!   before `exec`, that kills the group when tinytool dies, even of SIGKILL;
 //! - [`identity`]: recognising a process again in a later call (pid + start time + boot
 //!   id) and killing a group only when it is provably ours;
 //! - [`detach`] and the signal handling shared by all of them.

@@ -8,31 +8,34 @@
 //! - Isolation ([`Isolation`]): as the leader of a new session (bash, a foreground task: a
 //!   new process group and no controlling terminal, so `ssh`, `sudo` and friends cannot
 //!   open `/dev/tty` to ask for a password), or, under a supervisor that is itself a
-//!   session leader without a terminal, as the leader of a new process group joined by a
-//!   sentinel (see `sentinel`): the group can then not outlive the supervisor even when
-//!   the supervisor is killed with SIGKILL, nor its deadline by more than about two
-//!   seconds even when the supervisor is stopped or hung.
-//! - The leader gets `PR_SET_PDEATHSIG` = SIGKILL: if its parent dies, so does it. A
-//!   SIGINT/SIGTERM/SIGHUP handler kills every running group before tinytool dies of the
-//!   signal (or, in a supervisor, asks the running command to stop: [`super::stop_on_signals`]).
-//!   A SIGKILL of a tinytool that runs a command without a sentinel cannot be caught: then
-//!   only the leader dies, and what it started in the background may survive.
+//!   session leader without a terminal, as the leader of a new process group.
+//! - Nothing in the group outlives tinytool, however tinytool dies. The leader gets
+//!   `PR_SET_PDEATHSIG` = SIGKILL; a SIGINT/SIGTERM/SIGHUP handler kills every running
+//!   group before tinytool dies of the signal (or, in a supervisor, asks the running
+//!   command to stop: [`super::stop_on_signals`]); and before `exec` the leader starts a
+//!   sentinel in its group (see `sentinel`), a child of tinytool that kills the whole group
+//!   when tinytool disappears, SIGKILL included, or when it is still there (stopped, hung)
+//!   about two seconds past the deadline. Its cost is one more clone per command, with no
+//!   effect on what the command sees: the sentinel is not its child and holds none of its
+//!   descriptors.
 //! - stdout and stderr are read with `poll` and handed to a [`Watcher`]: [`run`] keeps them
 //!   in two bounded captures, so memory does not depend on how much the command prints; a
 //!   monitor's supervisor splits them into lines. A pidfd (or, on kernels without one, a
 //!   10 ms tick) wakes the loop when the leader exits.
-//! - When the leader exits, everything left in its group is killed (SIGKILL) before the
-//!   leader is reaped (the zombie keeps the group id from being reused), what is already
-//!   in the pipes is read for at most 250 ms more, and the call returns: a background
-//!   process holding the pipes open never makes it wait.
+//! - When the leader exits, everything left in its group is killed (SIGKILL), the sentinel
+//!   included, before the leader is reaped (the zombie keeps the group id from being
+//!   reused), what is already in the pipes is read for at most 250 ms more, and the call
+//!   returns: a background process holding the pipes open never makes it wait.
 //! - While a command runs, tinytool is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so the
 //!   killed leftovers become its children and are reaped before the call returns: not
-//!   even a zombie of the command is left behind.
+//!   even a zombie of the command is left behind (the sentinel is its child anyway).
 //! - A cancellation ([`Request::cancel`]: an MCP `notifications/cancelled`, a monitor's
 //!   `stop`, a job's `cancel`) kills the group at once.
 //! - At the deadline the group gets SIGTERM (and SIGCONT, so stopped processes see it),
 //!   then SIGKILL 500 ms later if the leader is still there; the call returns within
 //!   timeout + 1 s even if the leader cannot be reaped.
+//! - A spawn that fails after the sentinel started (`exec` of a missing program) kills and
+//!   reaps the sentinel before it returns the error.
 
 use std::ffi::OsString;
 use std::io::{self, ErrorKind, Read, Write};
@@ -42,7 +45,8 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{kill_group, sentinel};
+use super::kill_group;
+use super::sentinel::{Launcher, Witness};
 use crate::session::{CancelFlag, Session};
 use crate::truncate::{Capture, Limits};
 
@@ -52,8 +56,8 @@ pub const GRACE: Duration = Duration::from_millis(500);
 pub const DRAIN: Duration = Duration::from_millis(250);
 /// The latest a timed-out call returns, after its deadline.
 pub const HARD_STOP: Duration = Duration::from_millis(950);
-/// How long after the latest a supervisor stops its command at the deadline its
-/// sentinel kills the group itself (the supervisor is then stopped or hung).
+/// How long after the latest tinytool stops a command at its deadline the sentinel kills
+/// the group itself (tinytool is then stopped or hung).
 const BACKSTOP: Duration = Duration::from_secs(1);
 /// How often a cancellation is looked for while a command runs.
 const CANCEL_TICK: Duration = Duration::from_millis(50);
@@ -80,11 +84,10 @@ pub enum Program<'a> {
 pub enum Isolation {
     /// The leader of a new session: a new process group without a controlling terminal.
     Session,
-    /// The leader of a new process group in the caller's session, joined by a sentinel
-    /// that kills the group when the caller dies. For supervisors, which are session
-    /// leaders without a terminal themselves (a process can only join a group of its own
-    /// session, so the command must stay in the supervisor's).
-    GroupWithSentinel,
+    /// The leader of a new process group in the caller's session. For supervisors, which
+    /// are session leaders without a terminal themselves and are found again through the
+    /// group (see `background`).
+    Group,
 }
 
 /// What to run.
@@ -277,19 +280,15 @@ pub fn run_with(request: Request, watcher: &mut dyn Watcher) -> io::Result<Outco
     super::signals::install();
     let _subreaper = Subreaper::enter();
     let start = Instant::now();
-    let mut child = spawn(&request)?;
+    let witness = Witness::new()?;
+    let mut child = spawn(&request, &witness)?;
+    drop(witness);
     let pid = child.id() as libc::pid_t;
     let _registered = super::signals::Registration::new(pid);
-    // Without a sentinel the death signal and the reaping of later calls still apply; a
-    // failed fork must not fail a command that is already running.
-    let sentinel = (request.isolation == Isolation::GroupWithSentinel)
-        .then(|| sentinel::spawn(pid, request.timeout + HARD_STOP + BACKSTOP).ok())
-        .flatten();
     if let Err(err) = watcher.started(pid) {
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();
         reap_group(pid, Instant::now() + REAP);
-        reap_sentinel(sentinel);
         return Err(err);
     }
     if let (Some(input), Some(pipe)) = (request.stdin, child.stdin.take()) {
@@ -302,20 +301,7 @@ pub fn run_with(request: Request, watcher: &mut dyn Watcher) -> io::Result<Outco
     }
     let hard_stop = start + request.timeout + HARD_STOP;
     reap_group(pid, (Instant::now() + REAP).min(hard_stop));
-    reap_sentinel(sentinel);
     result
-}
-
-/// Reaps a sentinel that could not join the group (it exits at once; one that joined died
-/// with the group and was reaped with it).
-fn reap_sentinel(sentinel: Option<libc::pid_t>) {
-    if let Some(pid) = sentinel {
-        let mut status = 0;
-        // SAFETY: waitpid writes the status into a valid integer.
-        unsafe {
-            libc::waitpid(pid, &mut status, libc::WNOHANG);
-        }
-    }
 }
 
 /// Writes the input on a thread of its own, then closes the pipe. The thread is not
@@ -334,6 +320,9 @@ fn feed(mut pipe: ChildStdin, input: Vec<u8>) {
 /// Reaps the (killed) members of a group that became tinytool's children, until none is
 /// left or `until`.
 fn reap_group(pgid: libc::pid_t, until: Instant) {
+    // A killed process is usually gone within a fraction of a millisecond (the sentinel
+    // is always there to be reaped): a fixed 2 ms nap would cost every call 2 ms.
+    let mut nap = Duration::from_micros(20);
     loop {
         // SAFETY: kill with signal 0 only checks for existence.
         let members_left = unsafe { libc::kill(-pgid, 0) } == 0;
@@ -349,7 +338,8 @@ fn reap_group(pgid: libc::pid_t, until: Instant) {
         if Instant::now() >= until {
             return;
         }
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(2));
     }
 }
 
@@ -388,7 +378,9 @@ fn set_subreaper(on: libc::c_ulong) {
     }
 }
 
-fn spawn(request: &Request) -> io::Result<Child> {
+/// Starts the command (module doc); when the spawn fails after the leader started its
+/// sentinel (`exec` failed), kills and reaps the sentinel, alone in its group, first.
+fn spawn(request: &Request, witness: &Witness) -> io::Result<Child> {
     let mut command = match request.program {
         Program::Shell(line) => {
             let mut command = Command::new("sh");
@@ -416,20 +408,31 @@ fn spawn(request: &Request) -> io::Result<Child> {
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    isolate(&mut command, request.isolation);
-    command.spawn()
+    let launcher = witness.launcher(request.timeout + HARD_STOP + BACKSTOP);
+    isolate(&mut command, request.isolation, launcher);
+    let spawned = command.spawn();
+    if spawned.is_err()
+        && let Some(pgid) = witness.group()
+    {
+        // The sentinel is a member, so the group id is still ours to kill.
+        kill_group(pgid, libc::SIGKILL);
+        reap_group(pgid, Instant::now() + REAP);
+    }
+    spawned
 }
 
-/// Makes the child a session or group leader that dies with tinytool.
-fn isolate(command: &mut Command, isolation: Isolation) {
+/// Makes the child a session or group leader that dies with tinytool, guarded by a
+/// sentinel.
+fn isolate(command: &mut Command, isolation: Isolation, launcher: Launcher) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe system calls (setsid, setpgid, prctl, getppid, raise).
+    // async-signal-safe system calls (setsid, setpgid, prctl, getppid, raise, and the
+    // clone of `Launcher::launch`).
     unsafe {
         command.pre_exec(move || {
             let separated = match isolation {
                 Isolation::Session => libc::setsid(),
-                Isolation::GroupWithSentinel => libc::setpgid(0, 0),
+                Isolation::Group => libc::setpgid(0, 0),
             };
             if separated == -1 {
                 return Err(io::Error::last_os_error());
@@ -445,7 +448,10 @@ fn isolate(command: &mut Command, isolation: Isolation) {
             if libc::getppid() != parent {
                 libc::raise(libc::SIGKILL);
             }
-            Ok(())
+            // A command that cannot have its guard does not run: the guarantee that
+            // nothing outlives tinytool would not hold (and a system that cannot clone
+            // once more could not run the command's own children either).
+            launcher.launch()
         });
     }
 }
@@ -812,8 +818,18 @@ mod tests {
         assert_ne!(unsafe { libc::kill(-pgid, 0) }, 0, "the group is gone");
     }
 
-    /// Processes in group `pgid` as `(pid, comm, state)`.
-    fn members(pgid: libc::pid_t) -> Vec<(i32, String, char)> {
+    /// A process as the tests see it.
+    #[derive(Debug, PartialEq)]
+    struct Member {
+        pid: i32,
+        comm: String,
+        state: char,
+        ppid: i32,
+        session: i32,
+    }
+
+    /// Processes in group `pgid`, zombies included.
+    fn members(pgid: libc::pid_t) -> Vec<Member> {
         std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
@@ -821,26 +837,51 @@ mod tests {
             .filter_map(|pid| {
                 let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
                 let (head, rest) = stat.rsplit_once(')')?;
-                let comm = head.split_once('(')?.1.to_string();
                 let fields: Vec<&str> = rest.split_whitespace().collect();
-                let state = fields.first()?.chars().next()?;
-                (fields.get(2)?.parse::<i32>().ok()? == pgid).then_some((pid, comm, state))
+                let member = Member {
+                    pid,
+                    comm: head.split_once('(')?.1.to_string(),
+                    state: fields.first()?.chars().next()?,
+                    ppid: fields.get(1)?.parse().ok()?,
+                    session: fields.get(3)?.parse().ok()?,
+                };
+                (fields.get(2)?.parse::<i32>().ok()? == pgid).then_some(member)
             })
             .collect()
     }
 
+    /// The open descriptors of a process as `FD TARGET`, in order.
+    fn descriptors(pid: i32) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return vec!["unreadable".into()];
+        };
+        let mut fds: Vec<(i32, String)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let fd = e.file_name().to_str()?.parse().ok()?;
+                let target = std::fs::read_link(e.path()).ok()?;
+                Some((fd, target.display().to_string()))
+            })
+            .collect();
+        fds.sort();
+        fds.into_iter().map(|(fd, t)| format!("{fd} {t}")).collect()
+    }
+
     #[test]
-    fn a_sentinel_joins_the_group_and_is_gone_with_it() {
-        struct Look(Option<libc::pid_t>, Vec<(i32, String, char)>);
+    fn a_sentinel_guards_the_group_beside_the_command_and_is_gone_with_it() {
+        struct Look(Option<libc::pid_t>, Vec<Member>, Vec<String>);
         impl Watcher for Look {
             fn started(&mut self, pgid: libc::pid_t) -> io::Result<()> {
                 self.0 = Some(pgid);
-                // The sentinel is a member already; it names itself a moment later.
+                // The sentinel is a member already; it names itself once armed.
                 let until = Instant::now() + Duration::from_secs(5);
                 loop {
                     self.1 = members(pgid);
-                    let named = self.1.iter().any(|(_, comm, _)| comm == "tinytool-guard");
-                    if named || Instant::now() >= until {
+                    if let Some(guard) = self.1.iter().find(|m| m.comm == "tinytool-guard") {
+                        self.2 = descriptors(guard.pid);
+                        return Ok(());
+                    }
+                    if Instant::now() >= until {
                         return Ok(());
                     }
                     std::thread::sleep(Duration::from_millis(5));
@@ -848,22 +889,57 @@ mod tests {
             }
             fn output(&mut self, _: Stream, _: &[u8]) {}
         }
+        let me = std::process::id() as i32;
+        // SAFETY: getsid(0) has no preconditions.
+        let my_session = unsafe { libc::getsid(0) };
         let dir = std::env::temp_dir();
-        let mut req = request(Program::Shell("sleep 30 & echo started"), &dir, 10_000);
-        req.isolation = Isolation::GroupWithSentinel;
-        let mut look = Look(None, Vec::new());
-        let outcome = run_with(req, &mut look).unwrap();
-        assert_eq!(outcome.ending, Ending::Exited(0));
-        let pgid = look.0.unwrap();
-        assert!(
-            look.1.iter().any(|(_, comm, _)| comm == "tinytool-guard"),
-            "no sentinel in the group: {:?}",
-            look.1
-        );
-        assert_eq!(
-            members(pgid),
-            Vec::new(),
-            "the group is gone, zombies included"
-        );
+        for isolation in [Isolation::Session, Isolation::Group] {
+            let mut req = request(Program::Shell("sleep 30 & echo started"), &dir, 10_000);
+            req.isolation = isolation;
+            let mut look = Look(None, Vec::new(), Vec::new());
+            let outcome = run_with(req, &mut look).unwrap();
+            assert_eq!(outcome.ending, Ending::Exited(0));
+            let pgid = look.0.unwrap();
+            let guards: Vec<&Member> = look
+                .1
+                .iter()
+                .filter(|m| m.comm == "tinytool-guard")
+                .collect();
+            assert_eq!(guards.len(), 1, "{isolation:?}: {:?}", look.1);
+            let guard = guards[0];
+            // Ours, not the command's child, and in the command's session.
+            assert_eq!(guard.ppid, me, "{isolation:?}");
+            assert_ne!(guard.pid, pgid);
+            let session = match isolation {
+                Isolation::Session => pgid,
+                Isolation::Group => my_session,
+            };
+            assert_eq!(guard.session, session, "{isolation:?}");
+            // Named once armed, it holds nothing of the command's: /dev/null on 0-2 only
+            // (a copy of an output pipe would keep tinytool from reading end of file).
+            assert_eq!(
+                look.2,
+                ["0 /dev/null", "1 /dev/null", "2 /dev/null"],
+                "{isolation:?}"
+            );
+            assert_eq!(
+                members(pgid),
+                Vec::new(),
+                "{isolation:?}: the group is gone, zombies included"
+            );
+        }
+    }
+
+    #[test]
+    fn a_failed_exec_leaves_no_sentinel_behind() {
+        let dir = std::env::temp_dir();
+        let argv = ["/nonexistent/agent".to_string()];
+        let witness = Witness::new().unwrap();
+        let err = spawn(&request(Program::Argv(&argv), &dir, 1_000), &witness).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotFound);
+        // The leader got as far as starting its sentinel before exec failed...
+        let pgid = witness.group().expect("a sentinel was started");
+        // ...which was killed and reaped with its group.
+        assert_eq!(members(pgid), Vec::new());
     }
 }

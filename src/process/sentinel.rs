@@ -1,35 +1,62 @@
-//! The sentinel: a forked copy of a supervisor that joins the supervised command's process
-//! group and kills that group when the supervisor dies, however it dies.
+//! The sentinel: a member of every command's process group that kills the group when
+//! tinytool dies, however it dies.
 //!
-//! The command's leader has `PR_SET_PDEATHSIG` = SIGKILL, but what the leader started does
-//! not: a supervisor killed with SIGKILL would leave those processes running past their
-//! deadline. The sentinel closes that hole from inside the group:
+//! The command's leader has `PR_SET_PDEATHSIG` = SIGKILL, and a handler kills the running
+//! groups when tinytool gets SIGINT, SIGTERM or SIGHUP; but what the leader started has no
+//! death signal, and SIGKILL cannot be handled: a tinytool killed with SIGKILL would leave
+//! `sleep 300 &` running, re-parented to init, past its deadline. The sentinel closes that
+//! hole from inside the group.
 //!
-//! 1. it drops every inherited descriptor (a copy of the write end of the command's stdin
-//!    pipe would keep the command from ever seeing end of file, a copy of the caller's
-//!    pipe would keep the caller waiting) and puts `/dev/null` on 0, 1 and 2;
-//! 2. it blocks its death signal (taken with `sigwaitinfo`) and ignores the signals a
-//!    group-wide stop or a terminal sends, so that it lasts until the SIGKILL that ends
-//!    the whole group;
-//! 3. it joins the group (`setpgid`, done by the parent too so that the sentinel is a member
-//!    before the parent goes on; failure means the group is already gone and there is
-//!    nothing to guard), asks for SIGUSR2 when its parent dies, and checks that the parent
-//!    did not die before that;
-//! 4. every time a signal arrives it compares its parent with the supervisor's pid: once
-//!    it was reparented, it sends SIGKILL to its own group (itself included);
-//! 5. it also kills the group at a backstop time (the command's deadline plus the time
-//!    the supervisor needs to stop it at that deadline, plus a second): a supervisor that
-//!    is alive but stopped or hung cannot keep its command past the deadline either.
+//! # Where it comes from
+//! A process can only join a group of its own session, and a foreground command (bash, a
+//! foreground task) leads a session of its own, so that `ssh` and `sudo` have no terminal
+//! to prompt on. So the sentinel is not forked by tinytool: the command's leader starts it
+//! itself, in the forked child after `setsid` (or, under a supervisor, `setpgid`) and
+//! before `exec` ([`Launcher::launch`]), where it is born a member of the new group. It is
+//! cloned with `CLONE_PARENT`: the child of tinytool (of the thread that runs the
+//! command), not of the command, which therefore never sees a child it did not start (a
+//! shell's `wait`, a program waiting for all its children), and which tinytool reaps with
+//! the rest of the group when the call ends.
 //!
-//! Because the sentinel is a member, the group id stays allocated while it lives: the
-//! group it kills cannot be a stranger's. A stray SIGUSR2 (a command signalling its own
-//! group) finds the parent alive and changes nothing.
+//! # What it does
+//! 1. It drops every inherited descriptor first (a copy of the write end of an output
+//!    pipe would keep tinytool from ever reading end of file, of the standard library's
+//!    exec-error pipe keep the spawn waiting, of the write end of a subagent's stdin pipe
+//!    keep the subagent from seeing the end of its prompt) and puts `/dev/null` on 0, 1
+//!    and 2. Until it has run that far, the spawn does wait: that wait, and the one for
+//!    its death at the end, are most of what the sentinel costs a call.
+//! 2. It blocks its death signal (taken with `sigtimedwait`) and ignores the signals a
+//!    deadline's group-wide SIGTERM or a terminal sends, so that it lasts until the SIGKILL
+//!    that ends the whole group: when the leader exits, at the deadline, on a
+//!    cancellation, tinytool kills the group, sentinel included, and reaps it.
+//! 3. It asks for SIGUSR2 when its parent dies and checks that the parent did not die
+//!    before that.
+//! 4. Every time a signal arrives it compares its parent with tinytool's pid: once it was
+//!    re-parented, it sends SIGKILL to its own group (itself included).
+//! 5. It also kills the group at a backstop time (the command's deadline plus the time
+//!    tinytool needs to stop it at that deadline, plus a second): a tinytool that is alive
+//!    but stopped or hung cannot keep its command past the deadline either.
 //!
-//! The fork may happen while other threads hold locks (an MCP server, the stdin feeder),
-//! so the child only makes async-signal-safe system calls and never returns: no
-//! allocation, no Rust runtime, `_exit` at the end.
+//! Because the sentinel is a member, the group id stays allocated while it lives (and,
+//! as a zombie, until tinytool reaps it): the group it kills, or tinytool kills, cannot be
+//! a stranger's. A stray SIGUSR2 (a command signalling its own group) finds the parent
+//! alive and changes nothing.
+//!
+//! # When `exec` fails
+//! The sentinel is started before `exec`, which can still fail (a missing program, an
+//! argument list too long): the leader then exits at once and the spawn fails, leaving the
+//! sentinel alone in its group. The leader records the group in a page shared with
+//! tinytool ([`Witness`]) once the sentinel exists, so that the failed spawn can kill and
+//! reap it.
+//!
+//! Both the leader and the sentinel run in a fork of a process that may have other
+//! threads holding locks (an MCP server, the stdin feeder), so they only make
+//! async-signal-safe system calls; the sentinel never returns: no allocation, no Rust
+//! runtime, `_exit` at the end.
 
 use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 /// The death signal the sentinel waits for.
@@ -46,47 +73,134 @@ const IGNORED: [libc::c_int; 7] = [
     libc::SIGTTOU,
 ];
 
-/// Forks a sentinel for process group `pgid` (whose leader is a child of this process)
-/// that kills the group when this process dies or, at the latest, `backstop` from now;
-/// returns its pid.
-pub fn spawn(pgid: libc::pid_t, backstop: Duration) -> io::Result<libc::pid_t> {
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    let end = monotonic_ns().saturating_add(backstop.as_nanos().min(i64::MAX as u128) as i64);
-    // SAFETY: fork has no preconditions; the child runs `guard`, which only makes
-    // async-signal-safe calls and never returns.
-    match unsafe { libc::fork() } {
-        -1 => Err(io::Error::last_os_error()),
-        // SAFETY: we are the freshly forked child (see `guard`).
-        0 => unsafe { guard(parent, pgid, end) },
-        pid => {
-            // The parent moves the child too (as shells do), so that the sentinel is a
-            // member when this returns, whichever of the two runs first.
-            // SAFETY: setpgid on our own child, which never execs.
-            unsafe {
-                libc::setpgid(pid, pgid);
-            }
-            Ok(pid)
+/// A page shared with the forked child, in which its leader records the group its
+/// sentinel guards (module doc, "When `exec` fails"). Unmapped when dropped.
+pub struct Witness {
+    cell: NonNull<AtomicI32>,
+}
+
+impl Witness {
+    /// Maps a fresh shared page (zero: no group recorded).
+    pub fn new() -> io::Result<Witness> {
+        // SAFETY: an anonymous shared mapping with no address hint touches no existing
+        // memory; the result is checked before use.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size_of::<AtomicI32>(),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if page == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let cell = NonNull::new(page.cast::<AtomicI32>())
+            .ok_or_else(|| io::Error::other("mmap returned a null page"))?;
+        Ok(Witness { cell })
+    }
+
+    /// The group whose sentinel the child started, if it started one.
+    pub fn group(&self) -> Option<libc::pid_t> {
+        // SAFETY: the page is mapped, zero-initialised and aligned while `self` lives.
+        let pgid = unsafe { self.cell.as_ref() }.load(Ordering::SeqCst);
+        (pgid > 0).then_some(pgid)
+    }
+
+    /// What the forked child needs to start a sentinel that kills its group when this
+    /// process dies or, at the latest, `backstop` after it was started.
+    pub fn launcher(&self, backstop: Duration) -> Launcher {
+        Launcher {
+            cell: self.cell.as_ptr() as usize,
+            parent: std::process::id() as libc::pid_t,
+            backstop_ns: backstop.as_nanos().min(i64::MAX as u128) as i64,
         }
     }
 }
 
-/// The sentinel's whole life (module doc, steps 1–4).
+impl Drop for Witness {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`; nothing refers to it any more
+        // (the child's copy of the launcher lives in the child's own address space).
+        unsafe {
+            libc::munmap(self.cell.as_ptr().cast(), size_of::<AtomicI32>());
+        }
+    }
+}
+
+/// Starts a sentinel from the forked child (see [`Launcher::launch`]): plain values, so it
+/// can be moved into a `pre_exec` closure.
+#[derive(Debug, Clone, Copy)]
+pub struct Launcher {
+    /// Address of the [`Witness`] cell (valid in the child, which has a copy of the
+    /// mapping).
+    cell: usize,
+    /// tinytool's pid.
+    parent: libc::pid_t,
+    /// How long after its start the sentinel kills the group anyway.
+    backstop_ns: i64,
+}
+
+impl Launcher {
+    /// Starts the sentinel of the calling process's group, to be called in the forked
+    /// child once it leads its group, before `exec`; then records the group in the
+    /// witness. Returns in the child only (the sentinel never returns).
+    ///
+    /// # Safety
+    /// Only in a child forked from the process that made the [`Witness`] (which must
+    /// still be alive in that process), before `exec`: it clones the calling process.
+    pub unsafe fn launch(&self) -> io::Result<()> {
+        let end = monotonic_ns().saturating_add(self.backstop_ns);
+        // SAFETY: getpgrp has no preconditions.
+        let pgid = unsafe { libc::getpgrp() };
+        // SAFETY: the clone continues on a copy of this stack, as fork does, and only
+        // runs `guard` (async-signal-safe calls only, never returns).
+        match unsafe { clone_sibling() } {
+            -1 => Err(io::Error::last_os_error()),
+            // SAFETY: we are the freshly cloned sentinel (see `guard`).
+            0 => unsafe { guard(self.parent, end) },
+            _ => {
+                // SAFETY: the child has a copy of the shared mapping at the same address.
+                unsafe { &*(self.cell as *const AtomicI32) }.store(pgid, Ordering::SeqCst);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Clones the calling process as a child of its parent (`CLONE_PARENT`), like `fork`
+/// otherwise (a copy of the address space, the same stack pointer); returns 0 in the
+/// clone, its pid in the caller, -1 on failure.
 ///
 /// # Safety
-/// Only to be called in a freshly forked child: it closes every descriptor and exits.
-unsafe fn guard(parent: libc::pid_t, pgid: libc::pid_t, end: i64) -> ! {
+/// As `fork`, and more: the C library does not know of the clone (no fork handlers, its
+/// thread id cached for the caller), so the clone may only make plain system calls that
+/// do not use the calling thread's id.
+unsafe fn clone_sibling() -> libc::pid_t {
+    let flags = (libc::CLONE_PARENT | libc::SIGCHLD) as libc::c_ulong;
+    let none: libc::c_ulong = 0;
+    // SAFETY: clone without a new stack or thread-id pointers behaves as fork; s390x
+    // takes the stack argument first.
+    let pid = unsafe {
+        if cfg!(target_arch = "s390x") {
+            libc::syscall(libc::SYS_clone, none, flags, none, none, none)
+        } else {
+            libc::syscall(libc::SYS_clone, flags, none, none, none, none)
+        }
+    };
+    pid as libc::pid_t
+}
+
+/// The sentinel's whole life (module doc, "What it does").
+///
+/// # Safety
+/// Only to be called in a freshly cloned child: it closes every descriptor and exits.
+unsafe fn guard(parent: libc::pid_t, end: i64) -> ! {
     // SAFETY: every call below is an async-signal-safe system call wrapper taking plain
     // integers or pointers to locals and statics that live for the whole call.
     unsafe {
-        // Seen as `tinytool-guard` in ps and top (its command line is the supervisor's).
-        libc::prctl(
-            libc::PR_SET_NAME,
-            c"tinytool-guard".as_ptr() as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
         close_from(3);
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
         if null >= 0 {
@@ -107,12 +221,18 @@ unsafe fn guard(parent: libc::pid_t, pgid: libc::pid_t, end: i64) -> ! {
             libc::sigemptyset(&mut ignore.sa_mask);
             libc::sigaction(signal, &ignore, std::ptr::null_mut());
         }
-        if libc::setpgid(0, pgid) != 0 {
-            libc::_exit(0);
-        }
         libc::prctl(
             libc::PR_SET_PDEATHSIG,
             DEATH_SIGNAL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        // Seen as `tinytool-guard` in ps and top (its command line is tinytool's); named
+        // last, so that a process of that name is an armed sentinel.
+        libc::prctl(
+            libc::PR_SET_NAME,
+            c"tinytool-guard".as_ptr() as libc::c_ulong,
             0,
             0,
             0,

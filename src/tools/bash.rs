@@ -2,8 +2,10 @@
 //!
 //! The command runs as `sh -c COMMAND` in the working directory, in its own session and
 //! process group, with stdin `/dev/null` and a filtered, non-interactive environment
-//! ([`environment`]); it is stopped at its timeout and whatever it leaves behind is killed
-//! ([`run`]: the process handling bash shares with `monitor` and `task`). Deliberate improvements over the reference: the whole process group is
+//! ([`environment`]); it is stopped at its timeout, whatever it leaves behind is killed,
+//! and nothing it started outlives tinytool, even a tinytool killed with SIGKILL (a
+//! sentinel in its group; [`run`]: the process handling bash shares with `monitor` and
+//! `task`). Deliberate improvements over the reference: the whole process group is
 //! killed (the reference kills only `sh`), a background process never makes the call
 //! wait, and output is streamed into bounded captures instead of 10 MB buffers (so there
 //! is no `[output truncated at 10MB]` marker: the preview says the real size).
@@ -114,7 +116,7 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
         .get("command")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    shell_accesses(command, &Places::for_dir(&ctx.session.dir))
+    shell_accesses(command, &Places::for_session(ctx.session))
 }
 
 /// The accesses a shell command needs (bash, monitor): `shell`, then `secret-shell` when it

@@ -11,10 +11,12 @@
 //! Two modes, as in the spec: without `**` the pattern matches at exactly as many levels
 //! as it has components (the walk goes no deeper) and directories match too; with `**`
 //! the whole tree below is walked and only non-directories match. Both prune the skip
-//! directories and follow no symlinks. Results are shown relative to `--dir` (absolute
+//! directories and follow no symlinks. A path the policy does not let the caller `read`
+//! (the decision the read tool would get, without asking) is not listed, and a directory
+//! whose every path it refuses is not entered; both are counted. Results are shown relative to `--dir` (absolute
 //! outside it), newest first by modification time (ties by path), at most 1,000; the
-//! summary line of [`crate::search`] says how many more matched and how many skip
-//! directories were pruned.
+//! summary line of [`crate::search`] says how many more matched, how many skip
+//! directories were pruned and how many paths the policy refused.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -26,6 +28,7 @@ use ignore::DirEntry;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::policy::ReadJudge;
 use crate::schema;
 use crate::search::{self, Shown};
 use crate::session::CallContext;
@@ -46,8 +49,8 @@ pub fn definition() -> ToolDef {
             directories match too. Returns paths relative to the working directory, newest \
             first, at most 1000. `path` is the directory to search in (default: the working \
             directory). Directories .git, node_modules, vendor, .tinycode and .tinytool are \
-            not searched; when any was skipped or the list was cut, the last line, starting \
-            with `[`, says so.",
+            not searched, and paths the policy does not let you read are not listed; when \
+            any was skipped or the list was cut, the last line, starting with `[`, says so.",
         permission: "read",
         schema: parameters,
         execute,
@@ -58,9 +61,12 @@ pub fn definition() -> ToolDef {
                 matches, the first line says `No files matched the pattern.` The output ends with a summary line \
                 such as `[skipped: 2 skip directories pruned; not cut]` or `[skipped: 0 skip \
                 directories pruned; cut at 1000 files, 234 more matched]` whenever a skip \
-                directory was pruned or the list was cut, and always when nothing matched. \
-                metadata: count (paths shown), total (paths matched), cut, pruned_dirs, \
-                unreadable.",
+                directory was pruned, a path was refused or the list was cut, and always when \
+                nothing matched. A matching path the policy does not let you `read` (the \
+                decision the read tool would get, without asking) is not listed; `N refused by \
+                the policy` counts those paths plus each directory left out whole because the \
+                policy refuses every path in it. metadata: count (paths shown), total (paths \
+                matched and listed), cut, pruned_dirs, skipped_policy, unreadable.",
             errors: "`Invalid glob pattern: ...` quoting the problem; `The glob pattern is \
                 empty`; `Path not found: PATH`; `PATH is not a directory`.",
             examples: &[
@@ -147,7 +153,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let start = ctx.resolve(&start_of(root_arg, &prefix));
     let shown = Shown::new(&start, &ctx.display(&start));
     let found = if rest.is_empty() {
-        // A pattern without wildcards names one path: it matches when it exists.
+        // A pattern without wildcards names one path: it matches when it exists. The
+        // call's own `read` access was of that very path, so the gate has decided it.
         let mut found = Found::default();
         if let Ok(meta) = std::fs::symlink_metadata(&start) {
             found.matches.push((
@@ -161,7 +168,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         // Without `**` each component matches one level; a `/` inside braces can add a
         // level, so every `/` counts.
         let depth = (!double).then(|| rest.matches('/').count() + 1);
-        walk(&start, &glob, rest, depth, double)
+        let judge = ctx.session.gate.read_judge(ctx, &start);
+        walk(&start, &glob, rest, depth, double, &judge)
     } else {
         Found::default()
     };
@@ -241,19 +249,23 @@ fn component_globs(rest: &str) -> Option<Vec<GlobMatcher>> {
 struct Found {
     matches: Vec<(PathBuf, SystemTime)>,
     pruned: u64,
+    /// Matching paths, and whole directories, the policy does not let the caller read.
+    refused: u64,
     unreadable: u64,
 }
 
 /// Walks `start` and keeps the entries whose path below it matches `glob`. In simple mode
 /// (`max_depth` set) a directory above the last level is entered only when its name
 /// matches the pattern's component for that level, so neither the walk nor the pruned
-/// count reaches directories the pattern rules out.
+/// count reaches directories the pattern rules out. A matching entry is kept only when
+/// `judge` lets the caller read it.
 fn walk(
     start: &Path,
     glob: &GlobMatcher,
     rest: &str,
     max_depth: Option<usize>,
     files_only: bool,
+    judge: &ReadJudge,
 ) -> Found {
     let wants: Option<search::Wants> = max_depth.map(|max| {
         let (glob, start) = (glob.clone(), start.to_path_buf());
@@ -270,20 +282,22 @@ fn walk(
                 .is_none_or(|component| component.is_match(name))
         }) as search::Wants
     });
-    let (walker, pruned) = search::walker(start, max_depth, wants);
+    let (walker, counts) = search::walker(start, max_depth, wants, judge);
     let out = Mutex::new(Found::default());
     search::walk_with_locals(
         walker,
         Found::default,
-        |local, entry| visit(local, entry, start, glob, files_only),
+        |local, entry| visit(local, entry, start, glob, files_only, judge),
         |local| {
             let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+            out.refused += local.refused;
             out.unreadable += local.unreadable;
             out.matches.extend(local.matches);
         },
     );
     let mut found = out.into_inner().unwrap_or_else(|e| e.into_inner());
-    found.pruned = pruned.load(Ordering::Relaxed);
+    found.pruned = counts.pruned.load(Ordering::Relaxed);
+    found.refused += counts.refused.load(Ordering::Relaxed);
     found
 }
 
@@ -294,6 +308,7 @@ fn visit(
     start: &Path,
     glob: &GlobMatcher,
     files_only: bool,
+    judge: &ReadJudge,
 ) {
     let Ok(entry) = entry else {
         local.unreadable += 1;
@@ -308,6 +323,10 @@ fn visit(
     }
     let rel = entry.path().strip_prefix(start).unwrap_or(entry.path());
     if !glob.is_match(rel) {
+        return;
+    }
+    if !judge.permits(entry.path()) {
+        local.refused += 1;
         return;
     }
     match entry.metadata() {
@@ -341,8 +360,8 @@ fn finish(mut found: Found, shown: &Shown) -> ToolOutput {
         text.push_str("No files matched the pattern.\n");
     }
     let cut = total > keep;
-    if total == 0 || cut || found.pruned > 0 || found.unreadable > 0 {
-        let parts = search::walk_parts(found.pruned, found.unreadable);
+    if total == 0 || cut || found.pruned > 0 || found.refused > 0 || found.unreadable > 0 {
+        let parts = search::walk_parts(found.pruned, found.refused, found.unreadable);
         let cut_text = if cut {
             format!("cut at {keep} files, {} more matched", total - keep)
         } else {
@@ -356,6 +375,7 @@ fn finish(mut found: Found, shown: &Shown) -> ToolOutput {
         .with("total", total)
         .with("cut", cut)
         .with("pruned_dirs", found.pruned)
+        .with("skipped_policy", found.refused)
         .with("unreadable", found.unreadable)
 }
 

@@ -5,10 +5,14 @@
 //! modification time (ties by path), lines in file order, paths relative to `--dir`
 //! (absolute outside it). Lines are cut at 2,000 characters on a character boundary
 //! (marked `...`); bytes that are not UTF-8 are replaced (`metadata.lossy`). Files over
-//! 1 MB, binary files (a NUL byte anywhere in them), files named `.env*` that the policy
-//! does not let the caller `read`, and the skip directories are left out, and the output
-//! says so: it ends with the summary line of [`crate::search`] whenever anything was
-//! skipped or the list was cut, and always when nothing matched.
+//! 1 MB, binary files (a NUL byte anywhere in them), files the policy does not let the
+//! caller `read` (counted as secret-looking when named `.env*`, else as refused by the
+//! policy, with any directory the policy refuses whole), and the skip directories are left
+//! out, and the output says so: it ends with the summary line of [`crate::search`]
+//! whenever anything was skipped or the list was cut, and always when nothing matched.
+//! The policy is asked once per call for a [`ReadJudge`]; it judges each file in the
+//! walker threads before the file is opened, and costs nothing when no rule could refuse
+//! a read below the root.
 //!
 //! Newest-first order and a match cap do not mix with "stop at the first N matches found"
 //! — parallel workers find matches in no particular order. The search therefore runs in
@@ -39,6 +43,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::policy::ReadJudge;
 use crate::schema;
 use crate::search::{self, Shown};
 use crate::session::CallContext;
@@ -64,8 +69,8 @@ pub fn definition() -> ToolDef {
             a single file; `include` filters files by a glob on the base name or relative \
             path (`*.rs`, `*.{ts,tsx}`, `src/**/*.go`); at most `max_count` lines are \
             returned (default 500). Directories .git, node_modules, vendor, .tinycode and \
-            .tinytool are not searched, nor files over 1 MB, binary files, or .env* files \
-            the policy does not let you read; \
+            .tinytool are not searched, nor files over 1 MB, binary files, or files the \
+            policy does not let you read (such as .env*); \
             when anything was skipped or the list was cut, the last line, starting with \
             `[`, says so.",
         permission: "read",
@@ -83,9 +88,13 @@ pub fn definition() -> ToolDef {
                 skipped, a skip directory was pruned or the list was cut (`cut at N matches, \
                 more exist`), and always when nothing matched. A file is binary when it \
                 holds a NUL byte; the count covers the files read (after a cut, later files \
-                are not read). metadata: matches, files, cut, \
-                skipped_over_1mb, skipped_binary, skipped_secret, pruned_dirs, unreadable, \
-                and lossy when bytes were not UTF-8.",
+                are not read). A file the policy does not let you `read` (the decision the \
+                read tool would get, without asking) is not searched: `secret-looking` counts \
+                such files named .env*, and `N refused by the policy` (shown when N > 0) \
+                counts the others plus each directory left out whole because the policy \
+                refuses every path in it. metadata: matches, files, cut, \
+                skipped_over_1mb, skipped_binary, skipped_secret, skipped_policy, \
+                pruned_dirs, unreadable, and lossy when bytes were not UTF-8.",
             errors: "`Invalid regex pattern: ...` quoting the regex error (a pattern that \
                 could match a line break is refused too); `Invalid include pattern: ...`; \
                 `Path not found: PATH`; `PATH is not a file or directory`.",
@@ -124,8 +133,7 @@ fn parameters() -> Value {
             },
             "max_count": {
                 "type": "integer",
-                "minimum": 1,
-                "description": "Maximum number of matching lines to return (default 500)."
+                "description": "Maximum number of matching lines to return (default 500; 0 or less also means 500)."
             }
         }),
         &["pattern"],
@@ -143,7 +151,7 @@ struct GrepArgs {
     pattern: String,
     path: Option<String>,
     include: Option<String>,
-    max_count: Option<u64>,
+    max_count: Option<i64>,
 }
 
 fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
@@ -165,11 +173,17 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(meta) => meta,
         Err(output) => return Ok(output),
     };
-    let max_count = args.max_count.unwrap_or(DEFAULT_MAX_COUNT).max(1);
+    // As in the reference, only a positive count counts: some clients send 0 for "unset".
+    let max_count = args
+        .max_count
+        .and_then(|n| u64::try_from(n).ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(DEFAULT_MAX_COUNT);
     let search = Search {
         matcher,
         include,
         shown: Shown::new(&root, &root_shown),
+        judge: ctx.session.gate.read_judge(ctx, &root),
         root,
         cap: max_count.saturating_add(1),
     };
@@ -188,32 +202,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     };
     let Walked {
         mut candidates,
-        mut over_size,
+        over_size,
+        secret,
+        refused,
         unreadable,
         pruned,
     } = walked;
-    // The policy decides about secret-looking files here, on this thread, once the walk
-    // is over: the gate is asked silently and never prompts.
-    let mut secret = 0;
-    candidates.retain(|c| {
-        if !c.secret {
-            return true;
-        }
-        let shown = search.shown.path(&c.path);
-        if !ctx
-            .session
-            .gate
-            .permits(ctx, &Access::path(ctx, "read", &shown))
-        {
-            secret += 1;
-            false
-        } else if c.size > MAX_FILE_BYTES {
-            over_size += 1;
-            false
-        } else {
-            true
-        }
-    });
     candidates
         .sort_unstable_by(|a, b| search::newest_first((a.mtime, &a.path), (b.mtime, &b.path)));
     let report = collect(
@@ -226,6 +220,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         over_size,
         binary: report.binary,
         secret,
+        refused,
         pruned,
         unreadable: unreadable + report.unreadable,
     };
@@ -281,6 +276,8 @@ struct Search {
     include: Option<Include>,
     root: PathBuf,
     shown: Shown,
+    /// Whether the policy lets the caller read a file.
+    judge: ReadJudge,
     /// `max_count + 1`: the matches needed to know both the output and whether it is cut.
     cap: u64,
 }
@@ -289,9 +286,6 @@ struct Search {
 struct Candidate {
     path: PathBuf,
     mtime: SystemTime,
-    size: u64,
-    /// Named `.env*`: searched only if the policy allows reading it.
-    secret: bool,
     /// The result, when the walk already searched the file.
     outcome: Option<Outcome>,
 }
@@ -319,6 +313,10 @@ struct Found {
 struct Walked {
     candidates: Vec<Candidate>,
     over_size: u64,
+    /// Files named `.env*` the policy does not let the caller read.
+    secret: u64,
+    /// Other files, and whole directories, the policy does not let the caller read.
+    refused: u64,
     unreadable: u64,
     /// Skip directories pruned.
     pruned: u64,
@@ -329,13 +327,14 @@ struct Skipped {
     over_size: u64,
     binary: u64,
     secret: u64,
+    refused: u64,
     pruned: u64,
     unreadable: u64,
 }
 
 /// Phase 1 for a directory: the parallel walk (see the module doc).
 fn walk(search: &Search) -> Walked {
-    let (walker, pruned) = search::walker(&search.root, None, None);
+    let (walker, counts) = search::walker(&search.root, None, None, &search.judge);
     let shared = WalkShared {
         search,
         found: AtomicU64::new(0),
@@ -359,16 +358,20 @@ fn walk(search: &Search) -> Walked {
         |thread| {
             let mut out = lock(&out);
             out.over_size += thread.local.over_size;
+            out.secret += thread.local.secret;
+            out.refused += thread.local.refused;
             out.unreadable += thread.local.unreadable;
             out.candidates.extend(thread.local.candidates);
         },
     );
     let mut walked = out.into_inner().unwrap_or_else(PoisonError::into_inner);
-    walked.pruned = pruned.load(Ordering::Relaxed);
+    walked.pruned = counts.pruned.load(Ordering::Relaxed);
+    walked.refused += counts.refused.load(Ordering::Relaxed);
     walked
 }
 
-/// Phase 1 for a file given as `path`: one candidate, searched in phase 2.
+/// Phase 1 for a file given as `path`: one candidate, searched in phase 2. Its `read` is
+/// the call's own access, which the gate has already allowed.
 fn single_file(search: &Search, size: u64, mtime: SystemTime) -> Walked {
     let mut walked = Walked::default();
     let path = search.root.clone();
@@ -379,19 +382,27 @@ fn single_file(search: &Search, size: u64, mtime: SystemTime) -> Walked {
     {
         return walked;
     }
-    let secret = is_secret(&path);
-    if size > MAX_FILE_BYTES && !secret {
+    if size > MAX_FILE_BYTES {
         walked.over_size += 1;
         return walked;
     }
     walked.candidates.push(Candidate {
         path,
         mtime,
-        size,
-        secret,
         outcome: None,
     });
     walked
+}
+
+impl Walked {
+    /// Counts a file the policy does not let the caller read.
+    fn count_refused(&mut self, path: &Path) {
+        if is_secret(path) {
+            self.secret += 1;
+        } else {
+            self.refused += 1;
+        }
+    }
 }
 
 /// Whether a file's base name marks it as secret-looking (`.env`, `.env.local`, ...).
@@ -421,13 +432,16 @@ impl WalkThread {
         {
             return;
         }
-        let secret = is_secret(&path);
-        if !secret && shared.found.load(Ordering::Relaxed) < search.cap {
+        if !search.judge.permits(&path) {
+            self.local.count_refused(&path);
+            return;
+        }
+        if shared.found.load(Ordering::Relaxed) < search.cap {
             // Search now: opening the file also gives its size and time.
             let Some((file, size, mtime)) = open(&path) else {
                 // Counted only if it sorts before a cut, as when phase 2 fails to open it:
                 // the counts must not depend on which phase met the file.
-                self.list(path, secret, Some(Outcome::Unreadable));
+                self.list(path, Some(Outcome::Unreadable));
                 return;
             };
             if size > MAX_FILE_BYTES {
@@ -449,30 +463,26 @@ impl WalkThread {
             self.local.candidates.push(Candidate {
                 path,
                 mtime,
-                size,
-                secret,
                 outcome: Some(outcome),
             });
             return;
         }
-        self.list(path, secret, None);
+        self.list(path, None);
     }
 
     /// Lists a candidate by its `lstat`, with the outcome already known, if any.
-    fn list(&mut self, path: PathBuf, secret: bool, outcome: Option<Outcome>) {
+    fn list(&mut self, path: PathBuf, outcome: Option<Outcome>) {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             self.local.unreadable += 1;
             return;
         };
-        if meta.len() > MAX_FILE_BYTES && !secret {
+        if meta.len() > MAX_FILE_BYTES {
             self.local.over_size += 1;
             return;
         }
         self.local.candidates.push(Candidate {
             path,
             mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-            size: meta.len(),
-            secret,
             outcome,
         });
     }
@@ -859,16 +869,24 @@ fn finish(report: Report, skipped: Skipped, max_count: u64) -> ToolOutput {
     if matches == 0 {
         capture.push_str("No matches found.\n");
     }
-    let anything_skipped =
-        skipped.over_size + skipped.binary + skipped.secret + skipped.pruned + skipped.unreadable
-            > 0;
+    let anything_skipped = skipped.over_size
+        + skipped.binary
+        + skipped.secret
+        + skipped.refused
+        + skipped.pruned
+        + skipped.unreadable
+        > 0;
     if matches == 0 || cut || anything_skipped {
         let mut parts = vec![
             search::count(skipped.over_size, "file over 1 MB", "files over 1 MB"),
             format!("{} binary", skipped.binary),
             format!("{} secret-looking", skipped.secret),
         ];
-        parts.extend(search::walk_parts(skipped.pruned, skipped.unreadable));
+        parts.extend(search::walk_parts(
+            skipped.pruned,
+            skipped.refused,
+            skipped.unreadable,
+        ));
         let cut_text = if cut {
             format!(
                 "cut at {}, more exist (raise max_count or narrow the search)",
@@ -887,6 +905,7 @@ fn finish(report: Report, skipped: Skipped, max_count: u64) -> ToolOutput {
         .with("skipped_over_1mb", skipped.over_size)
         .with("skipped_binary", skipped.binary)
         .with("skipped_secret", skipped.secret)
+        .with("skipped_policy", skipped.refused)
         .with("pruned_dirs", skipped.pruned)
         .with("unreadable", skipped.unreadable);
     if lossy {
@@ -902,16 +921,20 @@ mod tests {
     use crate::tool::Body;
     use std::time::Duration;
 
-    /// A gate that refuses `read` of `.env*` files, as the policy's defaults will.
+    /// A gate that decides reads by the policy's built-in defaults (`read .env*` asks,
+    /// and asks are refused) and lets every call through.
     struct NoSecrets;
 
     impl PermissionGate for NoSecrets {
         fn check(&self, _: &CallContext, _: &[Access]) -> Result<(), Refusal> {
             Ok(())
         }
-        fn permits(&self, _: &CallContext, access: &Access) -> bool {
-            let name = access.pattern.rsplit('/').next().unwrap_or_default();
-            !(access.permission == "read" && name.starts_with(".env"))
+        fn read_judge(&self, ctx: &CallContext, root: &Path) -> ReadJudge {
+            let policy = crate::policy::Policy {
+                dir: ctx.session.dir.clone(),
+                ..Default::default()
+            };
+            ReadJudge::new(&policy, &policy.chain("build"), &[], root)
         }
     }
 
@@ -976,6 +999,7 @@ mod tests {
             include: None,
             root: PathBuf::from("/w/pkg"),
             shown: Shown::new(Path::new("/w/pkg"), "pkg"),
+            judge: ReadJudge::allow_all(),
             cap: 1,
         };
         let cases = [
@@ -1046,14 +1070,13 @@ mod tests {
             include: None,
             root: dir.to_path_buf(),
             shown: Shown::new(dir, "."),
+            judge: ReadJudge::allow_all(),
             cap: 5,
         };
         let mut candidates: Vec<Candidate> = (0..100u64)
             .map(|i| Candidate {
                 path: dir.join(format!("f{i:03}.txt")),
                 mtime: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000 + i),
-                size: 0,
-                secret: false,
                 outcome: None,
             })
             .collect();
@@ -1078,6 +1101,18 @@ mod tests {
         let (text, meta, _) = run(&session, json!({"pattern": "hit", "max_count": 3}));
         assert_eq!(text, "b.txt:1:hit\na.txt:1:hit\na.txt:2:hit\n");
         assert_eq!(meta["cut"], false);
+    }
+
+    #[test]
+    fn a_max_count_of_zero_or_less_means_the_default() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "a.txt", b"hit\nhit\n", 10);
+        let session = Session::new("t", tmp.path());
+        for n in [0, -3] {
+            let (text, meta, _) = run(&session, json!({"pattern": "hit", "max_count": n}));
+            assert_eq!(text, "a.txt:1:hit\na.txt:2:hit\n", "{n}");
+            assert_eq!(meta["cut"], false);
+        }
     }
 
     #[test]
@@ -1139,8 +1174,10 @@ mod tests {
              0 skip directories pruned; not cut]\n"
         );
         assert_eq!(meta["skipped_secret"], 2);
+        // A file given as the root is the call's own access, decided by the gate before
+        // the tool runs (the integration tests see it refused); the tool does not ask again.
         let (text, _, _) = run(&session, json!({"pattern": "hit", "path": ".env"}));
-        assert!(text.starts_with("No matches found.\n"), "{text}");
+        assert_eq!(text, ".env:1:TOKEN=hit\n");
     }
 
     #[test]

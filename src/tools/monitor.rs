@@ -170,7 +170,7 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
         .and_then(Value::as_str)
         .unwrap_or_default();
     if action_of(args) == "start" && !command.trim().is_empty() {
-        shell_accesses(command, &Places::for_dir(&ctx.session.dir))
+        shell_accesses(command, &Places::for_session(ctx.session))
     } else {
         vec![Access::new("shell", "monitor")]
     }

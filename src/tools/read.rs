@@ -367,8 +367,8 @@ fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result
     .with("bytes", bytes.len()))
 }
 
-/// A sibling of a missing path whose name shares the longest prefix (at least 3 bytes,
-/// ignoring case) with the missing name; the first in name order wins ties.
+/// A sibling of a missing path whose name shares the longest prefix (at least 3
+/// characters, ignoring case) with the missing name; the first in name order wins ties.
 pub(crate) fn suggest_similar(path: &Path) -> Option<std::path::PathBuf> {
     let parent = path.parent()?;
     let wanted = path.file_name()?.to_string_lossy().to_lowercase();
@@ -381,8 +381,8 @@ pub(crate) fn suggest_similar(path: &Path) -> Option<std::path::PathBuf> {
     let mut best: Option<(usize, &String)> = None;
     for name in &names {
         let score = wanted
-            .bytes()
-            .zip(name.to_lowercase().bytes())
+            .chars()
+            .zip(name.to_lowercase().chars())
             .take_while(|(a, b)| a == b)
             .count();
         if score >= 3 && best.is_none_or(|(s, _)| score > s) {
@@ -483,5 +483,14 @@ mod tests {
             Some(dir.path().join("config.toml"))
         );
         assert_eq!(suggest_similar(&dir.path().join("cat.txt")), None);
+        // Characters, not bytes: `éé` is two characters (four bytes), and `é`/`è` share
+        // a first byte.
+        std::fs::write(dir.path().join("ééxfile"), "").unwrap();
+        assert_eq!(suggest_similar(&dir.path().join("ééyfile")), None);
+        assert_eq!(suggest_similar(&dir.path().join("éèè")), None);
+        assert_eq!(
+            suggest_similar(&dir.path().join("ééxother")),
+            Some(dir.path().join("ééxfile"))
+        );
     }
 }

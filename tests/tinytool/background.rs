@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, Run, marked_sleep, processes_named, read_events, stable};
+use crate::util::{
+    Room, Run, marked_sleep, processes_named, read_events, stable, survivors_of_sigkill,
+};
 
 /// The bound of every poll: generous for a loaded 2-core machine; passing tests end as soon
 /// as the state is reached.
@@ -500,6 +502,20 @@ fn a_foreground_task_returns_the_subagents_output_at_depth_one() {
 }
 
 #[test]
+fn a_foreground_tasks_processes_die_when_tinytool_is_killed() {
+    // The subagent and what it started in the background: the sentinel kills them all.
+    let room = Room::new();
+    let sleep = marked_sleep(&room);
+    let agent = format!("./{sleep} 30 & ./{sleep} 31");
+    room.write(
+        ".tinytool/config.json",
+        json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
+    );
+    let cmd = room.command(&["task", "--description", "d", "--prompt", "p"]);
+    assert_eq!(survivors_of_sigkill(cmd, &sleep, 2), Vec::<String>::new());
+}
+
+#[test]
 fn a_nested_subagent_gets_the_next_depth_and_depth_five_is_refused() {
     let mut room = task_room();
     room.set_env("TINYTOOL_SUBAGENT_DEPTH", "4");
@@ -661,10 +677,10 @@ fn cancel_and_deadline_end_a_job_and_leave_nothing() {
 fn a_job_whose_supervisor_is_killed_leaves_nothing_and_is_recorded_failed() {
     let room = task_room();
     let sleep = marked_sleep(&room);
+    let agent = format!("./{sleep} 30 & ./{sleep} 31");
     room.write(
         ".tinytool/config.json",
-        json!({"subagents": {"build": {"command": ["sh", "-c", format!("./{sleep} 30 & ./{sleep} 31")]}}})
-            .to_string(),
+        json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
     );
     let run = task(
         &room,

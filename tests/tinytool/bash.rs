@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, marked_sleep, processes_named, stable, wait_gone};
+use crate::util::{Room, marked_sleep, processes_named, stable, survivors_of_sigkill, wait_gone};
 
 #[test]
 fn success_output_shape() {
@@ -297,6 +297,21 @@ fn the_shell_dies_when_tinytool_is_killed() {
         wait_gone(&sleep, Duration::from_secs(10)),
         Vec::<String>::new()
     );
+}
+
+#[test]
+fn everything_the_command_started_dies_when_tinytool_is_killed() {
+    // SIGKILL cannot be handled: the sentinel in the command's group kills it. Background
+    // jobs of the shell, a double fork that left the shell's tree, and the foreground
+    // child all go.
+    let room = Room::new();
+    let sleep = marked_sleep(&room);
+    let cmd = room.command(&[
+        "bash",
+        "--command",
+        &format!("./{sleep} 300 & (./{sleep} 301 &); ./{sleep} 302; echo never"),
+    ]);
+    assert_eq!(survivors_of_sigkill(cmd, &sleep, 3), Vec::<String>::new());
 }
 
 #[test]

@@ -25,6 +25,29 @@ fn version_and_unknown_subcommands() {
     assert_eq!(run.code, 2);
 }
 
+#[test]
+fn an_unknown_flag_names_the_tools_flags() {
+    let room = Room::new();
+    let run = room.run(&["--dir", ".", "read", "--path", "a.txt"], None);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unexpected argument '--path'"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains(
+            "The flags of `tinytool read` are: --file-path, --offset, --limit (and --stdin)."
+        ),
+        "{run:?}"
+    );
+    let run = room.run(&["plan_enter", "--now"], None);
+    assert!(
+        run.stderr
+            .contains("`tinytool plan_enter` takes no parameters."),
+        "{run:?}"
+    );
+}
+
 fn listed_names(list: &Value, key: impl Fn(&Value) -> &Value) -> Vec<String> {
     list.as_array()
         .unwrap()

@@ -94,6 +94,26 @@ fn unknown_tools_and_unknown_parameters() {
 }
 
 #[test]
+fn messages_that_quote_huge_input_are_previewed_too() {
+    let room = room_with_file();
+    let huge = "k".repeat(200_000);
+    let run = room.exec(json!({"name": huge, "arguments": {}}));
+    assert_eq!(run.code, 2);
+    assert_eq!(run.output(), format!("Unknown tool: {}…", &huge[..200]));
+    let calls = [
+        json!({"name": "read", "arguments": {"file_path": "a.txt", huge.clone(): 1}}),
+        json!({"name": "read", "arguments": {"file_path": "a.txt", "limit": huge}}),
+    ];
+    for call in calls {
+        let run = room.exec(call);
+        let result = run.json();
+        assert!(run.stdout.len() < 60_000, "{} bytes", run.stdout.len());
+        assert_eq!(result["truncated"], true);
+        assert_eq!(result["is_error"], true);
+    }
+}
+
+#[test]
 fn null_optional_parameters_are_absent() {
     let room = room_with_file();
     let run = room.exec(
@@ -108,6 +128,19 @@ fn a_malformed_envelope_is_a_usage_error_with_json() {
     let run = room.run(&["exec"], Some("this is not json"));
     assert_eq!(run.code, 2);
     assert!(run.output().starts_with("Invalid tool call"));
+}
+
+#[test]
+fn jsonl_refuses_text_mode() {
+    let room = room_with_file();
+    let call = json!({"name": "read", "arguments": {"file_path": "a.txt"}}).to_string();
+    let run = room.run(&["--text", "exec", "--jsonl"], Some(&call));
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("--text cannot be used with exec --jsonl"),
+        "{run:?}"
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod httpd;
 mod util;
 
 mod apply_patch;
+mod apply_patch_atomic;
 mod background;
 mod bash;
 mod cli;
@@ -19,6 +20,7 @@ mod mcp;
 mod mcp_interop;
 mod policy;
 mod policy_editing;
+mod policy_reads;
 mod policy_tooling;
 mod read;
 mod robust;

@@ -1,6 +1,6 @@
 //! `tinytool mcp` over raw JSON-RPC, and the schema dialects of `tools`.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use serde_json::{Value, json};
@@ -383,7 +383,7 @@ fn cancellation_stops_a_running_call_and_the_server_keeps_serving() {
 }
 
 #[test]
-fn end_of_input_during_a_call_stops_the_call_and_the_server() {
+fn a_client_that_is_gone_stops_the_running_call_and_the_server() {
     let room = Room::new();
     let mut client = Client::start(&room, &[]);
     init(&mut client, "2025-06-18", json!({}));
@@ -393,13 +393,68 @@ fn end_of_input_during_a_call_stops_the_call_and_the_server() {
         "params": {"name": "bash", "arguments": {"command": format!("sleep {marker}")}}})
         .to_string(),
     );
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "write", "arguments": {"file_path": "late.txt", "content": "x"}}})
+        .to_string(),
+    );
     let mut waited = 0;
     while !running(&format!("sleep {marker}")) {
         assert!(waited < 200, "the command never started");
         std::thread::sleep(std::time::Duration::from_millis(25));
         waited += 1;
     }
-    // Closing stdin must end the server without waiting for the 41 s command.
-    assert_eq!(client.finish(), 0);
+    // Both ends closed: the server must end without waiting for the 41 s command, and
+    // must not run the request queued behind it.
+    let Client {
+        mut child,
+        input,
+        output,
+    } = client;
+    drop(output);
+    drop(input);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
     assert!(!running(&format!("sleep {marker}")));
+    assert!(!room.path("late.txt").exists());
+}
+
+#[test]
+fn end_of_input_still_answers_every_request_received() {
+    let room = Room::new();
+    room.write(
+        "p.json",
+        r#"{"rules": [{"permission": "shell", "pattern": "*", "action": "allow"}]}"#,
+    );
+    let mut client = Client::start(&room, &["--policy", "p.json"]);
+    init(&mut client, "2025-06-18", json!({}));
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "sleep 0.3; echo a > a1"}}})
+        .to_string(),
+    );
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "echo b > b1"}}})
+        .to_string(),
+    );
+    client.send(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#);
+    let Client {
+        mut child,
+        input,
+        mut output,
+    } = client;
+    drop(input);
+    let mut text = String::new();
+    output.read_to_string(&mut text).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let ids: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["id"].clone())
+        .collect();
+    // The ping is answered by the reader as soon as it is read; the calls in order.
+    let calls: Vec<&Value> = ids.iter().filter(|id| **id != json!(4)).collect();
+    assert_eq!(calls, [&json!(2), &json!(3)], "{text}");
+    assert_eq!(ids.len(), 3, "{text}");
+    assert_eq!(room.read("a1"), "a\n");
+    assert_eq!(room.read("b1"), "b\n");
 }

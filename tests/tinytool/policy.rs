@@ -83,6 +83,70 @@ fn project_denials_restrict() {
 }
 
 #[test]
+fn the_explicit_policy_file_cannot_be_changed_by_the_calls_it_governs() {
+    let room = Room::new();
+    let policy = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"},
+        {"permission": "secret-shell", "pattern": "*", "action": "ask"}]}"#;
+    room.write("ci-policy.json", policy);
+    let loosen = r#"{"rules": []}"#;
+    let run = room.run(
+        &[
+            "--policy",
+            "ci-policy.json",
+            "write",
+            "--file-path",
+            "ci-policy.json",
+            "--content",
+            loosen,
+        ],
+        None,
+    );
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(run.json()["metadata"]["source"], "built-in protection");
+    let patch = "*** Begin Patch\n*** Delete File: ci-policy.json\n*** End Patch";
+    let run = room.run(
+        &[
+            "--policy",
+            "ci-policy.json",
+            "apply_patch",
+            "--patch",
+            patch,
+        ],
+        None,
+    );
+    assert_eq!(run.code, 3, "{run:?}");
+    for command in [
+        "echo '{}' > ci-policy.json",
+        "rm ci-policy.jso?",
+        "cp /dev/null ./ci-*.json",
+    ] {
+        let run = room.run(
+            &["--policy", "ci-policy.json", "bash", "--command", command],
+            None,
+        );
+        assert_eq!(run.code, 3, "{command}: {run:?}");
+        assert_eq!(
+            run.json()["metadata"]["permission"],
+            "secret-shell",
+            "{command}"
+        );
+    }
+    assert_eq!(room.read("ci-policy.json"), policy);
+    // Without --policy the same file is an ordinary file.
+    let run = room.run(
+        &[
+            "write",
+            "--file-path",
+            "ci-policy.json",
+            "--content",
+            loosen,
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
 fn files_outside_the_directory_need_external_directory() {
     let room = Room::new();
     let outside = room.tmp.path().join("outside.txt");

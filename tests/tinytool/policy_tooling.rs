@@ -75,6 +75,44 @@ fn check_of_policies_in_effect_covers_the_project_and_trust() {
 }
 
 #[test]
+fn check_of_one_file_reports_only_that_file() {
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [
+        {"permission": "shell", "pattern": "git *", "action": "allow"},
+        {"permission": "shell", "pattern": "*", "action": "deny"}]}"#,
+    );
+    room.write(
+        ".tinytool/policy.json",
+        r#"{"rules": [{"permission": "read", "pattern": "*", "action": "deny"}]}"#,
+    );
+    let run = room.run(&["policy", "check", ".tinytool/policy.json"], None);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("ok: "), "{}", run.stdout);
+    assert!(!run.stdout.contains("shadowed"), "{}", run.stdout);
+    // Both files in effect: the user policy's finding counts.
+    assert_eq!(room.run(&["policy", "check"], None).code, 1);
+}
+
+#[test]
+fn a_policy_must_be_a_json_object() {
+    let room = Room::new();
+    let file = write_policy(
+        &room,
+        "a.json",
+        r#"[[{"permission": "*", "pattern": "*", "action": "allow"}]]"#,
+    );
+    let run = room.run(&["--policy", &file, "read", "--file-path", "a.json"], None);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("a.json:1:1: expected a JSON object"),
+        "{run:?}"
+    );
+    assert_eq!(room.run(&["policy", "check", &file], None).code, 2);
+}
+
+#[test]
 fn refusals_name_the_closest_allow_rule_and_where_it_stopped() {
     let room = Room::new();
     room.write(".env", "K=1\n");

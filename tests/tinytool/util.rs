@@ -315,3 +315,46 @@ pub fn wait_gone(name: &str, within: Duration) -> Vec<String> {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Living processes (zombies left out) whose `comm` is `name`.
+pub fn living_named(name: &str) -> Vec<String> {
+    processes_named(name)
+        .into_iter()
+        .filter(|stat| {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            !matches!(state, Some("Z" | "X"))
+        })
+        .collect()
+}
+
+/// Starts `cmd` (tinytool) with no input or output, waits (boundedly) until `count`
+/// processes named `name` run, kills tinytool with SIGKILL, reaps it and returns what is
+/// still alive of them after a bounded wait for them to die. Zombies are not counted:
+/// the orphans of a killed tinytool are reaped by init, not by the test.
+pub fn survivors_of_sigkill(mut cmd: Command, name: &str, count: usize) -> Vec<String> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("spawn tinytool");
+    let until = Instant::now() + Duration::from_secs(20);
+    while living_named(name).len() < count && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = living_named(name).len();
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert_eq!(
+        started, count,
+        "the processes named {name} never all started"
+    );
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = living_named(name);
+        if left.is_empty() || Instant::now() >= until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

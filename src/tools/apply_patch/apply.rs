@@ -2,10 +2,11 @@
 //!
 //! Every operation is first applied to an in-memory view of the files it touches
 //! ([`Plan`]), in patch order, so later operations see earlier ones. Only when every hunk
-//! of every file applied are the results written: each new content is staged as a complete
-//! temporary file beside its target, then all are renamed into place, then deletions
-//! happen. A failure before the renames leaves the tree exactly as it was (directories
-//! created for new files are removed again).
+//! of every file applied are the results written, by [`crate::atomic::commit`]: every new
+//! content is staged beside its target, every file to replace or delete is set aside under
+//! a hidden name (a deletion fails there, exactly as deleting would), then the new contents
+//! are renamed into place and the set-aside names removed. A failing step undoes the ones
+//! before it, so the tree is exactly as it was (created directories removed again).
 //!
 //! Hunk context is located exactly, then ignoring trailing whitespace, then ignoring the
 //! whitespace around each line; scope lines (`@@ def f():`) first, in order. An envelope
@@ -249,7 +250,8 @@ pub fn plan(
     }
     for (n, (op, target)) in patch.ops.iter().zip(targets).enumerate() {
         let step = apply_op(&mut state, op, target, patch.format, show)?;
-        let (verb, shown, written) = describe(op, target, show, &state);
+        let in_place = matches!(step, Step::AlreadyApplied | Step::MissingDelete);
+        let (verb, shown, written) = describe(op, target, show, &state, in_place);
         let mut outcome = Outcome {
             verb,
             shown,
@@ -310,19 +312,24 @@ impl State {
     }
 }
 
+/// The report's verb, path(s) and written file of one operation. An Add File over an
+/// existing file is `Modified`, unless the file already held that content (`in_place`):
+/// an operation already applied keeps its own verb.
 fn describe(
     op: &FileOp,
     target: &Target,
     show: &dyn Fn(&Path) -> String,
     state: &State,
+    in_place: bool,
 ) -> (&'static str, String, Option<PathBuf>) {
     let path = &target.path;
     match (op, &target.dest) {
         (FileOp::Add { .. }, _) => {
-            let existed = state
-                .before
-                .iter()
-                .any(|(p, e)| p == path && matches!(e, Entry::File { .. }));
+            let existed = !in_place
+                && state
+                    .before
+                    .iter()
+                    .any(|(p, e)| p == path && matches!(e, Entry::File { .. }));
             let verb = if existed { "Modified" } else { "Created" };
             (verb, show(path), Some(path.clone()))
         }

@@ -6,7 +6,11 @@
 //! [`apply`] plans every change in memory, and only when every hunk of every file applies
 //! are the files written (atomically, each keeping its permissions, BOM and line endings);
 //! otherwise the refusal names the file, the hunk and the first line that differs, and
-//! nothing changes. A patch already in place succeeds with `already applied`.
+//! nothing changes. The writing itself is all or nothing too ([`atomic::commit`]): when the
+//! file system refuses a step (a read-only or immutable directory, a full disk), the steps
+//! already taken are undone and the call fails with `no file was changed` and the cause. A
+//! patch already in place succeeds with `already applied`, each operation keeping its verb
+//! (`Created g.txt (already applied)`).
 //!
 //! Every path the patch touches — each file, and the source and destination of a move — is
 //! an `edit` access for the policy, so a rule like `edit *.lock deny` stops any patch that
@@ -69,7 +73,11 @@ pub fn definition() -> ToolDef {
                 followed by the reason: the file and hunk whose lines are not in the file with \
                 the first differing line, `File to update not found`, `File to delete not \
                 found`, `Cannot delete PATH: it is a directory`, `PATH is not a regular file: \
-                it is a FIFO` (or a socket or device: never opened). Symlinks: Add, Update and \
+                it is a FIFO` (or a socket or device: never opened), or what the file system \
+                refused (`Cannot delete PATH: Permission denied`, `Cannot write PATH: ...`, \
+                `Cannot replace PATH: ...`; everything done before it is undone). Only if \
+                undoing fails too: `Patch partly applied: ...` listing each file that is not \
+                as before and where its previous version is kept. Symlinks: Add, Update and \
                 a move's destination write through a link; Delete and a move's source remove \
                 the link itself, never the file it points to.",
             examples: &[
@@ -215,9 +223,10 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             .with("already_applied", true)
             .with("files", json!([])));
     }
-    if let Err(err) = commit(&plan, &ctx.session.dir) {
-        return Ok(ToolOutput::error(err));
-    }
+    let warnings = match commit(&plan, &ctx.session.dir, &show) {
+        Ok(warnings) => warnings,
+        Err(message) => return Ok(ToolOutput::error(message)),
+    };
     let mut notes: Vec<(PathBuf, String, Option<Value>)> = Vec::new();
     for (path, before) in &plan.before {
         let after = plan.after.get(path);
@@ -257,6 +266,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         }
         lines.push(line);
     }
+    lines.extend(warnings);
     let files: Vec<Value> = plan
         .before
         .iter()
@@ -283,14 +293,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     Ok(output)
 }
 
-/// Writes the plan: stage every new content, then rename them all, then delete (module doc
-/// of [`apply`]); directories left empty by a deletion or a move are removed, up to `root`
-/// (the project directory, never removed). The error is the message for the caller.
-fn commit(plan: &Plan, root: &Path) -> Result<(), String> {
-    let mut created_dirs: Vec<PathBuf> = Vec::new();
-    let mut staged = Vec::new();
-    let mut deletes = Vec::new();
-    let mut failure = None;
+/// Writes the plan all or nothing ([`atomic::commit`]); directories left empty by a
+/// deletion or a move are removed afterwards, up to `root` (the project directory, never
+/// removed). The error is the message for the caller; `Ok` carries notes for the output
+/// (hidden copies that could not be removed).
+fn commit(plan: &Plan, root: &Path, show: &dyn Fn(&Path) -> String) -> Result<Vec<String>, String> {
+    let mut changes = Vec::new();
     for (path, before) in &plan.before {
         let Some(after) = plan.after.get(path) else {
             continue;
@@ -299,67 +307,110 @@ fn commit(plan: &Plan, root: &Path) -> Result<(), String> {
             continue;
         }
         match after {
-            Entry::File { bytes, mode } => {
-                let step = atomic::create_parents(path).and_then(|dirs| {
-                    created_dirs.extend(dirs);
-                    atomic::stage(path, bytes, *mode)
-                });
-                match step {
-                    Ok(stage) => staged.push(stage),
-                    Err(err) => {
-                        failure = Some(format!(
-                            "{NOTHING_CHANGED}\nError writing {}: {err}",
-                            path.display()
-                        ));
-                        break;
-                    }
-                }
-            }
-            Entry::Absent => deletes.push(path.clone()),
+            Entry::File { bytes, mode } => changes.push(atomic::Change::Write {
+                target: path,
+                bytes,
+                mode: *mode,
+            }),
+            Entry::Absent => changes.push(atomic::Change::Delete { target: path }),
+            // The plan never turns anything into these.
             Entry::Other(_) | Entry::Link(_) => {}
         }
     }
-    if let Some(message) = failure {
-        drop(staged);
-        for dir in created_dirs.iter().rev() {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return Err(message);
-    }
-    let mut done: Vec<PathBuf> = Vec::new();
-    for stage in staged {
-        let target = stage.target().to_path_buf();
-        if let Err(err) = stage.commit() {
-            return Err(partial(
-                &done,
-                &format!("Error writing {}: {err}", target.display()),
-            ));
-        }
-        done.push(target);
-    }
-    for path in deletes {
-        match std::fs::remove_file(&path) {
-            Ok(()) => {
-                remove_empty_parents(&path, root);
-                done.push(path);
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => {
-                return Err(partial(
-                    &done,
-                    &format!("Error deleting {}: {err}", path.display()),
-                ));
-            }
+    let committed = atomic::commit(&changes).map_err(|failure| failed(&failure, show))?;
+    let mut emptied: Vec<PathBuf> = Vec::new();
+    for change in &changes {
+        if let atomic::Change::Delete { target } = change {
+            emptied.extend(remove_empty_parents(target, root));
         }
     }
-    // One flush per directory makes every rename and deletion durable.
-    atomic::sync_dirs(done.iter().map(PathBuf::as_path));
-    Ok(())
+    atomic::sync_dirs(emptied.iter().map(PathBuf::as_path));
+    Ok(committed
+        .leftovers
+        .iter()
+        .map(|(path, err)| {
+            format!(
+                "Note: the patch is applied, but the hidden copy {} of the previous version \
+                 could not be removed: {err}",
+                show(path)
+            )
+        })
+        .collect())
+}
+
+/// The message of a commit that failed: nothing changed, or (when undoing failed too)
+/// exactly what is where.
+fn failed(failure: &atomic::Failure, show: &dyn Fn(&Path) -> String) -> String {
+    let verb = match failure.action {
+        atomic::Action::Write => "write",
+        atomic::Action::Replace => "replace",
+        atomic::Action::Delete => "delete",
+    };
+    let cause = format!("Cannot {verb} {}: {}", show(&failure.target), failure.error);
+    let damaged: Vec<String> = failure
+        .damage
+        .iter()
+        .filter_map(|damage| match damage {
+            atomic::Damage::Changed {
+                target,
+                original: Some(original),
+            } => Some(format!(
+                "- {} has the patched content; its previous version is in {} (rename it back \
+                 to restore it)",
+                show(target),
+                show(original)
+            )),
+            atomic::Damage::Changed {
+                target,
+                original: None,
+            } => Some(format!(
+                "- {} was created by the patch (it did not exist before)",
+                show(target)
+            )),
+            atomic::Damage::Missing { target, original } => Some(format!(
+                "- {} is missing; its previous version is in {} (rename it back to restore \
+                 it)",
+                show(target),
+                show(original)
+            )),
+            atomic::Damage::Leftover { .. } => None,
+        })
+        .collect();
+    let leftovers: Vec<String> = failure
+        .damage
+        .iter()
+        .filter_map(|damage| match damage {
+            atomic::Damage::Leftover { path } => Some(format!(
+                "- {} is a leftover helper file (safe to remove)",
+                show(path)
+            )),
+            _ => None,
+        })
+        .collect();
+    if damaged.is_empty() {
+        let mut message = format!("{NOTHING_CHANGED}\n{cause}");
+        if !leftovers.is_empty() {
+            message.push_str("\nThese could not be removed:\n");
+            message.push_str(&leftovers.join("\n"));
+        }
+        return message;
+    }
+    format!(
+        "Patch partly applied: {cause}, and undoing the files already changed failed too. \
+         Now:\n{}\nEvery other file of the patch is as it was before.",
+        damaged
+            .into_iter()
+            .chain(leftovers)
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
 }
 
 /// Removes the parents of a deleted file while they are empty, stopping at `root` and never
 /// leaving it: a move or a deletion does not leave an empty directory behind (as git does).
-fn remove_empty_parents(path: &Path, root: &Path) {
+/// Returns the directories removed.
+fn remove_empty_parents(path: &Path, root: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
     let mut current = path.parent();
     while let Some(dir) = current {
         if dir == root || !dir.starts_with(root) {
@@ -369,22 +420,10 @@ fn remove_empty_parents(path: &Path, root: &Path) {
         if std::fs::remove_dir(dir).is_err() {
             break;
         }
+        removed.push(dir.to_path_buf());
         current = dir.parent();
     }
-}
-
-/// The message of a failure after some files were already replaced (a rename or a delete
-/// failed: practically only when the directory changed under us).
-fn partial(done: &[PathBuf], error: &str) -> String {
-    let list: Vec<String> = done.iter().map(|p| p.display().to_string()).collect();
-    format!(
-        "Patch partly applied: {error}. Already changed: {}.",
-        if list.is_empty() {
-            "nothing".to_string()
-        } else {
-            list.join(", ")
-        }
-    )
+    removed
 }
 
 /// The unified diff of every changed file (lossy for non-UTF-8 content).
@@ -512,6 +551,57 @@ mod tests {
         assert_eq!(
             get("*** Delete File: out-link\n*** Add File: out-link\n+y\n"),
             vec![at("edit", "out-link", true)]
+        );
+    }
+
+    #[test]
+    fn a_failed_commit_says_what_is_where() {
+        let show = |p: &Path| p.display().to_string();
+        let failure = |damage| atomic::Failure {
+            action: atomic::Action::Delete,
+            target: PathBuf::from("imm/d.txt"),
+            error: std::io::Error::from_raw_os_error(libc::EPERM),
+            damage,
+        };
+        assert_eq!(
+            failed(&failure(Vec::new()), &show),
+            "Patch not applied; no file was changed.\n\
+             Cannot delete imm/d.txt: Operation not permitted (os error 1)"
+        );
+        let leftover = atomic::Damage::Leftover {
+            path: PathBuf::from(".a.txt.1-0.tinytool.old"),
+        };
+        assert_eq!(
+            failed(&failure(vec![leftover]), &show),
+            "Patch not applied; no file was changed.\n\
+             Cannot delete imm/d.txt: Operation not permitted (os error 1)\n\
+             These could not be removed:\n\
+             - .a.txt.1-0.tinytool.old is a leftover helper file (safe to remove)"
+        );
+        let damage = vec![
+            atomic::Damage::Changed {
+                target: PathBuf::from("a.txt"),
+                original: Some(PathBuf::from(".a.txt.1-0.tinytool.old")),
+            },
+            atomic::Damage::Changed {
+                target: PathBuf::from("n.txt"),
+                original: None,
+            },
+            atomic::Damage::Missing {
+                target: PathBuf::from("gone.txt"),
+                original: PathBuf::from(".gone.txt.1-1.tinytool.old"),
+            },
+        ];
+        assert_eq!(
+            failed(&failure(damage), &show),
+            "Patch partly applied: Cannot delete imm/d.txt: Operation not permitted (os error \
+             1), and undoing the files already changed failed too. Now:\n\
+             - a.txt has the patched content; its previous version is in \
+             .a.txt.1-0.tinytool.old (rename it back to restore it)\n\
+             - n.txt was created by the patch (it did not exist before)\n\
+             - gone.txt is missing; its previous version is in .gone.txt.1-1.tinytool.old \
+             (rename it back to restore it)\n\
+             Every other file of the patch is as it was before."
         );
     }
 
