@@ -22,7 +22,7 @@ use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
 use markup5ever_rcdom::{Handle, Node, NodeData};
 use url::Url;
 
-use super::plain;
+use super::{groups, plain};
 
 /// Elements whose content is dropped before conversion.
 pub const DROPPED: &[&str] = &["script", "style", "noscript", "template", "head"];
@@ -195,8 +195,15 @@ pub fn looks_like_html(body: &[u8]) -> bool {
 
 /// HTML to Markdown; relative links resolve against `base`.
 pub fn to_markdown(html: &str, base: Option<&Url>) -> String {
+    let mut out = String::new();
+    markdown_into(html, base, &mut |part: &str| out.push_str(part));
+    out
+}
+
+/// [`to_markdown`], written to `sink` (a line or so at a time) rather than returned.
+pub fn markdown_into(html: &str, base: Option<&Url>, sink: &mut dyn FnMut(&str)) {
     if nesting_cost(html) > PARSE_BUDGET {
-        return too_deep(html);
+        return sink(&too_deep(html));
     }
     let options = htmd::options::Options {
         bullet_list_marker: htmd::options::BulletListMarker::Dash,
@@ -212,83 +219,128 @@ pub fn to_markdown(html: &str, base: Option<&Url>) -> String {
     // the Result is the converter's general signature.
     let tree = match converter.html_to_tree(html) {
         Ok(tree) => tree,
-        Err(_) => return html.to_string(),
+        Err(_) => return sink(html),
     };
     prune(&tree, &[], base);
     let markdown = converter.tree_to_markdown(&tree);
-    tidy(&markdown)
+    drop(tree);
+    // Tidied into the sink: no second copy of the whole text.
+    let mut tidy = Tidy::new(sink);
+    for line in markdown.lines() {
+        tidy.line(line);
+    }
 }
 
 /// HTML to readable plain text ([`plain`] says what it looks like), wrapped
 /// at [`TEXT_WIDTH`] columns; relative links resolve against `base`.
 pub fn to_text(html: &str, base: Option<&Url>) -> String {
+    let mut out = String::new();
+    text_into(html, base, &mut |part: &str| out.push_str(part));
+    out
+}
+
+/// [`to_text`], written to `sink` (a line or so at a time) rather than returned.
+pub fn text_into(html: &str, base: Option<&Url>, sink: &mut dyn FnMut(&str)) {
+    text_in_groups(html, base, groups::GROUP_NODES, sink);
+}
+
+/// [`text_into`] rendering groups of about `group_nodes` nodes ([`groups`]).
+pub(super) fn text_in_groups(
+    html: &str,
+    base: Option<&Url>,
+    group_nodes: usize,
+    sink: &mut dyn FnMut(&str),
+) {
     if nesting_cost(html) > PARSE_BUDGET {
-        return too_deep(html);
+        return sink(&too_deep(html));
     }
     let dom = match plain::config().0.parse_html(html.as_bytes()) {
         Ok(dom) => dom,
-        Err(_) => return extract_text(html),
+        Err(_) => return sink(&extract_text(html)),
     };
     if !prune_text_dom(&dom.document, base) {
-        return flattened_text(html, base);
+        drop(dom);
+        return flattened_text(html, base, group_nodes, sink);
     }
-    render_text(&dom).unwrap_or_else(|_| extract_text(html))
+    if render_text(&dom, group_nodes, sink).is_err() {
+        sink(&extract_text(html));
+    }
 }
 
-/// Renders a pruned html2text document as plain text.
-fn render_text(dom: &html2text::RcDom) -> Result<String, html2text::Error> {
+/// Renders a pruned html2text document as plain text, a group of blocks at a time
+/// ([`groups`]), into `sink`; the document is consumed. Nothing is written on failure:
+/// the groups are gathered, and finished once all have rendered.
+fn render_text(
+    dom: &html2text::RcDom,
+    group_nodes: usize,
+    sink: &mut dyn FnMut(&str),
+) -> Result<(), html2text::Error> {
     let (config, links) = plain::config();
-    let tree = config.dom_to_render_tree(dom)?;
-    let rendered = config.render_to_string(tree, TEXT_WIDTH)?;
-    Ok(plain::finish(&rendered, &links.borrow()))
+    let rendered = groups::render(dom, &config, group_nodes)?;
+    plain::finish_into(&rendered, &links.borrow(), sink);
+    Ok(())
 }
 
-/// [`to_text`] for a document nested deeper than [`MAX_DEPTH`]: html2text's own tree
+/// [`text_into`] for a document nested deeper than [`MAX_DEPTH`]: html2text's own tree
 /// cannot take a new text node, so the document is parsed here, flattened, serialized and
 /// handed over.
-fn flattened_text(html: &str, base: Option<&Url>) -> String {
+fn flattened_text(html: &str, base: Option<&Url>, group_nodes: usize, sink: &mut dyn FnMut(&str)) {
     let Ok(tree) = htmd::HtmlToMarkdown::new().html_to_tree(html) else {
-        return extract_text(html);
+        return sink(&extract_text(html));
     };
     prune(&tree, DROPPED, base);
     let mut cleaned = Vec::with_capacity(html.len());
     let handle: markup5ever_rcdom::SerializableHandle = tree.into();
     if html5ever::serialize(&mut cleaned, &handle, Default::default()).is_err() {
-        return extract_text(html);
+        return sink(&extract_text(html));
     }
+    drop(handle);
     // Parsing the serialization again gives a document no deeper than the flattening
     // left it, with nothing left to drop or resolve.
     let rendered = plain::config()
         .0
         .parse_html(cleaned.as_slice())
-        .and_then(|dom| render_text(&dom));
-    rendered.unwrap_or_else(|_| extract_text(html))
+        .and_then(|dom| render_text(&dom, group_nodes, sink));
+    if rendered.is_err() {
+        sink(&extract_text(html));
+    }
 }
 
 /// [`prune`] on html2text's tree, without the flattening, and links around blocks moved
 /// into their first block ([`plain::move_block_links`]): false when the document is nested
 /// deeper than [`MAX_DEPTH`] (the caller then takes the flattening path).
 fn prune_text_dom(root: &html2text::Handle, base: Option<&Url>) -> bool {
-    let mut stack: Vec<(html2text::Handle, usize)> = vec![(Rc::clone(root), 0)];
-    while let Some((node, depth)) = stack.pop() {
-        if depth >= MAX_DEPTH {
-            return false;
+    // The elements entered, each with the index of its next child: as long as the nesting
+    // is deep, where a stack of every child met would grow with the longest child list
+    // (600,000 entries for a page of 200,000 paragraphs).
+    let mut path: Vec<(html2text::Handle, usize)> = Vec::new();
+    let mut entering = Some(Rc::clone(root));
+    loop {
+        if let Some(node) = entering.take() {
+            if path.len() >= MAX_DEPTH {
+                return false;
+            }
+            if let (Some(base), html2text::Element { name, attrs, .. }) = (base, &node.data) {
+                absolutize(name.local.as_ref(), attrs, base);
+            }
+            plain::move_block_links(&node);
+            node.children
+                .borrow_mut()
+                .retain(|child| match &child.data {
+                    html2text::Element { name, .. } => !DROPPED.contains(&name.local.as_ref()),
+                    _ => true,
+                });
+            path.push((node, 0));
         }
-        if let (Some(base), html2text::Element { name, attrs, .. }) = (base, &node.data) {
-            absolutize(name.local.as_ref(), attrs, base);
-        }
-        plain::move_block_links(&node);
-        node.children
-            .borrow_mut()
-            .retain(|child| match &child.data {
-                html2text::Element { name, .. } => !DROPPED.contains(&name.local.as_ref()),
-                _ => true,
-            });
-        for child in node.children.borrow().iter() {
-            stack.push((Rc::clone(child), depth + 1));
+        let Some((parent, next)) = path.last_mut() else {
+            return true;
+        };
+        entering = parent.children.borrow().get(*next).cloned();
+        *next += 1;
+        if entering.is_none() {
+            path.pop();
         }
     }
-    true
 }
 
 /// Makes the link or image address of an element absolute against `base`.
@@ -318,29 +370,39 @@ fn link_attribute(element: &str) -> Option<&'static str> {
 /// addresses absolute against `base`, and flattens elements nested deeper than
 /// [`MAX_DEPTH`] into one text node, without recursion.
 fn prune(root: &Handle, drop: &[&str], base: Option<&Url>) {
-    let mut stack: Vec<(Handle, usize)> = vec![(Rc::clone(root), 0)];
-    while let Some((node, depth)) = stack.pop() {
-        if let (Some(base), NodeData::Element { name, attrs, .. }) = (base, &node.data) {
-            absolutize(name.local.as_ref(), attrs, base);
+    // Walked as in `prune_text_dom`: the stack holds the elements entered, not every child.
+    let mut path: Vec<(Handle, usize)> = Vec::new();
+    let mut entering = Some(Rc::clone(root));
+    loop {
+        if let Some(node) = entering.take() {
+            if let (Some(base), NodeData::Element { name, attrs, .. }) = (base, &node.data) {
+                absolutize(name.local.as_ref(), attrs, base);
+            }
+            if !drop.is_empty() {
+                node.children
+                    .borrow_mut()
+                    .retain(|child| !is_element(child, drop));
+            }
+            if path.len() >= MAX_DEPTH {
+                let text = subtree_text(&node);
+                let leaf = Node::new(NodeData::Text {
+                    contents: RefCell::new(text.into()),
+                });
+                leaf.parent.set(Some(Rc::downgrade(&node)));
+                // Dropping deep children one level at a time here would recurse in their
+                // destructors; markup5ever_rcdom's Node::drop is iterative.
+                *node.children.borrow_mut() = vec![leaf];
+            } else {
+                path.push((node, 0));
+            }
         }
-        if !drop.is_empty() {
-            node.children
-                .borrow_mut()
-                .retain(|child| !is_element(child, drop));
-        }
-        if depth >= MAX_DEPTH {
-            let text = subtree_text(&node);
-            let leaf = Node::new(NodeData::Text {
-                contents: RefCell::new(text.into()),
-            });
-            leaf.parent.set(Some(Rc::downgrade(&node)));
-            // Dropping deep children one level at a time here would recurse in their
-            // destructors; markup5ever_rcdom's Node::drop is iterative.
-            *node.children.borrow_mut() = vec![leaf];
-            continue;
-        }
-        for child in node.children.borrow().iter() {
-            stack.push((Rc::clone(child), depth + 1));
+        let Some((parent, next)) = path.last_mut() else {
+            return;
+        };
+        entering = parent.children.borrow().get(*next).cloned();
+        *next += 1;
+        if entering.is_none() {
+            path.pop();
         }
     }
 }
@@ -659,24 +721,53 @@ fn decode_reference(text: &str) -> (String, usize) {
 /// Trims trailing spaces of every line and collapses runs of blank lines to one.
 pub(super) fn tidy(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut blank_run = 0;
+    let mut sink = |part: &str| out.push_str(part);
+    let mut tidy = Tidy::new(&mut sink);
     for line in text.lines() {
-        let line = line.trim_end();
-        if line.is_empty() {
-            blank_run += 1;
-            if blank_run > 1 || out.is_empty() {
-                continue;
-            }
-        } else {
-            blank_run = 0;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    while out.ends_with("\n\n") {
-        out.pop();
+        tidy.line(line);
     }
     out
+}
+
+/// [`tidy`] a line at a time, writing to a sink as it goes: no leading or trailing blank
+/// lines, one blank line for a run of them, no spaces at the end of a line.
+pub(super) struct Tidy<'a> {
+    sink: &'a mut dyn FnMut(&str),
+    written: bool,
+    /// A blank line is due before the next line that is not blank.
+    blank: bool,
+}
+
+impl<'a> Tidy<'a> {
+    /// A tidy pass writing to `sink`.
+    pub(super) fn new(sink: &'a mut dyn FnMut(&str)) -> Self {
+        Tidy {
+            sink,
+            written: false,
+            blank: false,
+        }
+    }
+
+    /// Takes one line, without its line end.
+    pub(super) fn line(&mut self, line: &str) {
+        let line = line.trim_end();
+        if line.is_empty() {
+            self.blank = self.written;
+            return;
+        }
+        if self.blank {
+            (self.sink)("\n");
+            self.blank = false;
+        }
+        (self.sink)(line);
+        (self.sink)("\n");
+        self.written = true;
+    }
+
+    /// Whether a line has been written.
+    pub(super) fn written(&self) -> bool {
+        self.written
+    }
 }
 
 #[cfg(test)]
@@ -990,6 +1081,122 @@ x<sup>n+1</sup> and <a href="https://example.com/docs">link here</a>.</p>
                  [2] https://example.com/b\n[3] https://example.com/c\n"
             )
         );
+    }
+
+    /// Pages whose text must not change when rendered a few nodes at a time: the fixtures
+    /// above and pages with what a cut could break (inline text between blocks, white space
+    /// and comments next to a cut, empty blocks, ids, links, lists, tables around blocks).
+    fn grouping_pages() -> Vec<String> {
+        let mut pages: Vec<String> = [
+            PAGE,
+            MARKED,
+            "<p>intro</p><h2>List</h2><ul><li>a</li></ul><h3>Ordered</h3><ol><li>b</li></ol>\
+             <div><h5>In a div</h5>text</div><ul><li><h6>In a list</h6><ul><li>d</li></ul></li></ul>\
+             <blockquote><h2>Quoted</h2><ul><li>e</li></ul></blockquote>",
+            "<a href=\"/p1\"><div><h3>First post</h3><p>Excerpt one.</p></div></a>\
+             <a href=\"/p2\"><div><div><p>Only <b>paragraphs</b></p></div><p>two</p></div></a>\
+             <a href=\"/p5\"><span>inline</span> only</a> next <a href=\"#top\"><p>top</p></a>\
+             <p>After.</p>",
+            "<p>\0a&#0;b</p>\0<pre>\0pre&#0;</pre><p><img src=x alt=\"\0alt\"></p><p title=\"&#0;\">after</p>",
+            "text before <p>para</p> text between <b>bold</b> <p>next</p>tail<h2>H</h2>more",
+            "<p></p><p><!-- c --></p><h1></h1><p> </p>\n\n<p>x</p><p>\n</p><blockquote> </blockquote>y",
+            "<div id=top>\n  <section id=s1>\n    <h2 id=h>One</h2>\n    <p id=p>a <a href=\"/a\">link</a></p>\n  \
+             </section>\n  <!-- between -->\n  <section><p>b</p> inline <p>c</p></section>\n</div>",
+            "<main><article><header><h1>T</h1></header><p>x</p><div>in div</div><p>y</p>\
+             <footer><p>z <a href=\"/a\">again</a> <a href=\"/b\">b</a></p></footer></article></main>",
+            "<span><p>in span</p><p>two</p></span><em><p>em</p><p>em2</p></em><ul><li><p>li</p><p>li2</p></li></ul>\
+             <table><tr><td><p>cell</p><p>cell2</p></td></tr></table><p>after table</p>",
+            "<div>a <b>b</b></div> tail <p>x</p><div>c</div><p>d</p><br><p>e</p><hr><p>f</p>\
+             <pre>  pre\n  text</pre><p>g</p><blockquote>quote <p>q</p></blockquote><dl><dt>t</dt><dd>d</dd></dl>",
+            "<p>A paragraph long enough to be wrapped over more than one line of the text, since it \
+             goes on and on and on, well past the width of one hundred and twenty columns.</p><p>short</p>",
+        ]
+        .iter()
+        .map(|page| page.to_string())
+        .collect();
+        let depth = 3 * MAX_DEPTH;
+        pages.push(format!(
+            "<p>before</p>{}<p>deep &amp; text</p>{}<p>after</p><p>end</p>",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        ));
+        // Fragments mixed and nested at random, the same every run.
+        let fragments = [
+            "<p>para <a href=\"/x\">x</a></p>",
+            "<h3>head</h3>",
+            "inline <i>text</i> ",
+            "\n  ",
+            "<!-- c -->",
+            "<ul><li>item <a href=\"/y\">y</a></li></ul>",
+            "<blockquote>quote</blockquote>",
+            "<p></p>",
+            "<div>div text</div>",
+            "<table><tr><td>a</td><td><a href=\"/z\">z</a></td></tr></table>",
+            "<pre>pre\n formatted</pre>",
+            "<br>",
+            "<img src=i.png alt=img>",
+            "<h2 id=x>id head</h2>",
+        ];
+        let wrappers = [
+            ("<div>", "</div>"),
+            ("<section>", "</section>"),
+            ("<main>", "</main>"),
+        ];
+        let mut seed: u64 = 0x2545_f491;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..20 {
+            let mut page = String::new();
+            let mut open = Vec::new();
+            for _ in 0..60 {
+                match next(10) {
+                    0 if open.len() < 4 => {
+                        let (start, end) = wrappers[next(wrappers.len())];
+                        page.push_str(start);
+                        open.push(end);
+                    }
+                    1 => page.push_str(open.pop().unwrap_or_default()),
+                    _ => page.push_str(fragments[next(fragments.len())]),
+                }
+            }
+            pages.push(page);
+        }
+        pages
+    }
+
+    #[test]
+    fn text_rendered_in_groups_is_the_text_rendered_at_once() {
+        let base = Url::parse("https://example.com/").unwrap();
+        for page in grouping_pages() {
+            let mut whole = String::new();
+            text_in_groups(&page, Some(&base), usize::MAX, &mut |p: &str| {
+                whole.push_str(p)
+            });
+            assert!(!whole.is_empty(), "{page}");
+            for group_nodes in [1, 2, 3, 5, 8] {
+                let mut grouped = String::new();
+                text_in_groups(&page, Some(&base), group_nodes, &mut |p: &str| {
+                    grouped.push_str(p)
+                });
+                assert_eq!(grouped, whole, "groups of {group_nodes} nodes:\n{page}");
+            }
+        }
+    }
+
+    #[test]
+    fn tidy_trims_lines_and_folds_blank_runs() {
+        for (text, tidied) in [
+            ("", ""),
+            ("\n \n\n", ""),
+            ("a", "a\n"),
+            ("a\n", "a\n"),
+            ("\n\na  \n\n\n b\n\n", "a\n\n b\n"),
+            ("x\n \n\t\ny\r\nz", "x\n\ny\nz\n"),
+        ] {
+            assert_eq!(tidy(text), tidied, "{text:?}");
+        }
     }
 
     #[test]

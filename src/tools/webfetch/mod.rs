@@ -25,6 +25,7 @@
 
 pub mod charset;
 pub mod convert;
+pub mod groups;
 pub mod plain;
 pub mod ssrf;
 
@@ -718,10 +719,12 @@ fn render(ctx: &CallContext, fetched: &Fetched, format: Format) -> ToolOutput {
         lossy = replaced;
         match (kind, format) {
             (Kind::Html, Format::Markdown) => {
-                capture.push_str(&convert::to_markdown(&text, Some(&fetched.final_url)));
+                let sink = &mut |part: &str| capture.push_str(part);
+                convert::markdown_into(&text, Some(&fetched.final_url), sink);
             }
             (Kind::Html, Format::Text) => {
-                capture.push_str(&convert::to_text(&text, Some(&fetched.final_url)));
+                let sink = &mut |part: &str| capture.push_str(part);
+                convert::text_into(&text, Some(&fetched.final_url), sink);
             }
             _ => capture.push_str(&text),
         }

@@ -32,6 +32,8 @@ use std::rc::Rc;
 use html2text::Handle;
 use html2text::render::TextDecorator;
 
+use super::convert::Tidy;
+
 /// The line prefix that marks a heading line until [`finish`] removes it.
 const HEADING: char = '\0';
 
@@ -314,30 +316,45 @@ pub fn config() -> (html2text::config::Config<Plain>, Rc<RefCell<Links>>) {
 /// The rendering made final: heading marks turned into blank lines around each heading,
 /// blank-line runs collapsed (`tidy`), and the numbered links appended.
 pub fn finish(rendered: &str, links: &Links) -> String {
-    let mut spaced = String::with_capacity(rendered.len() + 64);
+    let mut text = String::with_capacity(rendered.len() + 64);
+    finish_into(rendered, links, &mut |part: &str| text.push_str(part));
+    text
+}
+
+/// [`finish`], written to `sink` a line at a time rather than returned.
+pub fn finish_into(rendered: &str, links: &Links, sink: &mut dyn FnMut(&str)) {
+    let mut tidy = Tidy::new(sink);
+    let mut started = false;
     let mut in_heading = false;
+    let mut unmarked = String::new();
     for line in rendered.lines() {
         // A heading in a list item or a table cell is marked inside its line.
         let heading = line.contains(HEADING);
-        if heading != in_heading && !spaced.is_empty() {
+        if heading != in_heading && started {
             // Entering or leaving a heading; `tidy` folds a blank line already there.
-            spaced.push('\n');
+            tidy.line("");
         }
+        started = true;
         in_heading = heading;
-        spaced.extend(line.chars().filter(|&c| c != HEADING));
-        spaced.push('\n');
+        if heading {
+            unmarked.clear();
+            unmarked.extend(line.chars().filter(|&c| c != HEADING));
+            tidy.line(&unmarked);
+        } else {
+            tidy.line(line);
+        }
     }
-    let mut text = super::convert::tidy(&spaced);
+    // The sink is free again once `tidy` is no longer used.
+    let written = tidy.written();
     if !links.urls.is_empty() {
-        if !text.is_empty() {
-            text.push('\n');
+        if written {
+            sink("\n");
         }
-        text.push_str("Links:\n");
+        sink("Links:\n");
         for (i, url) in links.urls.iter().enumerate() {
-            text.push_str(&format!("[{}] {url}\n", i + 1));
+            sink(&format!("[{}] {url}\n", i + 1));
         }
     }
-    text
 }
 
 #[cfg(test)]
