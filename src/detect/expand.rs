@@ -496,24 +496,9 @@ fn curl(args: &[String]) -> Fetch {
                 None => {}
             }
         } else if arg.len() > 1 && arg.starts_with('-') {
-            for (k, c) in arg[1..].char_indices() {
-                if c == 'O' {
-                    remote = true;
-                    continue;
-                }
-                if SHORT.contains(c) {
-                    let rest = &arg[1 + k + c.len_utf8()..];
-                    let value = if rest.is_empty() {
-                        i += 1;
-                        args.get(i).cloned()
-                    } else {
-                        Some(rest.to_string())
-                    };
-                    if c == 'o' {
-                        output = value;
-                    }
-                    break;
-                }
+            let taken = short_value(args, &mut i, SHORT, |c| remote |= c == 'O');
+            if let Some(('o', value)) = taken {
+                output = value;
             }
         } else if url.is_none() {
             url = Some(arg);
@@ -528,6 +513,32 @@ fn curl(args: &[String]) -> Fetch {
             .map_or(Fetch::Stdout, Fetch::File),
         None => Fetch::Stdout,
     }
+}
+
+/// In the cluster of short options `args[*i]` (`-sSLo FILE`), the first letter that takes
+/// a value, with that value: the rest of the word, else the next word (which `*i` then
+/// moves to). `on_flag` sees each letter without a value before it.
+fn short_value(
+    args: &[String],
+    i: &mut usize,
+    takes_value: &str,
+    mut on_flag: impl FnMut(char),
+) -> Option<(char, Option<String>)> {
+    let arg = args.get(*i)?.as_str();
+    for (k, c) in arg.get(1..)?.char_indices() {
+        if takes_value.contains(c) {
+            let rest = &arg[1 + k + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                *i += 1;
+                args.get(*i).cloned()
+            } else {
+                Some(rest.to_string())
+            };
+            return Some((c, value));
+        }
+        on_flag(c);
+    }
+    None
 }
 
 /// wget: a file (`-O FILE`, else the URL's last segment) unless `-O -`.
@@ -546,20 +557,8 @@ fn wget(args: &[String]) -> Fetch {
                 i += 1;
             }
         } else if arg.len() > 1 && arg.starts_with('-') {
-            for (k, c) in arg[1..].char_indices() {
-                if SHORT.contains(c) {
-                    let rest = &arg[1 + k + c.len_utf8()..];
-                    let value = if rest.is_empty() {
-                        i += 1;
-                        args.get(i).cloned()
-                    } else {
-                        Some(rest.to_string())
-                    };
-                    if c == 'O' {
-                        output = value;
-                    }
-                    break;
-                }
+            if let Some(('O', value)) = short_value(args, &mut i, SHORT, |_| {}) {
+                output = value;
             }
         } else if url.is_none() {
             url = Some(arg);

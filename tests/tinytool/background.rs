@@ -563,16 +563,21 @@ fn a_foreground_task_returns_the_subagents_output_at_depth_one() {
     crate::snapshot!("task_foreground_failed", stable(failed.json()));
 }
 
+/// Makes the default subagent (`build`) the shell command line `agent`.
+fn use_shell_subagent(room: &Room, agent: &str) {
+    room.write(
+        ".tinytool/config.json",
+        json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
+    );
+}
+
 #[test]
 fn a_foreground_tasks_processes_die_when_tinytool_is_killed() {
     // The subagent and what it started in the background: the sentinel kills them all.
     let room = Room::new();
     let sleep = marked_sleep(&room);
     let agent = format!("./{sleep} 30 & ./{sleep} 31");
-    room.write(
-        ".tinytool/config.json",
-        json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
-    );
+    use_shell_subagent(&room, &agent);
     let cmd = room.command(&["task", "--description", "d", "--prompt", "p"]);
     assert_eq!(survivors_of_sigkill(cmd, &sleep, 2), Vec::<String>::new());
 }
@@ -740,10 +745,7 @@ fn processes_that_left_a_jobs_group_are_killed_when_it_ends() {
     let room = Room::new();
     let sleep = marked_sleep(&room);
     let agent = format!("{}; echo done", escaped_sleep(&sleep, 30));
-    room.write(
-        ".tinytool/config.json",
-        json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
-    );
+    use_shell_subagent(&room, &agent);
     let run = task(
         &room,
         json!({"description": "d", "prompt": "p", "background": true}),
@@ -768,10 +770,7 @@ fn a_job_whose_supervisor_is_killed_leaves_nothing_and_is_recorded_failed() {
     let room = task_room();
     let sleep = marked_sleep(&room);
     let agent = format!("./{sleep} 30 & ./{sleep} 31");
-    room.write(
-        ".tinytool/config.json",
-        json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
-    );
+    use_shell_subagent(&room, &agent);
     let run = task(
         &room,
         json!({"description": "d", "prompt": "p", "background": true}),
