@@ -83,6 +83,14 @@ const ENVIRONMENT: &[(&str, &str)] = &[
          processes carries the token, so a reused process id never gets a stranger killed.",
     ),
     (
+        "TINYTOOL_RUN",
+        "Set by tinytool in the environment of every command it runs (`bash`, a task, a \
+         formatter or hook, a monitor): the command's token, after any a nested tinytool \
+         inherited. When the command ends, a process that left its group (with `setsid`, a \
+         daemon's double fork) but still carries the token is killed; a process started \
+         with a fresh environment (`env -i`) cannot be told apart and is left alone.",
+    ),
+    (
         "EXA_API_KEY",
         "The Exa API key: the `websearch` tool exists only when it is set (and not empty), \
          and sends it with each search. Not passed on to commands `bash` runs.",
