@@ -19,8 +19,9 @@
 //!   which it says only when it is certain (a rule such as `secret/*` deny, with nothing
 //!   later that could allow a path inside).
 //!
-//! Only `read` is judged per path: the root's `external_directory` check has already passed
-//! when the call runs, and a path below the root is the same decision for that purpose.
+//! A path outside the project also needs `external_directory`, as for the `read` tool:
+//! the root's own check passed before the call ran, but rules on paths below it (an allow
+//! of `/x/*` then a deny of `/x/private/*`) decide each path, judged the same way.
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -30,10 +31,16 @@ use super::{Action, AskMode, Policy, Rule, permission_matches};
 use crate::wildcard;
 
 /// Decides `read` for the paths below one search root (resolved paths, symlinks not
-/// followed below the root). Cheap to query; built by the permission gate.
+/// followed below the root): `read` of the path, and `external_directory` too when the
+/// path is outside the project. Cheap to query; built by the permission gate.
 #[derive(Debug, Clone)]
 pub struct ReadJudge {
-    inner: Inner,
+    /// The `read` decision of every path.
+    read: Inner,
+    /// The `external_directory` decision of paths outside the project.
+    outside: Inner,
+    /// The project directory (resolved, as text).
+    dir: String,
 }
 
 #[derive(Debug, Clone)]
@@ -50,9 +57,9 @@ enum Inner {
 struct Rules {
     /// The project directory (resolved, as text): paths inside it are shown relative to it.
     dir: String,
-    /// The `read` rules that can decide a path below the root, in chain order.
+    /// The rules of the permission that can decide a path below the root, in chain order.
     rules: Vec<Compiled>,
-    /// Stored approvals covering `read` that could match below the root.
+    /// Stored approvals covering the permission that could match below the root.
     approvals: Vec<Compiled>,
     /// Whether an ask is let through (ask mode `allow`).
     ask_allows: bool,
@@ -253,14 +260,18 @@ impl ReadJudge {
     /// A judge that lets every read through (no policy, or none that could refuse).
     pub fn allow_all() -> ReadJudge {
         ReadJudge {
-            inner: Inner::AllowAll,
+            read: Inner::AllowAll,
+            outside: Inner::AllowAll,
+            dir: String::new(),
         }
     }
 
     /// A judge that refuses every read (the policy cannot be applied).
     pub fn refuse_all() -> ReadJudge {
         ReadJudge {
-            inner: Inner::RefuseAll,
+            read: Inner::RefuseAll,
+            outside: Inner::RefuseAll,
+            dir: String::new(),
         }
     }
 
@@ -275,22 +286,91 @@ impl ReadJudge {
         let dir = text(&policy.dir).into_owned();
         let below = Below::of(&dir, root);
         let ask_allows = policy.ask_mode() == AskMode::Allow;
+        let read = Inner::new("read", &dir, &below, chain, approvals, ask_allows);
+        // Inside the project (the root is the project or below it) no path is outside.
+        let inside = below
+            .shown
+            .as_deref()
+            .is_some_and(|shown| !shown.starts_with('/'));
+        let outside = if inside {
+            Inner::AllowAll
+        } else {
+            Inner::new(
+                "external_directory",
+                &dir,
+                &below,
+                chain,
+                approvals,
+                ask_allows,
+            )
+        };
+        ReadJudge { read, outside, dir }
+    }
+
+    /// Whether some path below the root may be refused: when not, [`ReadJudge::permits`]
+    /// is always true and need not be asked.
+    pub fn may_refuse(&self) -> bool {
+        !matches!(self.read, Inner::AllowAll) || !matches!(self.outside, Inner::AllowAll)
+    }
+
+    /// Whether reading `path` (resolved, strictly below the root) is allowed without
+    /// asking. The root itself is the call's own access, which the gate decides: rules
+    /// that cannot match below the root were dropped, so it is not judged here.
+    pub fn permits(&self, path: &Path) -> bool {
+        self.read.permits(path)
+            && (matches!(self.outside, Inner::AllowAll)
+                || self.is_inside(path)
+                || self.outside.permits(path))
+    }
+
+    /// Whether every path strictly below the directory `dir` (resolved, below the root) is
+    /// certainly refused, so that a walk can leave it out whole. False whenever that is not
+    /// certain.
+    pub fn refuses_all_below(&self, dir: &Path) -> bool {
+        // Outside rules speak for a directory only when nothing below it is inside.
+        let wholly_outside = || {
+            let path = text(dir);
+            !self.is_inside(dir) && below(&self.dir, &path).is_none()
+        };
+        self.read.refuses_all_below(dir)
+            || (!matches!(self.outside, Inner::AllowAll)
+                && wholly_outside()
+                && self.outside.refuses_all_below(dir))
+    }
+
+    /// Whether `path` is the project directory or inside it.
+    fn is_inside(&self, path: &Path) -> bool {
+        let path = text(path);
+        path == self.dir || below(&path, &self.dir).is_some()
+    }
+}
+
+impl Inner {
+    /// The decision of `permission` for the paths below `below`.
+    fn new(
+        permission: &str,
+        dir: &str,
+        below: &Below,
+        chain: &[Rule],
+        approvals: &[(String, String)],
+        ask_allows: bool,
+    ) -> Inner {
         let mut rules: Vec<Compiled> = chain
             .iter()
-            .filter(|rule| rule.covers_permission("read"))
+            .filter(|rule| rule.covers_permission(permission))
             .map(Compiled::of)
-            .filter(|rule| rule.could_match_below(&below))
+            .filter(|rule| rule.could_match_below(below))
             .collect();
-        let catch_all = rules.iter().rposition(|rule| rule.covers_below(&below));
+        let catch_all = rules.iter().rposition(|rule| rule.covers_below(below));
         if let Some(last) = catch_all {
             rules.drain(..last);
             rules[0].everything = true;
         }
         let approvals: Vec<Compiled> = approvals
             .iter()
-            .filter(|(permission, _)| permission_matches(permission, "read"))
+            .filter(|(approved, _)| permission_matches(approved, permission))
             .map(|(_, pattern)| Compiled::new(pattern, false, Action::Allow))
-            .filter(|approval| approval.could_match_below(&below))
+            .filter(|approval| approval.could_match_below(below))
             .collect();
         let refusing = |rule: &Compiled| match rule.action {
             Action::Allow => false,
@@ -300,7 +380,7 @@ impl ReadJudge {
         // Without a rule matching everything, some path may match none, which asks.
         let unmatched_refuses = catch_all.is_none() && !ask_allows;
         if !unmatched_refuses && !rules.iter().any(refusing) {
-            return ReadJudge::allow_all();
+            return Inner::AllowAll;
         }
         let can_prune = rules.iter().any(|rule| {
             let tail = &rule.pattern[literal_head(&rule.pattern).len()..];
@@ -309,28 +389,17 @@ impl ReadJudge {
                 && !tail.is_empty()
                 && tail.bytes().all(|b| b == b'*')
         });
-        ReadJudge {
-            inner: Inner::Rules(Box::new(Rules {
-                dir,
-                rules,
-                approvals,
-                ask_allows,
-                can_prune,
-            })),
-        }
+        Inner::Rules(Box::new(Rules {
+            dir: dir.to_string(),
+            rules,
+            approvals,
+            ask_allows,
+            can_prune,
+        }))
     }
 
-    /// Whether some path below the root may be refused: when not, [`ReadJudge::permits`]
-    /// is always true and need not be asked.
-    pub fn may_refuse(&self) -> bool {
-        !matches!(self.inner, Inner::AllowAll)
-    }
-
-    /// Whether `read` of `path` (resolved, strictly below the root) is allowed without
-    /// asking. The root itself is the call's own access, which the gate decides: rules
-    /// that cannot match below the root were dropped, so it is not judged here.
-    pub fn permits(&self, path: &Path) -> bool {
-        let rules = match &self.inner {
+    fn permits(&self, path: &Path) -> bool {
+        let rules = match self {
             Inner::AllowAll => return true,
             Inner::RefuseAll => return false,
             Inner::Rules(rules) => rules,
@@ -355,11 +424,8 @@ impl ReadJudge {
         }
     }
 
-    /// Whether every path strictly below the directory `dir` (resolved, below the root) is
-    /// certainly refused, so that a walk can leave it out whole. False whenever that is not
-    /// certain.
-    pub fn refuses_all_below(&self, dir: &Path) -> bool {
-        let rules = match &self.inner {
+    fn refuses_all_below(&self, dir: &Path) -> bool {
+        let rules = match self {
             Inner::AllowAll => return false,
             Inner::RefuseAll => return true,
             Inner::Rules(rules) if rules.can_prune => rules,
@@ -435,6 +501,13 @@ mod tests {
             r#"{"rules": [{"permission": "read", "pattern": "*", "action": "deny"},
                 {"permission": "read", "pattern": "src/*", "action": "allow"}]}"#
                 .to_string(),
+            r#"{"rules": [{"permission": "external_directory", "pattern": "/elsewhere*", "action": "allow"},
+                {"permission": "external_directory", "pattern": "/elsewhere/private/*", "action": "deny"}]}"#
+                .to_string(),
+            r#"{"rules": [{"permission": "external_directory", "pattern": "/elsewhere", "action": "allow"}]}"#
+                .to_string(),
+            r#"{"rules": [{"permission": "external_directory", "pattern": "*", "action": "allow"}]}"#
+                .to_string(),
         ];
         let paths = [
             "/work/a.rs",
@@ -447,11 +520,19 @@ mod tests {
             "/work/secretive",
             "/elsewhere/x",
             "/elsewhere/.env",
+            "/elsewhere/private/f",
         ];
         for text in &policies {
             let p = policy(text);
             let chain = p.chain("build");
-            for approvals in [vec![], vec![("read".to_string(), "secret/*".to_string())]] {
+            let approved = |permission: &str, pattern: &str| {
+                vec![(permission.to_string(), pattern.to_string())]
+            };
+            for approvals in [
+                vec![],
+                approved("read", "secret/*"),
+                approved("external_directory", "/elsewhere/*"),
+            ] {
                 for root in ["/work", "/work/src", "/work/secret", "/elsewhere", "/"] {
                     let j = ReadJudge::new(&p, &chain, &approvals, Path::new(root));
                     for path in paths.iter().filter(|p| Path::new(p).starts_with(root)) {
@@ -461,12 +542,15 @@ mod tests {
                             reason: None,
                             path: Some(PathBuf::from(path)),
                         };
-                        let decision = p.decide_one(&chain, &approvals, &access);
-                        let want = match decision.action {
-                            Action::Allow => true,
-                            Action::Ask => p.ask_mode() == AskMode::Allow,
-                            Action::Deny => false,
-                        };
+                        // `read`, and `external_directory` for a path outside.
+                        let want = p
+                            .decide(&chain, &approvals, &[access])
+                            .iter()
+                            .all(|d| match d.action {
+                                Action::Allow => true,
+                                Action::Ask => p.ask_mode() == AskMode::Allow,
+                                Action::Deny => false,
+                            });
                         assert_eq!(
                             j.permits(Path::new(path)),
                             want,
@@ -528,6 +612,16 @@ mod tests {
         );
         let j = judge(&deny("/work/secret/*"), &[], "/work");
         assert!(j.refuses_all_below(Path::new("/work/secret")));
+        let outside = r#"{"rules": [{"permission": "external_directory", "pattern": "/elsewhere*", "action": "allow"},
+            {"permission": "external_directory", "pattern": "/elsewhere/private/*", "action": "deny"}]}"#;
+        let j = judge(outside, &[], "/elsewhere");
+        assert!(j.refuses_all_below(Path::new("/elsewhere/private")));
+        assert!(!j.refuses_all_below(Path::new("/elsewhere/public")));
+        // From `/`, the project below is not outside: only wholly outside folders go.
+        let j = judge(r#"{"ask": "deny"}"#, &[], "/");
+        assert!(!j.refuses_all_below(Path::new("/work")));
+        assert!(j.permits(Path::new("/work/a.rs")));
+        assert!(!j.permits(Path::new("/etc/passwd")));
         assert!(!judge("", &[], "/work").refuses_all_below(Path::new("/work/a")));
     }
 }

@@ -147,6 +147,45 @@ fn searches_outside_the_directory_judge_absolute_paths() {
 }
 
 #[test]
+fn files_outside_the_directory_get_their_own_external_directory_decision() {
+    let room = Room::new();
+    let outside = room.tmp.path().canonicalize().unwrap().join("ext");
+    std::fs::create_dir_all(outside.join("private")).unwrap();
+    std::fs::write(outside.join("private/f.txt"), "token=1\n").unwrap();
+    std::fs::write(outside.join("a.txt"), "token=2\n").unwrap();
+    let root = outside.to_string_lossy().into_owned();
+    // The root alone is allowed: every file below it still asks, which is a refusal.
+    user_policy(&room, json!([allow("external_directory", &root)]));
+    let read = room.call("read", json!({"file_path": format!("{root}/a.txt")}));
+    assert_eq!(read.code, 3, "{read:?}");
+    let run = room.call("grep", json!({"pattern": "token", "path": root}));
+    assert!(!run.output().contains("token="), "{run:?}");
+    // An allow of everything below, then a deny of one folder.
+    user_policy(
+        &room,
+        json!([
+            allow("external_directory", &format!("{root}*")),
+            {"permission": "external_directory", "pattern": format!("{root}/private/*"), "action": "deny"},
+        ]),
+    );
+    let read = room.call(
+        "read",
+        json!({"file_path": format!("{root}/private/f.txt")}),
+    );
+    assert_eq!(read.code, 3, "{read:?}");
+    let run = room.call("grep", json!({"pattern": "token", "path": root}));
+    let out = run.output();
+    assert!(out.contains("token=2") && !out.contains("token=1"), "{out}");
+    let listed = room
+        .call("glob", json!({"pattern": "**/*", "path": root}))
+        .output();
+    assert!(
+        listed.contains("a.txt") && !listed.contains("f.txt"),
+        "{listed}"
+    );
+}
+
+#[test]
 fn env_files_stay_secret_looking_and_approvals_follow_the_policy() {
     let room = Room::new();
     room.write(".env", "TOKEN=1\n");
