@@ -498,13 +498,32 @@ fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done
         Ok(meta) if meta.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
         Ok(_) => {}
     }
-    let aside = aside_name(target)?;
-    if keep && (ops.hard_link)(target, &aside).is_ok() {
-        return Ok(Some(Done::Aside {
-            target: target.to_path_buf(),
-            aside,
-            moved: false,
-        }));
+    let mut aside = aside_name(target)?;
+    if keep {
+        // A link never replaces: a name taken since it was found free (another process
+        // with the same id in another pid namespace) means another name.
+        let mut linked = (ops.hard_link)(target, &aside);
+        for _ in 0..16 {
+            match &linked {
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+                    aside = aside_name(target)?;
+                    linked = (ops.hard_link)(target, &aside);
+                }
+                _ => break,
+            }
+        }
+        match linked {
+            Ok(()) => {
+                return Ok(Some(Done::Aside {
+                    target: target.to_path_buf(),
+                    aside,
+                    moved: false,
+                }));
+            }
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => return Err(error),
+            // No hard links here: the file itself is moved aside.
+            Err(_) => {}
+        }
     }
     (ops.rename)(target, &aside)?;
     Ok(Some(Done::Aside {
@@ -512,6 +531,14 @@ fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done
         aside,
         moved: true,
     }))
+}
+
+/// Whether a file name is one of the hidden files a write works with (a staged new
+/// content or a set-aside old one): a copy of some user file, under a name no rule for
+/// that file matches, so searches leave it out.
+pub fn is_work_file(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.starts_with(b".") && (name.ends_with(b".tinytool.tmp") || name.ends_with(b".tinytool.old"))
 }
 
 /// A free hidden name beside `target`: `.NAME.PID-N.tinytool.old`, unique within this

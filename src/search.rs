@@ -89,8 +89,9 @@ pub struct WalkCounts {
     pub refused: AtomicU64,
 }
 
-/// A parallel walk of `root` that does not follow symlinks, applies no ignore files, and
-/// prunes the skip directories below the root, counting the pruned directories in the
+/// A parallel walk of `root` that does not follow symlinks, applies no ignore files,
+/// leaves out the hidden work files of a write in progress ([`crate::atomic::is_work_file`]:
+/// copies of user files under other names), and prunes the skip directories below the root, counting the pruned directories in the
 /// returned counts. `max_depth` limits how deep it goes; `wants` narrows the directories
 /// it enters (see [`Wants`]). Without `wants` every directory is entered and a skip
 /// directory at the depth limit is not counted. A directory the walk would enter is left
@@ -112,8 +113,11 @@ pub fn walker(
         .threads(threads())
         .filter_entry(move |entry| {
             let depth = entry.depth();
-            if depth == 0 || !entry.file_type().is_some_and(|t| t.is_dir()) {
+            if depth == 0 {
                 return true;
+            }
+            if !entry.file_type().is_some_and(|t| t.is_dir()) {
+                return !crate::atomic::is_work_file(entry.file_name());
             }
             let descends = max_depth.is_none_or(|max| depth < max);
             let wanted = match &wants {

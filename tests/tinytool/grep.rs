@@ -265,3 +265,15 @@ fn env_files_are_skipped_unless_the_policy_allows_reading_them() {
         ".env:1:TOKEN=needle\nconfig/.env.local:1:needle\napp.txt:1:needle\n"
     );
 }
+
+#[test]
+fn work_files_of_a_write_in_progress_are_not_searched() {
+    let room = Room::new();
+    room.write("k.txt", "SECRET\n");
+    room.write(".k.pem.4242-0.tinytool.old", "SECRET\n");
+    room.write(".k.pem.Ab12Cd.tinytool.tmp", "SECRET\n");
+    let run = room.call("grep", json!({"pattern": "SECRET"}));
+    assert_eq!(run.output(), "k.txt:1:SECRET\n", "{run:?}");
+    let listed = room.call("glob", json!({"pattern": "*"}));
+    assert_eq!(listed.output(), "k.txt\n", "{listed:?}");
+}
