@@ -289,11 +289,12 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
     let mut child = spawn(&request, &witness)?;
     drop(witness);
     let pid = child.id() as libc::pid_t;
-    let _registered = super::signals::Registration::new(pid);
+    let registered = super::signals::Registration::new(pid);
     if let Err(err) = watcher.started(pid) {
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();
         reap_group(pid, Instant::now() + REAP);
+        drop(registered);
         adopted::kill_adopted(&token, Instant::now() + REAP);
         return Err(err);
     }
@@ -307,6 +308,8 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
     }
     let hard_stop = start + request.timeout + HARD_STOP;
     reap_group(pid, (Instant::now() + REAP).min(hard_stop));
+    // Reaped: the group id may be anyone's now, so the signal handler must forget it.
+    drop(registered);
     // Before the subreaper flag goes: what escaped the group was adopted by now.
     adopted::kill_adopted(&token, (Instant::now() + REAP).min(hard_stop));
     result

@@ -25,9 +25,9 @@
 //!    keep the subagent from seeing the end of its prompt) and puts `/dev/null` on 0, 1
 //!    and 2. Until it has run that far, the spawn does wait: that wait, and the one for
 //!    its death at the end, are most of what the sentinel costs a call.
-//! 2. It blocks its death signal (taken with `sigtimedwait`) and ignores the signals a
-//!    deadline's group-wide SIGTERM or a terminal sends, so that it lasts until the SIGKILL
-//!    that ends the whole group: when the leader exits, at the deadline, on a
+//! 2. It blocks every signal (its death signal is taken with `sigtimedwait`), so that
+//!    nothing the command sends its group (a deadline's SIGTERM, a terminal's signals,
+//!    SIGUSR1, SIGALRM) ends it: it lasts until the SIGKILL that ends the whole group: when the leader exits, at the deadline, on a
 //!    cancellation, tinytool kills the group, sentinel included, and reaps it.
 //! 3. It asks for SIGUSR2 when its parent dies and checks that the parent did not die
 //!    before that.
@@ -61,17 +61,6 @@ use std::time::Duration;
 
 /// The death signal the sentinel waits for.
 const DEATH_SIGNAL: libc::c_int = libc::SIGUSR2;
-
-/// Signals the sentinel ignores: a deadline's SIGTERM to the group, terminal signals.
-const IGNORED: [libc::c_int; 7] = [
-    libc::SIGTERM,
-    libc::SIGINT,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-    libc::SIGTSTP,
-    libc::SIGTTIN,
-    libc::SIGTTOU,
-];
 
 /// A page shared with the forked child, in which its leader records the group its
 /// sentinel guards (module doc, "When `exec` fails"). Unmapped when dropped.
@@ -211,16 +200,16 @@ unsafe fn guard(parent: libc::pid_t, end: i64) -> ! {
                 libc::close(null);
             }
         }
+        // Every signal is blocked: whatever the command sends its own group (a deadline's
+        // SIGTERM, SIGUSR1, SIGALRM, SIGPIPE, terminal signals) stays pending and harmless;
+        // only SIGKILL (and SIGSTOP) can still end or stop it. The death signal is taken
+        // with `sigtimedwait`.
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, DEATH_SIGNAL);
-        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        for signal in IGNORED {
-            let mut ignore: libc::sigaction = std::mem::zeroed();
-            ignore.sa_sigaction = libc::SIG_IGN;
-            libc::sigemptyset(&mut ignore.sa_mask);
-            libc::sigaction(signal, &ignore, std::ptr::null_mut());
-        }
         libc::prctl(
             libc::PR_SET_PDEATHSIG,
             DEATH_SIGNAL as libc::c_ulong,

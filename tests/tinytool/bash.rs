@@ -361,6 +361,18 @@ fn everything_the_command_started_dies_when_tinytool_is_killed() {
 }
 
 #[test]
+fn a_signal_the_command_sends_its_own_group_does_not_disarm_the_sentinel() {
+    let room = Room::new();
+    let sleep = marked_sleep(&room);
+    let cmd = room.command(&[
+        "bash",
+        "--command",
+        &format!("trap '' USR1 ALRM; kill -USR1 0; kill -ALRM 0; ./{sleep} 300 & ./{sleep} 301"),
+    ]);
+    assert_eq!(survivors_of_sigkill(cmd, &sleep, 2), Vec::<String>::new());
+}
+
+#[test]
 fn without_a_policy_destructive_and_secret_commands_are_refused() {
     let room = Room::new();
     room.write("build/out.o", "x");
