@@ -85,39 +85,35 @@ pub fn run(
 fn check(session: &Session, policy: &Policy, m: &ArgMatches, out: &mut Output) -> ExitStatus {
     // A named file is checked alone: a project policy is still judged with the user policy
     // in effect (whether it is trusted depends on it), but only its own findings count.
-    let only = m.get_one::<String>("file").map(|file| {
-        crate::paths::resolve(&session.dir, file)
-            .display()
-            .to_string()
-    });
-    let checked = match m.get_one::<String>("file") {
-        Some(file) => {
-            let path = crate::paths::resolve(&session.dir, file);
-            match crate::config::read_json_file::<crate::policy::PolicyFile>(&path) {
-                Ok(Some(file)) => {
-                    let loaded = crate::policy::Loaded {
-                        path: path.clone(),
-                        file,
-                    };
-                    let is_project =
-                        path == crate::project::tinytool_dir(&session.dir).join("policy.json");
-                    Policy {
-                        user: if is_project {
-                            policy.user.clone()
-                        } else {
-                            Some(loaded.clone())
-                        },
-                        explicit: !is_project,
-                        project: is_project.then_some(loaded),
-                        dir: session.dir.clone(),
-                    }
+    let named = m
+        .get_one::<String>("file")
+        .map(|file| crate::paths::resolve(&session.dir, file));
+    let only = named.as_ref().map(|path| path.display().to_string());
+    let checked = match named {
+        Some(path) => match crate::config::read_json_file::<crate::policy::PolicyFile>(&path) {
+            Ok(Some(file)) => {
+                let loaded = crate::policy::Loaded {
+                    path: path.clone(),
+                    file,
+                };
+                let is_project =
+                    path == crate::project::tinytool_dir(&session.dir).join("policy.json");
+                Policy {
+                    user: if is_project {
+                        policy.user.clone()
+                    } else {
+                        Some(loaded.clone())
+                    },
+                    explicit: !is_project,
+                    project: is_project.then_some(loaded),
+                    dir: session.dir.clone(),
                 }
-                Ok(None) => {
-                    return super::usage(&format!("{}: no such policy file", path.display()));
-                }
-                Err(err) => return super::usage(&err),
             }
-        }
+            Ok(None) => {
+                return super::usage(&format!("{}: no such policy file", path.display()));
+            }
+            Err(err) => return super::usage(&err),
+        },
         None => policy.clone(),
     };
     let mut findings = crate::policy::check::check(&checked, crate::tools::ALL_NAMES);

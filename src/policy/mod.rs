@@ -428,7 +428,7 @@ impl Policy {
             Some(dir) => format!("{}/*", dir.display()),
             None => {
                 let file = self.explicit_file()?;
-                (*path == file).then(|| file.display().to_string())?
+                (path == file).then(|| file.display().to_string())?
             }
         };
         let mut rule = Rule::builtin("edit", &pattern, Action::Deny, Source::Protection);
@@ -436,12 +436,10 @@ impl Policy {
         Some(rule)
     }
 
-    /// The explicit policy file (`--policy`), resolved; `None` when the user policy is used.
-    pub fn explicit_file(&self) -> Option<PathBuf> {
-        let user = self.user.as_ref().filter(|_| self.explicit)?;
-        Some(crate::paths::resolve_symlinks(&crate::paths::clean(
-            &user.path,
-        )))
+    /// The explicit policy file (`--policy`, resolved where it is read from the command
+    /// line); `None` when the user policy is used.
+    pub fn explicit_file(&self) -> Option<&Path> {
+        Some(&self.user.as_ref().filter(|_| self.explicit)?.path)
     }
 
     /// Whether a tool of `permission` is denied outright (the last rule covering the

@@ -348,24 +348,30 @@ fn running(marker: &str) -> bool {
         })
 }
 
-#[test]
-fn cancellation_stops_a_running_call_and_the_server_keeps_serving() {
-    let room = Room::new();
-    let mut client = Client::start(&room, &[]);
-    init(&mut client, "2025-06-18", json!({}));
-    let marker = "37.123";
+/// Sends request `id`, a bash call sleeping `marker` seconds, and waits (bounded) until
+/// the sleep runs.
+fn start_sleep(client: &mut Client, id: i64, marker: &str) {
     client.send(
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": "bash", "arguments": {"command": format!("sleep {marker}")}}})
         .to_string(),
     );
-    // Wait until the command really runs (bounded), then cancel it.
     let mut waited = 0;
     while !running(&format!("sleep {marker}")) {
         assert!(waited < 200, "the command never started");
         std::thread::sleep(std::time::Duration::from_millis(25));
         waited += 1;
     }
+}
+
+#[test]
+fn cancellation_stops_a_running_call_and_the_server_keeps_serving() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-06-18", json!({}));
+    let marker = "37.123";
+    // The command really runs (bounded wait), then it is cancelled.
+    start_sleep(&mut client, 2, marker);
     assert_eq!(
         client.request(3, "ping", json!({}))["id"],
         3,
@@ -388,22 +394,12 @@ fn a_client_that_is_gone_stops_the_running_call_and_the_server() {
     let mut client = Client::start(&room, &[]);
     init(&mut client, "2025-06-18", json!({}));
     let marker = "41.321";
-    client.send(
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "bash", "arguments": {"command": format!("sleep {marker}")}}})
-        .to_string(),
-    );
+    start_sleep(&mut client, 2, marker);
     client.send(
         &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "write", "arguments": {"file_path": "late.txt", "content": "x"}}})
         .to_string(),
     );
-    let mut waited = 0;
-    while !running(&format!("sleep {marker}")) {
-        assert!(waited < 200, "the command never started");
-        std::thread::sleep(std::time::Duration::from_millis(25));
-        waited += 1;
-    }
     // Both ends closed: the server must end without waiting for the 41 s command, and
     // must not run the request queued behind it.
     let Client {
