@@ -144,9 +144,27 @@ impl Launcher {
         let end = monotonic_ns().saturating_add(self.backstop_ns);
         // SAFETY: getpgrp has no preconditions.
         let pgid = unsafe { libc::getpgrp() };
+        // The sentinel is born with every signal blocked: the command runs as soon as the
+        // leader execs, and a signal it sends its group at once (`kill -USR1 0`) must not
+        // reach the sentinel before `guard` has run. The leader gets its mask back.
+        // SAFETY: sigprocmask with a filled set and an out-parameter on this stack.
+        let old = unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::sigprocmask(libc::SIG_BLOCK, &all, &mut old);
+            old
+        };
         // SAFETY: the clone continues on a copy of this stack, as fork does, and only
         // runs `guard` (async-signal-safe calls only, never returns).
-        match unsafe { clone_sibling() } {
+        let cloned = unsafe { clone_sibling() };
+        if cloned != 0 {
+            // SAFETY: restores the mask saved above.
+            unsafe {
+                libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            }
+        }
+        match cloned {
             -1 => Err(io::Error::last_os_error()),
             // SAFETY: we are the freshly cloned sentinel (see `guard`).
             0 => unsafe { guard(self.parent, end) },
@@ -190,6 +208,14 @@ unsafe fn guard(parent: libc::pid_t, end: i64) -> ! {
     // SAFETY: every call below is an async-signal-safe system call wrapper taking plain
     // integers or pointers to locals and statics that live for the whole call.
     unsafe {
+        // Every signal is blocked: whatever the command sends its own group (a deadline's
+        // SIGTERM, SIGUSR1, SIGALRM, SIGPIPE, terminal signals) stays pending and harmless;
+        // only SIGKILL (and SIGSTOP) can still end or stop it. The death signal is taken
+        // with `sigtimedwait`. The clone was born with this mask ([`Launcher::launch`]);
+        // set again so that `guard` does not depend on its caller.
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
         close_from(3);
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
         if null >= 0 {
@@ -200,13 +226,6 @@ unsafe fn guard(parent: libc::pid_t, end: i64) -> ! {
                 libc::close(null);
             }
         }
-        // Every signal is blocked: whatever the command sends its own group (a deadline's
-        // SIGTERM, SIGUSR1, SIGALRM, SIGPIPE, terminal signals) stays pending and harmless;
-        // only SIGKILL (and SIGSTOP) can still end or stop it. The death signal is taken
-        // with `sigtimedwait`.
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::sigprocmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, DEATH_SIGNAL);
