@@ -14,6 +14,7 @@ mod docs;
 mod edit;
 mod edit_targets;
 mod exec;
+mod file_guards;
 mod glob;
 mod grep;
 mod mcp;
