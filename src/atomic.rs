@@ -135,14 +135,14 @@ pub fn refuse_change(path: &Path, shown: &str, limit: Option<u64>) -> Option<Str
     if !meta.is_file() {
         return None;
     }
-    if let Some(limit) = limit {
-        if meta.len() > limit {
-            return Some(format!(
-                "Cannot edit {shown}: it has {} bytes, over the limit of {limit} bytes for \
-                 editing in place. Use write to replace it entirely, or bash for a streaming edit.",
-                meta.len()
-            ));
-        }
+    if let Some(limit) = limit
+        && meta.len() > limit
+    {
+        return Some(format!(
+            "Cannot edit {shown}: it has {} bytes, over the limit of {limit} bytes for \
+             editing in place. Use write to replace it entirely, or bash for a streaming edit.",
+            meta.len()
+        ));
     }
     let mode = meta.permissions().mode() & 0o7777;
     if mode & 0o222 == 0 {
