@@ -7,7 +7,7 @@
 //!   "subagents": {"build": {"command": ["my-agent", "--print"]}},
 //!   "task": {"deadline_ms": 1800000},
 //!   "skills": {"paths": ["/opt/skills"]},
-//!   "output": {"max_lines": 2000, "max_bytes": 51200},
+//!   "output": {"max_lines": 2000, "max_bytes": 51200, "keep_bytes": 268435456},
 //!   "webfetch": {"allow_hosts": ["127.0.0.1:8080"]},
 //!   "websearch": {"endpoint": "https://api.exa.ai/search"},
 //!   "after_hook": ["my-hook", "--json"]
@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
-//! line and column. The project file overrides the user file key by key (`skills.paths`
+//! line and column. The project file overrides the user file key by key (`output.*` may
+//! only be lowered by it; `skills.paths`
 //! adds to it, and a skill found there is read under the policy like any file the project
 //! points at), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
 //! which are taken from the user file only: a cloned repository cannot open the SSRF guard,
@@ -42,6 +43,8 @@ pub struct Config {
     pub max_lines: Option<usize>,
     /// `output.max_bytes`.
     pub max_bytes: Option<usize>,
+    /// `output.keep_bytes`: the cap of the spill folder `.tinytool/outputs/`.
+    pub keep_bytes: Option<u64>,
     /// Hosts webfetch may reach even when they resolve to blocked addresses (user only).
     pub allow_hosts: Vec<String>,
     /// The websearch endpoint (user only).
@@ -108,6 +111,7 @@ struct SkillsSection {
 struct OutputSection {
     max_lines: Option<usize>,
     max_bytes: Option<usize>,
+    keep_bytes: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -227,8 +231,25 @@ impl Config {
                 }));
         }
         if let Some(output) = file.output {
-            self.max_lines = output.max_lines.filter(|n| *n > 0).or(self.max_lines);
-            self.max_bytes = output.max_bytes.filter(|n| *n > 0).or(self.max_bytes);
+            // A project may lower the limits (and the spill folder's cap), never raise them:
+            // a cloned repository must not flood the model.
+            let lower = |current: Option<usize>, new: Option<usize>, default: usize| {
+                let new = new.filter(|n| *n > 0)?;
+                Some(if trusted {
+                    new
+                } else {
+                    new.min(current.unwrap_or(default))
+                })
+            };
+            let defaults = crate::truncate::Limits::default();
+            self.max_lines =
+                lower(self.max_lines, output.max_lines, defaults.max_lines).or(self.max_lines);
+            self.max_bytes =
+                lower(self.max_bytes, output.max_bytes, defaults.max_bytes).or(self.max_bytes);
+            if let Some(keep) = output.keep_bytes.filter(|n| *n > 0) {
+                let current = self.keep_bytes.unwrap_or(crate::spill::KEEP_BYTES);
+                self.keep_bytes = Some(if trusted { keep } else { keep.min(current) });
+            }
         }
         if trusted {
             if let Some(webfetch) = file.webfetch {
@@ -244,12 +265,26 @@ impl Config {
         Ok(())
     }
 
-    /// The output limits: `output.max_lines` and `output.max_bytes` over the defaults.
+    /// The output limits: `output.max_lines` and `output.max_bytes` over the defaults,
+    /// keeping no spill files (see [`Config::limits_in`]).
     pub fn limits(&self) -> crate::truncate::Limits {
         let defaults = crate::truncate::Limits::default();
         crate::truncate::Limits {
             max_lines: self.max_lines.unwrap_or(defaults.max_lines),
             max_bytes: self.max_bytes.unwrap_or(defaults.max_bytes),
+            spill: None,
+        }
+    }
+
+    /// The output limits of a project in `dir`: previewed outputs are kept whole under
+    /// `<dir>/.tinytool/outputs/`, capped by `output.keep_bytes`.
+    pub fn limits_in(&self, dir: &Path) -> crate::truncate::Limits {
+        crate::truncate::Limits {
+            spill: Some(crate::spill::Outputs::new(
+                dir,
+                self.keep_bytes.unwrap_or(crate::spill::KEEP_BYTES),
+            )),
+            ..self.limits()
         }
     }
 

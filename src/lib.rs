@@ -40,6 +40,7 @@ pub mod repair;
 pub mod schema;
 pub mod search;
 pub mod session;
+pub mod spill;
 pub mod state;
 pub mod textdoc;
 pub mod tool;

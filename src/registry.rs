@@ -242,9 +242,10 @@ impl Registry {
             mut is_error,
             mut metadata,
         } = output;
-        let (mut text, mut truncated, image) = match body {
+        let (mut text, mut truncated, exempt) = match body {
             Body::Text(text) => (text, false, false),
             Body::Image(uri) => (uri, false, true),
+            Body::Paged(text) => (text, false, true),
             Body::Captured(capture) => render(*capture, &mut metadata),
         };
         if let Some(hook) = &session.after_hook
@@ -260,12 +261,15 @@ impl Registry {
                 props(json!({"tool": def.name, "output": text, "isError": is_error})),
             );
         }
-        if !image
+        if !exempt
             && !truncated
-            && let Some(preview) = truncate::preview(&text, session.limits)
+            && let Some(preview) = truncate::preview(&text, session.limits.clone())
         {
-            text = preview;
+            text = preview.text;
             truncated = true;
+            if let Some(path) = preview.full_output {
+                metadata.insert("full_output".into(), Value::String(path));
+            }
         }
         let result = CallResult {
             id,
@@ -290,6 +294,9 @@ fn render(capture: Capture, metadata: &mut Map<String, Value>) -> (String, bool,
     if rendered.lossy {
         metadata.insert("lossy".into(), Value::Bool(true));
     }
+    if let Some(path) = rendered.full_output {
+        metadata.insert("full_output".into(), Value::String(path));
+    }
     (rendered.text, rendered.truncated, false)
 }
 
@@ -297,9 +304,14 @@ fn render(capture: Capture, metadata: &mut Map<String, Value>) -> (String, bool,
 /// invalid arguments, refusals, failures): their messages quote the caller's input, which
 /// may be of any size.
 fn finish(session: &Session, mut result: CallResult, repairs: Vec<String>) -> CallResult {
-    if let Some(preview) = truncate::preview(&result.output, session.limits) {
-        result.output = preview;
+    if let Some(preview) = truncate::preview(&result.output, session.limits.clone()) {
+        result.output = preview.text;
         result.truncated = true;
+        if let Some(path) = preview.full_output {
+            result
+                .metadata
+                .insert("full_output".into(), Value::String(path));
+        }
     }
     with_repairs(result, repairs)
 }

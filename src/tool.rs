@@ -140,7 +140,7 @@ impl std::fmt::Debug for ToolDef {
 }
 
 /// The text a tool produced.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Body {
     /// Text held in memory; the registry previews it when it is over the limits.
     Text(String),
@@ -148,10 +148,13 @@ pub enum Body {
     Captured(Box<Capture>),
     /// An image as a data URI: never previewed.
     Image(String),
+    /// Text the tool already fit to the output limits itself (read's pages): never
+    /// previewed.
+    Paged(String),
 }
 
 /// What running a tool yields.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ToolOutput {
     /// The output text.
     pub body: Body,

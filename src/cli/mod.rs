@@ -260,7 +260,7 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
     }
     let mut session = Session::new(id, &dir);
     session.config = crate::config::Config::load(&session.dir)?;
-    session.limits = session.config.limits();
+    session.limits = session.config.limits_in(&session.dir);
     if let Some(spec) = matches.get_one::<String>("events") {
         session.events = EventSink::open(spec)
             .map_err(|e| format!("--events {spec}: cannot open for appending: {e}"))?;

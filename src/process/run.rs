@@ -132,7 +132,7 @@ impl<'a> Request<'a> {
             env,
             stdin: None,
             timeout,
-            limits: session.limits,
+            limits: session.limits.clone(),
             cancel: Some(session.cancel.clone()),
             isolation: Isolation::Session,
         }
@@ -241,7 +241,7 @@ impl Captures {
     /// Two empty captures.
     pub fn new(limits: Limits) -> Captures {
         Captures {
-            stdout: Capture::new(limits),
+            stdout: Capture::new(limits.clone()),
             stderr: Capture::new(limits),
         }
     }
@@ -271,7 +271,7 @@ impl Watcher for Captures {
 /// Runs a command to completion, timeout or kill (see the module doc), keeping its output
 /// in two captures. `Err` only when it cannot be started or the pipes cannot be watched.
 pub fn run(request: Request) -> io::Result<Finished> {
-    let mut captures = Captures::new(request.limits);
+    let mut captures = Captures::new(request.limits.clone());
     let outcome = run_with(request, &mut captures)?;
     Ok(captures.finish(outcome))
 }

@@ -204,7 +204,7 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
     };
     let stdout_bytes = stdout.total_bytes();
     let stderr_bytes = stderr.total_bytes();
-    let mut output = Capture::new(ctx.session.limits);
+    let mut output = Capture::new(ctx.session.limits.clone());
     if let Some(line) = &failure {
         output.push_str(line);
         output.push_str("\n");

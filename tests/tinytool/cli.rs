@@ -130,7 +130,8 @@ fn stdin_flag_merges_with_flags_winning() {
         Some(r#"{"file_path": "a.txt", "limit": 3}"#),
     );
     assert!(
-        run.output().starts_with("1\t1\n\n... (2 more lines"),
+        run.output()
+            .starts_with("1\t1\n[lines 1-1 of 3 shown, 2 more lines"),
         "{run:?}"
     );
 }

@@ -694,7 +694,7 @@ fn size_label(bytes: u64) -> String {
 /// The tool output for a response.
 fn render(ctx: &CallContext, fetched: &Fetched, format: Format) -> ToolOutput {
     let status = fetched.status;
-    let mut capture = Capture::new(ctx.session.limits);
+    let mut capture = Capture::new(ctx.session.limits.clone());
     capture.push_str(&format!("HTTP {}", status.as_u16()));
     if let Some(reason) = status.canonical_reason() {
         capture.push_str(&format!(" {reason}"));
