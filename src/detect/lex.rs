@@ -200,6 +200,9 @@ pub struct Lexed {
     pub tokens: Vec<Token>,
     /// Here-document bodies, referenced by [`Redir::heredoc`].
     pub heredocs: Vec<HereDoc>,
+    /// The byte range of each token in the source, parallel to `tokens` (a newline's
+    /// range also covers the here-document bodies read after it).
+    pub spans: Vec<std::ops::Range<usize>>,
 }
 
 /// Lexes shell source text.
@@ -211,7 +214,19 @@ pub fn lex(src: &str) -> Lexed {
         pending: Vec::new(),
     };
     lexer.run();
-    lexer.out
+    // Spans were recorded in characters; report them in bytes of the source.
+    let mut bytes = Vec::with_capacity(lexer.s.len() + 1);
+    let mut at = 0;
+    for c in &lexer.s {
+        bytes.push(at);
+        at += c.len_utf8();
+    }
+    bytes.push(at);
+    let mut out = lexer.out;
+    for span in &mut out.spans {
+        *span = bytes[span.start.min(bytes.len() - 1)]..bytes[span.end.min(bytes.len() - 1)];
+    }
+    out
 }
 
 /// The parts of a text read as if it were inside double quotes: what an unquoted
@@ -275,6 +290,18 @@ impl Lexer {
 
     fn run(&mut self) {
         while self.i < self.s.len() {
+            let start = self.i;
+            let before = self.out.tokens.len();
+            self.run_one();
+            for _ in before..self.out.tokens.len() {
+                self.out.spans.push(start..self.i);
+            }
+        }
+    }
+
+    /// Lexes what starts at `self.i`: blanks, a comment, an operator or a word.
+    fn run_one(&mut self) {
+        {
             let c = self.s[self.i];
             match c {
                 ' ' | '\t' | '\r' => self.i += 1,

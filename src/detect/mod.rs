@@ -28,6 +28,7 @@
 //! `secret file: .env`) for `policy explain` and refusals.
 
 pub mod args;
+pub mod commands;
 pub mod destructive;
 pub mod expand;
 pub mod lex;
