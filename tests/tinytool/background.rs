@@ -514,11 +514,10 @@ fn the_policy_decides_a_monitor_as_it_decides_bash() {
     assert_eq!(run("ls").code, 3);
     let destructive = run("echo x; rm -rf build");
     assert_eq!(destructive.code, 3, "{destructive:?}");
-    assert_eq!(
-        destructive.json()["metadata"]["permission"],
-        "destructive-shell"
-    );
-    let secret = run("echo x; cat .env");
+    // Each command is judged: `rm -rf build` is not an `echo`.
+    assert_eq!(destructive.json()["metadata"]["permission"], "shell");
+    assert_eq!(destructive.json()["metadata"]["pattern"], "rm -rf build");
+    let secret = run("echo x < .env");
     assert_eq!(secret.json()["metadata"]["permission"], "secret-shell");
     assert_eq!(run("echo allowed").code, 0);
 }
@@ -811,7 +810,9 @@ fn the_subagent_command_line_is_what_the_policy_decides() {
     room.write(
         "policy.json",
         r#"{"rules": [{"permission": "shell", "pattern": "*", "action": "deny"},
-                      {"permission": "shell", "pattern": "sh -c 'echo depth=*", "action": "allow"}]}"#,
+                      {"permission": "shell", "pattern": "sh -c *", "action": "allow"},
+                      {"permission": "shell", "pattern": "echo depth=*", "action": "allow"},
+                      {"permission": "shell", "pattern": "cat", "action": "allow"}]}"#,
     );
     let allowed = room.run(&["--policy", "policy.json", "task"], Some(&args));
     assert_eq!(allowed.code, 0, "{allowed:?}");
