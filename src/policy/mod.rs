@@ -573,15 +573,21 @@ pub fn protected_dirs(dir: &Path) -> Vec<PathBuf> {
 fn defaults() -> Vec<Rule> {
     let mut env = Rule::builtin("read", ".env*", Action::Ask, Source::Default);
     env.basename = true;
-    vec![
-        Rule::builtin("*", "*", Action::Allow, Source::Default),
-        env,
+    let mut rules = vec![Rule::builtin("*", "*", Action::Allow, Source::Default), env];
+    // Templates of an env file hold no secrets (as in opencode): readable by default.
+    for name in crate::detect::secret::ENV_TEMPLATES {
+        let mut template = Rule::builtin("read", name, Action::Allow, Source::Default);
+        template.basename = true;
+        rules.push(template);
+    }
+    rules.extend([
         Rule::builtin("webfetch", "*", Action::Ask, Source::Default),
         Rule::builtin("external_directory", "*", Action::Ask, Source::Default),
         Rule::builtin("destructive-shell", "*", Action::Ask, Source::Default),
         Rule::builtin("secret-shell", "*", Action::Ask, Source::Default),
         Rule::builtin("plan_exit", "*", Action::Ask, Source::Default),
-    ]
+    ]);
+    rules
 }
 
 fn plan_builtins() -> Vec<Rule> {

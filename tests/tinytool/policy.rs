@@ -320,3 +320,28 @@ fn the_after_hook_comes_from_the_user_config_only_and_can_change_results() {
     assert_eq!(run.output(), "1\ta\n");
     assert!(run.stderr.contains("not allowed"), "{}", run.stderr);
 }
+
+#[test]
+fn env_templates_are_readable_by_default_and_env_files_are_not() {
+    let room = Room::new();
+    for name in [
+        ".env.example",
+        ".env.sample",
+        ".env.template",
+        ".env.dist",
+        ".env",
+    ] {
+        room.write(name, "KEY=1\n");
+    }
+    for name in [".env.example", ".env.sample", ".env.template", ".env.dist"] {
+        let run = room.run(&["read", "--file-path", name], None);
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+    }
+    assert_eq!(room.run(&["read", "--file-path", ".env"], None).code, 3);
+    assert_eq!(
+        room.run(&["bash", "--command", "cat .env.example"], None)
+            .code,
+        0
+    );
+    assert_eq!(room.run(&["bash", "--command", "cat .env"], None).code, 3);
+}
