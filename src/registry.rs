@@ -211,6 +211,10 @@ impl Registry {
                 return finish(session, result, repairs);
             }
         };
+        if let Some(problem) = crate::tools::precheck(def.name, &args) {
+            let result = CallResult::failure(id, def.name, problem, ExitStatus::ToolError);
+            return finish(session, result, repairs);
+        }
         let ctx = CallContext::new(session, def.name);
         let accesses = def.accesses(&ctx, &args);
         if let Err(refusal) = session.gate.check(&ctx, &accesses) {

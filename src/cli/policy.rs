@@ -179,6 +179,9 @@ fn explain(
         Ok(normalized) => normalized.args,
         Err(problems) => return super::usage(&format!("Invalid arguments: {problems}")),
     };
+    if let Some(problem) = crate::tools::precheck(def.name, &args) {
+        return super::usage(&problem);
+    }
     let gate = PolicyGate::new(policy.clone());
     let ctx = CallContext::new(session, def.name);
     let accesses = def.accesses(&ctx, &args);
