@@ -21,6 +21,14 @@ pub trait PermissionGate: Send + Sync {
     /// refuses the call. Tools also use it for commands they run on the side (formatters).
     fn check(&self, ctx: &CallContext, accesses: &[Access]) -> Result<(), Refusal>;
 
+    /// Decides the accesses of a command a **project** config names (a formatter, a
+    /// subagent): as [`PermissionGate::check`], and unless the project is trusted, every
+    /// allow must come from a rule of the user (never the built-in `* * allow` alone), so
+    /// nothing a repository ships runs by default.
+    fn check_project_command(&self, ctx: &CallContext, accesses: &[Access]) -> Result<(), Refusal> {
+        self.check(ctx, accesses)
+    }
+
     /// Whether one access would be allowed without asking anybody (never prompts): skill
     /// uses it to leave out skills whose file the caller may not read.
     fn permits(&self, _ctx: &CallContext, _access: &Access) -> bool {
@@ -220,6 +228,11 @@ impl<'a> CallContext<'a> {
     /// formatter or subagent command as a `shell` access).
     pub fn allows(&self, accesses: &[Access]) -> Result<(), Refusal> {
         self.session.gate.check(self, accesses)
+    }
+
+    /// As [`CallContext::allows`], for a command the project config names.
+    pub fn allows_project_command(&self, accesses: &[Access]) -> Result<(), Refusal> {
+        self.session.gate.check_project_command(self, accesses)
     }
 
     /// Publishes a bus event with the session id added to its properties.

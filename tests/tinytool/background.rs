@@ -525,8 +525,8 @@ fn the_policy_decides_a_monitor_as_it_decides_bash() {
 /// A room whose config has the test subagents.
 fn task_room() -> Room {
     let room = Room::new();
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({
             "subagents": {
                 "build": {"command": ["sh", "-c", "echo depth=$TINYTOOL_SUBAGENT_DEPTH; cat"]},
@@ -564,8 +564,8 @@ fn a_foreground_task_returns_the_subagents_output_at_depth_one() {
 
 /// Makes the default subagent (`build`) the shell command line `agent`.
 fn use_shell_subagent(room: &Room, agent: &str) {
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
     );
 }
@@ -684,8 +684,8 @@ fn a_failed_background_task_records_the_error() {
 fn cancel_and_deadline_end_a_job_and_leave_nothing() {
     let room = task_room();
     let sleep = marked_sleep(&room);
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({
             "subagents": {"sleepy": {"command": [format!("./{sleep}"), "30"]},
                           "trapped": {"command": ["sh", "-c", format!("trap '' TERM; ./{sleep} 30 & ./{sleep} 31")]}},
@@ -717,8 +717,8 @@ fn cancel_and_deadline_end_a_job_and_leave_nothing() {
     assert_nothing_left(&token, &sleep);
 
     // Cancel: at once, whatever the deadline.
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"subagents": {"sleepy": {"command": [format!("./{sleep}"), "30"]}}}).to_string(),
     );
     let id = start("sleepy");
@@ -847,8 +847,8 @@ fn task_errors() {
     let text = crate::util::redact(&missing.output(), &room.home, "[HOME]");
     crate::snapshot_text!("task_missing_subagent", text);
     let unstartable = Room::new();
-    unstartable.write(
-        ".tinytool/config.json",
+    unstartable.write_user(
+        "config.json",
         r#"{"subagents": {"build": {"command": ["/nonexistent/agent"]}}}"#,
     );
     for background in [false, true] {
@@ -870,8 +870,8 @@ fn task_errors() {
 #[test]
 fn an_explicit_policy_is_handed_on_to_subagents() {
     let room = Room::new();
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"subagents": {"build": {"command": ["sh", "-c", "echo policy=$TINYTOOL_POLICY"]}}})
             .to_string(),
     );
