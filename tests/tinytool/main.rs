@@ -23,6 +23,7 @@ mod policy_editing;
 mod policy_reads;
 mod policy_tooling;
 mod read;
+mod readme_policies;
 mod robust;
 mod search_tree;
 mod session_tools;
