@@ -586,7 +586,9 @@ impl Judge<'_> {
             let line = line.trim();
             let shell = line
                 .strip_prefix("\\!")
-                .or_else(|| line.strip_prefix("system "));
+                .or_else(|| line.strip_prefix("system "))
+                .or_else(|| line.strip_prefix(".shell "))
+                .or_else(|| line.strip_prefix(".system "));
             if let Some(shell) = shell {
                 self.shell(shell, &mut expand::initial_vars());
             }

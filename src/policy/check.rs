@@ -408,11 +408,47 @@ mod tests {
     }
 
     #[test]
+    fn patterns_that_can_never_match_are_found_with_their_fix() {
+        let found = check(
+            &policy(
+                r#"{"rules": [{"permission": "read", "pattern": "./secret/*", "action": "deny"},
+                              {"permission": "edit", "pattern": "src//a", "action": "deny"},
+                              {"permission": "edit", "pattern": "docs/", "action": "deny"},
+                              {"permission": "read", "pattern": "../x/*", "action": "deny"},
+                              {"permission": "webfetch", "pattern": "docs.rs/*", "action": "allow"},
+                              {"permission": "shell", "pattern": "git  log", "action": "deny"},
+                              {"permission": "destructive-shell", "pattern": "rm -rf target*", "action": "allow"},
+                              {"permission": "destructive-shell", "pattern": "rm -rf target/*", "action": "allow",
+                               "examples": {"match": ["rm -rf target/a && rm -rf target/b"],
+                                            "not_match": ["rm -rf target/../src", "rm -rf target/a src"]}},
+                              {"permission": "webfetch", "pattern": "https://docs.rs/*", "action": "allow"}]}"#,
+            ),
+            &["read"],
+        );
+        let text: Vec<String> = found.iter().map(|f| f.to_string()).collect();
+        for (place, fix) in [
+            ("rules[0]", "write `secret/*`"),
+            ("rules[1]", "write `src/a`"),
+            ("rules[2]", "write `docs/*`"),
+            ("rules[3]", "without `..`"),
+            ("rules[4]", "write `https://docs.rs/*`"),
+            ("rules[5]", "write `git log`"),
+            ("rules[6]", "write `rm -rf target` plus `rm -rf target/*`"),
+        ] {
+            assert!(
+                text.iter().any(|t| t.contains(place) && t.contains(fix)),
+                "{place}: {text:?}"
+            );
+        }
+        assert_eq!(text.len(), 7, "{text:?}");
+    }
+
+    #[test]
     fn failing_examples_and_unknown_permissions_are_found() {
         let found = check(
             &policy(
                 r#"{"rules": [{"permission": "grep", "pattern": "*", "action": "deny"},
-                                   {"permission": "shell", "pattern": "git status*", "action": "allow",
+                                   {"permission": "shell", "pattern": "git status *", "action": "allow",
                                     "examples": {"match": ["git push"], "not_match": ["git status -s"]}}],
                         "disabled": ["nosuch"]}"#,
             ),
