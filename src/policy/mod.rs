@@ -674,6 +674,55 @@ mod tests {
     }
 
     #[test]
+    fn glued_stars_in_shell_allow_rules_stay_in_one_word() {
+        assert!(shell_allow_matches("rm -rf target/*", "rm -rf target/x"));
+        assert!(shell_allow_matches("rm -rf target*", "rm -rf target-old"));
+        assert!(!shell_allow_matches("rm -rf target*", "rm -rf target ."));
+        assert!(!shell_allow_matches(
+            "rm -rf target/*",
+            "rm -rf target/../src"
+        ));
+        assert!(!shell_allow_matches("rm -rf target/*", "rm -rf target/x /"));
+        assert!(shell_allow_matches("git *", "git push --force"));
+        assert!(shell_allow_matches("git *", "git"));
+        assert!(shell_allow_matches("cargo test*", "cargo test"));
+    }
+
+    #[test]
+    fn deny_rules_also_match_the_normalised_command() {
+        let p = policy(
+            r#"{"rules": [{"permission": "shell", "pattern": "git push*", "action": "deny"},
+                          {"permission": "shell", "pattern": "sudo apt *", "action": "allow"}]}"#,
+            "",
+        );
+        let command = |text: &str, normalized: &str| Access {
+            normalized: Some(normalized.to_string()),
+            ..Access::new("shell", text)
+        };
+        let chain = p.chain("build");
+        let decide = |a: Access| p.decide(&chain, &[], &[a])[0].action;
+        assert_eq!(
+            decide(command("timeout 9 git push -f", "git push -f")),
+            Action::Deny
+        );
+        assert_eq!(decide(command("git -C . push", "git push")), Action::Deny);
+        // Allow rules match as written only, and never loosen.
+        assert_eq!(
+            decide(command("sudo apt install x", "apt install x")),
+            Action::Allow
+        );
+        let whole = Access {
+            whole: true,
+            ..Access::new("shell", "sudo apt $((")
+        };
+        assert_eq!(
+            decide(whole),
+            Action::Allow,
+            "the default `* * allow` is `*`"
+        );
+    }
+
+    #[test]
     fn last_matching_rule_wins_and_aliases_match() {
         let p = policy(
             r#"{"rules": [{"permission": "bash", "pattern": "*", "action": "deny"},
