@@ -5,7 +5,7 @@
 //! | `openai` | `{"type": "function", "function": {"name", "description", "parameters"}}` (with `--strict`: `"strict": true` and a strict schema, see [`strict_schema`]) |
 //! | `anthropic` | `{"name", "description", "input_schema"}` |
 //! | `gemini` | `{"name", "description", "parameters"}` (OpenAPI subset: no `additionalProperties`, no `$schema`) |
-//! | `mcp` | `{"name", "description", "inputSchema", "annotations"}` |
+//! | `mcp` | `{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}` (see `mcp::results`) |
 //! | `json` | `{"name", "summary", "description", "permission", "parameters"}` |
 
 use serde_json::{Map, Value, json};
@@ -57,12 +57,7 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
                 json!({"name": def.name, "description": def.description, "parameters": parameters})
             }
         }
-        "mcp" => json!({
-            "name": def.name,
-            "description": def.description,
-            "inputSchema": parameters,
-            "annotations": mcp_annotations(def.name),
-        }),
+        "mcp" => crate::mcp::results::tool_entry(def),
         "json" => json!({
             "name": def.name,
             "summary": def.summary,
@@ -79,25 +74,6 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
             },
         }),
     }
-}
-
-/// MCP tool annotations: hints about what a tool does to the world.
-pub fn mcp_annotations(name: &str) -> Value {
-    let mut hints = Map::new();
-    hints.insert("title".into(), Value::String(name.to_string()));
-    match name {
-        "read" | "grep" | "glob" | "skill" | "question" => {
-            hints.insert("readOnlyHint".into(), Value::Bool(true));
-        }
-        "bash" | "write" | "edit" | "apply_patch" => {
-            hints.insert("destructiveHint".into(), Value::Bool(true));
-        }
-        "webfetch" | "websearch" => {
-            hints.insert("openWorldHint".into(), Value::Bool(true));
-        }
-        _ => {}
-    }
-    Value::Object(hints)
 }
 
 /// OpenAI's strict mode: every object closed (`additionalProperties: false`) with every

@@ -226,7 +226,11 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
             if strict && format != "openai" {
                 return usage("--strict applies to --format openai only");
             }
-            let visible = registry.visible(&session);
+            let mut visible = registry.visible(&session);
+            if format == "mcp" {
+                // Exactly what `tinytool mcp` lists.
+                visible.retain(|def| !crate::mcp::NOT_SERVED.contains(&def.name));
+            }
             out.json(&dialects::render(&visible, format, strict))
         }
         "mcp" => crate::mcp::serve(&registry, session),
