@@ -191,3 +191,18 @@ fn the_exit_tool_ends_a_stream() {
     assert_eq!(lines[1]["output"], "Exiting: done");
     assert_eq!(lines[0]["id"], 1);
 }
+
+#[test]
+fn a_responses_function_call_item_is_answered_with_its_call_id() {
+    let room = Room::new();
+    room.write("a.txt", "x\n");
+    let run = room.exec(serde_json::json!({
+        "type": "function_call", "id": "fc_123", "call_id": "call_abc",
+        "name": "read", "arguments": "{\"file_path\":\"a.txt\"}"
+    }));
+    assert_eq!(run.json()["id"], "call_abc");
+    let gemini = room.exec(serde_json::json!({
+        "function_call": {"name": "read", "args": {"file_path": "a.txt"}}
+    }));
+    assert_eq!(gemini.json()["output"], "1\tx\n");
+}

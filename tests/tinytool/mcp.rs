@@ -689,3 +689,48 @@ fn spill_files_are_linked_and_served_and_nothing_else_is() {
     }
     client.finish();
 }
+
+#[test]
+fn responses_and_anthropic_strict_formats_keep_their_rules() {
+    let room = Room::new();
+    let responses = room
+        .run(&["tools", "--format", "openai-responses", "--strict"], None)
+        .json();
+    for tool in responses.as_array().unwrap() {
+        assert_eq!(tool["type"], "function");
+        assert_eq!(tool["strict"], true);
+        assert_strict(&tool["parameters"], tool["name"].as_str().unwrap());
+    }
+    let anthropic = room
+        .run(&["tools", "--format", "anthropic", "--strict"], None)
+        .json();
+    let webfetch = anthropic
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "webfetch")
+        .unwrap();
+    assert_eq!(webfetch["strict"], true);
+    let schema = &webfetch["input_schema"];
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["properties"]["headers"]["type"], "string");
+    // Optional properties stay optional under Anthropic's rules.
+    assert_eq!(schema["required"], json!(["url"]));
+    // Headers sent as JSON text are accepted back.
+    let run = room.run(
+        &["exec"],
+        Some(
+            &json!({"type": "tool_use", "id": "t", "name": "webfetch",
+            "input": {"url": "http://127.0.0.1:9/", "headers": "{\"X-A\": \"1\"}"}})
+            .to_string(),
+        ),
+    );
+    assert!(
+        !run.json()["output"]
+            .as_str()
+            .unwrap()
+            .contains("Invalid arguments"),
+        "{}",
+        run.json()
+    );
+}
