@@ -222,3 +222,18 @@ fn a_65_kb_nested_default_is_refused_and_the_stream_survives() {
     }
     assert_eq!(lines[2]["is_error"], false, "{}", lines[2]);
 }
+
+#[test]
+fn a_responses_function_call_item_is_answered_with_its_call_id() {
+    let room = Room::new();
+    room.write("a.txt", "x\n");
+    let run = room.exec(serde_json::json!({
+        "type": "function_call", "id": "fc_123", "call_id": "call_abc",
+        "name": "read", "arguments": "{\"file_path\":\"a.txt\"}"
+    }));
+    assert_eq!(run.json()["id"], "call_abc");
+    let gemini = room.exec(serde_json::json!({
+        "function_call": {"name": "read", "args": {"file_path": "a.txt"}}
+    }));
+    assert_eq!(gemini.json()["output"], "1\tx\n");
+}

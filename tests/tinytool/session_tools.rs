@@ -176,10 +176,20 @@ fn notepad_follows_the_reference_messages() {
         pad(json!({"action": "read", "key": "plan"})),
         "step one\nstep two"
     );
-    assert_eq!(
-        pad(json!({"action": "read", "key": "nope"})),
-        "key \"nope\" not found"
-    );
+    // A missing key is an error (exit 1), for read and delete alike.
+    for action in ["read", "delete"] {
+        let missing = room.call("notepad", json!({"action": action, "key": "nope"}));
+        assert_eq!(missing.code, 1, "{action}");
+        assert!(
+            missing.json()["is_error"].as_bool().unwrap_or(false),
+            "{action}"
+        );
+        assert!(
+            missing.output().starts_with("key \"nope\" not found"),
+            "{}",
+            missing.output()
+        );
+    }
     let long = "x".repeat(100);
     pad(json!({"action": "write", "key": "a-long", "content": long}));
     assert_eq!(
