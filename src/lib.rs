@@ -20,6 +20,7 @@
 //!   completion scripts generated from it.
 
 pub mod aftercare;
+pub mod aliases;
 pub mod approvals;
 pub mod atomic;
 pub mod background;

@@ -14,6 +14,7 @@ mod docs;
 mod edit;
 mod edit_targets;
 mod exec;
+mod first_hour;
 mod glob;
 mod grep;
 mod mcp;

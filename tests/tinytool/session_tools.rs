@@ -155,10 +155,17 @@ fn questions_take_answers_in_order_per_session() {
     assert_eq!(ask(&room, "s").output(), "42");
     let exhausted = ask(&room, "s");
     assert_eq!(exhausted.code, 1);
+    // The model is told no user is reachable; the flag hint is for the person (stderr).
     assert!(
-        exhausted.output().contains("--answers"),
+        exhausted.output().contains("No user is reachable")
+            && !exhausted.output().contains("--answers"),
         "{}",
         exhausted.output()
+    );
+    assert!(
+        exhausted.stderr.contains("--answers"),
+        "{}",
+        exhausted.stderr
     );
     assert_eq!(ask(&room, "t").output(), "blue");
 }
