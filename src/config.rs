@@ -33,6 +33,9 @@ use serde::Deserialize;
 pub struct Config {
     /// Formatter command per file glob (`{file}` is replaced by the path), in file order.
     pub formatters: Vec<(String, Vec<String>)>,
+    /// The globs of `formatters` and the kinds of `subagents` the project config set:
+    /// their commands run only when the user policy allows them (issue 24).
+    pub from_project: std::collections::BTreeSet<String>,
     /// Subagent command per type.
     pub subagents: BTreeMap<String, Subagent>,
     /// Deadline of a background task job, in milliseconds.
@@ -212,11 +215,23 @@ impl Config {
                 return Err(format!("formatters.{glob}: the command is empty"));
             }
             self.formatters.retain(|(g, _)| *g != glob);
+            let key = format!("formatters.{glob}");
+            if trusted {
+                self.from_project.remove(&key);
+            } else {
+                self.from_project.insert(key);
+            }
             self.formatters.push((glob, command));
         }
         for (kind, subagent) in file.subagents {
             if subagent.command.is_empty() {
                 return Err(format!("subagents.{kind}.command: the command is empty"));
+            }
+            let key = format!("subagents.{kind}");
+            if trusted {
+                self.from_project.remove(&key);
+            } else {
+                self.from_project.insert(key);
             }
             self.subagents.insert(kind, subagent);
         }
@@ -286,6 +301,16 @@ impl Config {
             )),
             ..self.limits()
         }
+    }
+
+    /// Whether the formatter for a path is the project config's.
+    pub fn formatter_from_project(&self, rel_path: &str) -> bool {
+        let base = rel_path.rsplit('/').next().unwrap_or(rel_path);
+        self.formatters.iter().any(|(glob, _)| {
+            let subject = if glob.contains('/') { rel_path } else { base };
+            crate::wildcard::matches(glob, subject)
+                && self.from_project.contains(&format!("formatters.{glob}"))
+        })
     }
 
     /// The formatter command for a path (relative to the project, forward slashes), with

@@ -20,6 +20,8 @@
 //!   completion scripts generated from it.
 
 pub mod aftercare;
+pub mod aliases;
+pub mod approvals;
 pub mod atomic;
 pub mod background;
 pub mod cli;

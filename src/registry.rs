@@ -17,6 +17,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::aliases;
 use crate::exit::ExitStatus;
 use crate::repair;
 use crate::schema;
@@ -153,12 +154,13 @@ impl Registry {
                 Some((end, _)) => format!("{}…", &name[..end]),
                 None => name,
             };
-            let result = CallResult::failure(
-                id,
-                &name,
-                format!("Unknown tool: {name}"),
-                ExitStatus::Usage,
-            );
+            // websearch exists but is registered only with its key: say what to configure.
+            let message = if name == "websearch" {
+                "websearch is not configured: set EXA_API_KEY".to_string()
+            } else {
+                format!("Unknown tool: {name}")
+            };
+            let result = CallResult::failure(id, &name, message, ExitStatus::Usage);
             return finish(session, result, Vec::new());
         };
         if session.gate.is_disabled(&name) {
@@ -200,7 +202,9 @@ impl Registry {
             }
         };
         let mut repairs = parsed.repairs;
-        let args = match schema::normalize(def.name, &(def.schema)(), parsed.value) {
+        let mut value = parsed.value;
+        repairs.extend(aliases::apply(def.name, &mut value));
+        let args = match schema::normalize(def.name, &(def.schema)(), value) {
             Ok(normalized) => {
                 repairs.extend(normalized.repairs);
                 normalized.args
@@ -211,6 +215,10 @@ impl Registry {
                 return finish(session, result, repairs);
             }
         };
+        if let Some(problem) = crate::tools::precheck(def.name, &args) {
+            let result = CallResult::failure(id, def.name, problem, ExitStatus::ToolError);
+            return finish(session, result, repairs);
+        }
         let ctx = CallContext::new(session, def.name);
         let accesses = def.accesses(&ctx, &args);
         if let Err(refusal) = session.gate.check(&ctx, &accesses) {

@@ -37,6 +37,12 @@ pub struct Access {
     /// The resolved path, for file accesses: the policy adds `external_directory` for paths
     /// outside the directory and applies the built-in protections.
     pub path: Option<PathBuf>,
+    /// For one command of a shell line: the command with wrappers and git's global
+    /// options dropped, also matched by deny and ask rules (DESIGN §4).
+    pub normalized: Option<String>,
+    /// A shell line that could not be split into commands: judged whole, and only a
+    /// rule whose pattern is `*` can allow it.
+    pub whole: bool,
 }
 
 impl Access {
@@ -47,6 +53,8 @@ impl Access {
             pattern: pattern.into(),
             reason: None,
             path: None,
+            normalized: None,
+            whole: false,
         }
     }
 
@@ -64,6 +72,8 @@ impl Access {
             pattern: ctx.display(&path),
             reason: None,
             path: Some(path),
+            normalized: None,
+            whole: false,
         }
     }
 

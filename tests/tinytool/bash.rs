@@ -466,29 +466,37 @@ fn policy_explain_shows_each_detection_with_its_reason() {
         None,
     );
     let result = run.json();
-    let permissions: Vec<(String, String)> = result["permissions"]
+    let permissions: Vec<(String, String, String)> = result["permissions"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| {
             (
                 p["permission"].as_str().unwrap().to_string(),
+                p["command"].as_str().unwrap().to_string(),
                 p["reason"].as_str().unwrap_or_default().to_string(),
             )
         })
         .collect();
+    // One `shell` entry per command, then each flagged command with its reason.
+    let sudo = "sudo git -C repo push --force origin main";
+    let cat = "cat ~/.aws/credentials";
     assert_eq!(permissions[0].0, "shell");
+    assert_eq!(permissions[0].1, sudo);
+    assert_eq!(permissions[1].1, cat);
     assert_eq!(
-        permissions[1],
+        permissions[2],
         (
             "secret-shell".to_string(),
+            cat.to_string(),
             "secret file: ~/.aws/credentials".to_string()
         )
     );
     assert_eq!(
-        permissions[2],
+        permissions[3],
         (
             "destructive-shell".to_string(),
+            sudo.to_string(),
             "destructive: git -C repo push --force origin main".to_string()
         )
     );
