@@ -20,6 +20,8 @@
 //!   completion scripts generated from it.
 
 pub mod aftercare;
+pub mod aliases;
+pub mod approvals;
 pub mod atomic;
 pub mod background;
 pub mod cli;
@@ -40,6 +42,7 @@ pub mod repair;
 pub mod schema;
 pub mod search;
 pub mod session;
+pub mod spill;
 pub mod state;
 pub mod textdoc;
 pub mod tool;
