@@ -267,6 +267,7 @@ impl Registry {
             text = preview;
             truncated = true;
         }
+        let refused = is_error && crate::sandbox::refused(&metadata);
         let result = CallResult {
             id,
             tool: def.name.to_string(),
@@ -274,7 +275,9 @@ impl Registry {
             is_error,
             truncated,
             metadata,
-            status: if is_error {
+            status: if refused {
+                ExitStatus::Refused
+            } else if is_error {
                 ExitStatus::ToolError
             } else {
                 ExitStatus::Success
