@@ -24,6 +24,7 @@ mod policy_reads;
 mod policy_tooling;
 mod read;
 mod robust;
+mod sandbox;
 mod search_tree;
 mod session_tools;
 mod webfetch;
