@@ -267,3 +267,22 @@ fn as_an_unprivileged_user_the_sandbox_holds_too() {
     assert!(!output.contains("hunter2"), "{result}");
     assert!(output.contains("Read-only file system"), "{result}");
 }
+
+#[test]
+fn a_sigkilled_tinytool_leaves_not_even_a_setsid_child() {
+    let room = git_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let sleep = marked_sleep(&room);
+    let cmd = room.command(&[
+        "bash",
+        "--command",
+        &format!("{}; ./{sleep} 300", crate::util::escaped_sleep(&sleep, 301)),
+    ]);
+    assert_eq!(
+        crate::util::survivors_of_sigkill(cmd, &sleep, 2),
+        Vec::<String>::new()
+    );
+}
