@@ -20,6 +20,8 @@
 //!   completion scripts generated from it.
 
 pub mod aftercare;
+pub mod aliases;
+pub mod approvals;
 pub mod atomic;
 pub mod background;
 pub mod cli;
@@ -41,6 +43,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod search;
 pub mod session;
+pub mod spill;
 pub mod state;
 pub mod textdoc;
 pub mod tool;

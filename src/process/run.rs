@@ -134,8 +134,8 @@ impl<'a> Request<'a> {
             env,
             stdin: None,
             timeout,
-            limits: session.limits,
-            cancel: Some(session.cancel.clone()),
+            limits: session.limits.clone(),
+            cancel: Some(session.cancel_flag()),
             isolation: Isolation::Session,
             sandbox: None,
         }
@@ -244,7 +244,7 @@ impl Captures {
     /// Two empty captures.
     pub fn new(limits: Limits) -> Captures {
         Captures {
-            stdout: Capture::new(limits),
+            stdout: Capture::new(limits.clone()),
             stderr: Capture::new(limits),
         }
     }
@@ -274,7 +274,7 @@ impl Watcher for Captures {
 /// Runs a command to completion, timeout or kill (see the module doc), keeping its output
 /// in two captures. `Err` only when it cannot be started or the pipes cannot be watched.
 pub fn run(request: Request) -> io::Result<Finished> {
-    let mut captures = Captures::new(request.limits);
+    let mut captures = Captures::new(request.limits.clone());
     let outcome = run_with(request, &mut captures)?;
     Ok(captures.finish(outcome))
 }
@@ -304,7 +304,17 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
     if let (Some(input), Some(pipe)) = (request.stdin, child.stdin.take()) {
         feed(pipe, input.to_vec());
     }
-    let result = watch(&mut child, pid, &request, start, watcher);
+    // A call whose client wants progress (MCP) learns how many lines came so far.
+    let result = if crate::session::wants_progress() {
+        let mut counting = Counting {
+            inner: watcher,
+            lines: 0,
+            start,
+        };
+        watch(&mut child, pid, &request, start, &mut counting)
+    } else {
+        watch(&mut child, pid, &request, start, watcher)
+    };
     if result.is_err() {
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();
@@ -316,6 +326,32 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
     // Before the subreaper flag goes: what escaped the group was adopted by now.
     adopted::kill_adopted(&token, (Instant::now() + REAP).min(hard_stop));
     result
+}
+
+/// Counts the lines a command writes and reports them as the call's progress.
+struct Counting<'w> {
+    inner: &'w mut dyn Watcher,
+    lines: u64,
+    start: Instant,
+}
+
+impl Watcher for Counting<'_> {
+    fn started(&mut self, pgid: libc::pid_t) -> io::Result<()> {
+        self.inner.started(pgid)
+    }
+
+    fn output(&mut self, stream: Stream, bytes: &[u8]) {
+        self.lines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        crate::session::report_progress(&crate::session::Progress {
+            elapsed: self.start.elapsed(),
+            lines: self.lines,
+        });
+        self.inner.output(stream, bytes);
+    }
+
+    fn tick(&mut self, now: Instant) -> Option<Instant> {
+        self.inner.tick(now)
+    }
 }
 
 /// Writes the input on a thread of its own, then closes the pipe. The thread is not

@@ -220,8 +220,8 @@ fn output_shape_and_events() {
 #[test]
 fn a_formatter_runs_on_each_written_file() {
     let room = Room::new();
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"formatters": {"*.txt": ["sh", "-c", "printf formatted > \"$0\"", "{file}"]}})
             .to_string(),
     );

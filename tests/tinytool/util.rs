@@ -71,6 +71,10 @@ impl Room {
                 home.join(".config").to_string_lossy().into_owned(),
             ),
             (
+                "XDG_STATE_HOME".to_string(),
+                home.join(".local/state").to_string_lossy().into_owned(),
+            ),
+            (
                 "PATH".to_string(),
                 std::env::var("PATH").unwrap_or_default(),
             ),
