@@ -607,7 +607,7 @@ impl Plan {
         }
         let text: String = captures
             .iter()
-            .map(|c| (*c).clone().finish().text)
+            .map(|c| c.kept_text())
             .collect::<Vec<_>>()
             .join("\n");
         let names = |list: &[CString]| -> Vec<String> {
