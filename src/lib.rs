@@ -39,6 +39,7 @@ pub mod process;
 pub mod project;
 pub mod registry;
 pub mod repair;
+pub mod sandbox;
 pub mod schema;
 pub mod search;
 pub mod session;

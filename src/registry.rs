@@ -279,6 +279,7 @@ impl Registry {
                 metadata.insert("full_output".into(), Value::String(path));
             }
         }
+        let refused = is_error && crate::sandbox::refused(&metadata);
         let result = CallResult {
             id,
             tool: def.name.to_string(),
@@ -286,7 +287,9 @@ impl Registry {
             is_error,
             truncated,
             metadata,
-            status: if is_error {
+            status: if refused {
+                ExitStatus::Refused
+            } else if is_error {
                 ExitStatus::ToolError
             } else {
                 ExitStatus::Success

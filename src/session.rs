@@ -106,6 +106,8 @@ pub struct Session {
     /// Set when the running call is cancelled (MCP `notifications/cancelled`); tools that
     /// wait on processes poll it and kill what they started.
     pub cancel: CancelFlag,
+    /// The kernel sandbox settings of the commands this session runs (DESIGN §10).
+    pub sandbox: crate::sandbox::Settings,
 }
 
 /// Asks the user through the client of a protocol session (MCP elicitation).
@@ -222,6 +224,7 @@ impl Session {
             after_hook: None,
             asker: None,
             cancel: CancelFlag::default(),
+            sandbox: crate::sandbox::Settings::default(),
         }
     }
 }

@@ -118,6 +118,22 @@ pub struct Rendered {
 }
 
 impl Capture {
+    /// The kept lines (head, tail and the unfinished line), lossily decoded and joined by
+    /// newlines, without finishing the capture: enough to look for a known message.
+    pub fn kept_text(&self) -> String {
+        let mut text = String::new();
+        for line in self
+            .head
+            .iter()
+            .chain(self.tail.iter())
+            .chain([&self.current])
+        {
+            text.push_str(&String::from_utf8_lossy(&line.bytes));
+            text.push('\n');
+        }
+        text
+    }
+
     /// An empty capture for the given limits.
     pub fn new(limits: Limits) -> Self {
         Capture {

@@ -234,6 +234,7 @@ fn supervise_monitor(
         limits: Limits::default(),
         cancel: Some(setup.stop.clone()),
         isolation: Isolation::Group,
+        sandbox: None,
     };
     let mut watcher = MonitorWatcher {
         store,
@@ -423,6 +424,7 @@ fn supervise_job(
         limits: limits.clone(),
         cancel: Some(setup.stop.clone()),
         isolation: Isolation::Group,
+        sandbox: None,
     };
     let mut watcher = JobWatcher {
         store,

@@ -287,6 +287,7 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         .map(|p| crate::paths::resolve(&session.dir, p));
     let policy = Policy::load(&session.dir, explicit.as_deref())?;
     session.policy_file = explicit;
+    session.sandbox = crate::sandbox::Settings::from_policy(&policy);
     session.gate = Box::new(PolicyGate::new(policy.clone()));
     if let Some(command) = session.config.after_hook.clone() {
         session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));

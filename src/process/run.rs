@@ -114,6 +114,8 @@ pub struct Request<'a> {
     pub cancel: Option<CancelFlag>,
     /// How the command is separated from tinytool.
     pub isolation: Isolation,
+    /// The kernel sandbox the command is started in (`crate::sandbox`); `None`: none.
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::Plan>>,
 }
 
 impl<'a> Request<'a> {
@@ -135,6 +137,7 @@ impl<'a> Request<'a> {
             limits: session.limits.clone(),
             cancel: Some(session.cancel_flag()),
             isolation: Isolation::Session,
+            sandbox: None,
         }
     }
 }
@@ -456,7 +459,12 @@ fn spawn(request: &Request, witness: &Witness) -> io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let launcher = witness.launcher(request.timeout + HARD_STOP + BACKSTOP);
-    isolate(&mut command, request.isolation, launcher);
+    isolate(
+        &mut command,
+        request.isolation,
+        launcher,
+        request.sandbox.clone(),
+    );
     let spawned = command.spawn();
     if spawned.is_err()
         && let Some(pgid) = witness.group()
@@ -470,7 +478,12 @@ fn spawn(request: &Request, witness: &Witness) -> io::Result<Child> {
 
 /// Makes the child a session or group leader that dies with tinytool, guarded by a
 /// sentinel.
-fn isolate(command: &mut Command, isolation: Isolation, launcher: Launcher) {
+fn isolate(
+    command: &mut Command,
+    isolation: Isolation,
+    launcher: Launcher,
+    sandbox: Option<std::sync::Arc<crate::sandbox::Plan>>,
+) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe system calls (setsid, setpgid, prctl, getppid, raise, and the
@@ -498,7 +511,12 @@ fn isolate(command: &mut Command, isolation: Isolation, launcher: Launcher) {
             // A command that cannot have its guard does not run: the guarantee that
             // nothing outlives tinytool would not hold (and a system that cannot clone
             // once more could not run the command's own children either).
-            launcher.launch()
+            launcher.launch()?;
+            // The sentinel stays outside the sandbox; the command enters it.
+            match &sandbox {
+                Some(plan) => crate::sandbox::enter(plan),
+                None => Ok(()),
+            }
         });
     }
 }
@@ -763,6 +781,7 @@ mod tests {
             limits: Limits::default(),
             cancel: None,
             isolation: Isolation::Session,
+            sandbox: None,
         }
     }
 

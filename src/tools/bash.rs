@@ -31,6 +31,7 @@ use serde_json::{Map, Value, json};
 
 use crate::detect::{self, Kind, Places};
 use crate::process::{environment, run};
+use crate::sandbox;
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
@@ -198,14 +199,17 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         return Ok(ToolOutput::error("Command cannot be empty"));
     }
     let timeout = effective_timeout(args.timeout);
-    let request = Request::in_call(
+    let plan = sandbox::plan_for(ctx.session, sandbox::Purpose::default());
+    let mut request = Request::in_call(
         ctx.session,
         Program::Shell(&args.command),
         environment::child_env(std::env::vars_os()),
         timeout,
     );
+    request.sandbox = plan.clone();
     let finished = match run::run(request) {
         Ok(finished) => finished,
+        Err(_) if let Some(refusal) = sandbox::refusal(&plan) => return Ok(refusal),
         Err(err) => {
             return Ok(ToolOutput::error(format!(
                 "Command exited with error: cannot run sh in {}: {err}",
@@ -213,11 +217,16 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
-    Ok(compose(finished, timeout, ctx))
+    Ok(compose(finished, timeout, ctx, plan.as_deref()))
 }
 
 /// The tool output of a finished run (see the module doc for the shape).
-fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutput {
+fn compose(
+    finished: Finished,
+    timeout: Duration,
+    ctx: &CallContext,
+    plan: Option<&sandbox::Plan>,
+) -> ToolOutput {
     let Finished {
         stdout,
         stderr,
@@ -239,6 +248,10 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
             )),
         }
     };
+    let explanation = failure
+        .as_ref()
+        .and(plan)
+        .and_then(|plan| plan.explain(&[&stdout, &stderr]));
     let stdout_bytes = stdout.total_bytes();
     let stderr_bytes = stderr.total_bytes();
     let mut output = Capture::new(ctx.session.limits.clone());
@@ -254,6 +267,10 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
         output.push_str("STDERR:\n");
         output.append(stderr);
     }
+    if let Some(line) = explanation {
+        output.push_str("\n");
+        output.push_str(&line);
+    }
     let mut result = ToolOutput::captured(output)
         .with("exit_code", ending.exit_code())
         .with("timed_out", timed_out)
@@ -266,6 +283,9 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
     }
     if cancelled {
         result = result.with("cancelled", true);
+    }
+    if let Some(plan) = plan {
+        result = result.with("sandbox", plan.metadata());
     }
     result.is_error = failure.is_some();
     result

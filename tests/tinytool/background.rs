@@ -348,8 +348,11 @@ fn processes_that_left_a_monitors_group_are_killed_when_it_ends_or_at_its_deadli
 #[test]
 fn a_monitor_started_by_a_bash_command_outlives_the_call() {
     // Unlike what escapes a command, a supervisor is meant to outlive the call that
-    // started it: it is recorded, and it ends its work at its own deadline.
+    // started it: it is recorded, and it ends its work at its own deadline. Only without
+    // the sandbox: inside it, `.tinytool/` is read-only and the PID namespace ends with
+    // the call (tests/tinytool/sandbox.rs).
     let room = Room::new();
+    room.write_user("policy.json", r#"{"sandbox": {"mode": "off"}}"#);
     let sleep = marked_sleep(&room);
     let run = room.call(
         "bash",

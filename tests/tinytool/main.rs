@@ -27,6 +27,7 @@ mod policy_tooling;
 mod read;
 mod readme_policies;
 mod robust;
+mod sandbox;
 mod search_tree;
 mod session_tools;
 mod webfetch;

@@ -241,6 +241,15 @@ pub fn stable(mut result: Value) -> Value {
     {
         meta.insert("duration_ms".into(), json!("[duration]"));
     }
+    // The sandbox's layers depend on the machine and the user (a user namespace only
+    // when not root); tests/tinytool/sandbox.rs checks them.
+    if let Some(sandbox) = result
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("sandbox"))
+        .and_then(Value::as_object_mut)
+    {
+        sandbox.insert("layers".into(), json!("[layers]"));
+    }
     result
 }
 
