@@ -44,6 +44,7 @@ pub mod modern;
 mod pool;
 pub mod resources;
 pub mod results;
+pub mod tasks;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -172,6 +173,7 @@ pub struct Core<'a> {
     registry: &'a Registry,
     session: &'a Session,
     pool: Pool<Queued>,
+    tasks: Arc<tasks::Tasks>,
 }
 
 /// Runs the stdio server until end of input or until its client is gone.
@@ -229,6 +231,7 @@ impl<'a> Core<'a> {
             registry,
             session,
             pool: Pool::default(),
+            tasks: Arc::default(),
         }
     }
 
@@ -294,9 +297,22 @@ impl<'a> Core<'a> {
                 };
                 if method == "tools/call" {
                     match self.prepare(&params) {
-                        Ok(call) => self.submit(conn, out, id, call, &params, modern),
+                        Ok(call) => match self.task_form(conn, &call.0, &params, modern.as_ref()) {
+                            Some(form) => {
+                                self.submit_task(conn, out, &id, call, &params, modern, form)
+                            }
+                            None => self.submit(conn, out, id, call, &params, modern),
+                        },
                         Err(text) => out.error(&id, INVALID_PARAMS, &text),
                     }
+                } else if method == "tasks/result" && modern.is_none() {
+                    // Waits for the task's end, off the reader.
+                    let tasks = self.tasks.clone();
+                    let out = out.clone();
+                    std::thread::spawn(move || match tasks.result(&params) {
+                        Ok(result) => out.result(&id, result),
+                        Err((code, text)) => out.error(&id, code, &text),
+                    });
                 } else {
                     out.send(&self.answer(conn, &id, method, &params, modern.as_ref()));
                 }
@@ -318,7 +334,20 @@ impl<'a> Core<'a> {
             "initialize" => Ok(self.initialize(conn, params)),
             "server/discover" => Ok(modern::discover()),
             "ping" if modern.is_none() => Ok(json!({})),
-            "tools/list" => Ok(self.list()),
+            "tools/list" => Ok(self.list(&conn.version())),
+            "tasks/get" => self.tasks.get(params).map_err(|e| (INVALID_PARAMS, e)),
+            "tasks/list" if modern.is_none() => Ok(self.tasks.list(&conn.prefix)),
+            "tasks/update" if modern.is_some() => self
+                .tasks
+                .update_request(params)
+                .map_err(|e| (INVALID_PARAMS, e)),
+            "tasks/cancel" => match self.tasks.cancel(params) {
+                Ok((key, answer)) => {
+                    self.pool.cancel(&key);
+                    Ok(answer)
+                }
+                Err(e) => Err((INVALID_PARAMS, e)),
+            },
             "resources/list" => Ok(json!({"resources": []})),
             "resources/templates/list" => Ok(resources::templates()),
             "resources/read" => match params.get("uri").and_then(Value::as_str) {
@@ -356,19 +385,28 @@ impl<'a> Core<'a> {
         conn.set_version(version);
         json!({
             "protocolVersion": version,
-            "capabilities": modern::capabilities(),
+            "capabilities": modern::capabilities(version),
             "serverInfo": modern::server_info(),
             "instructions": modern::INSTRUCTIONS,
         })
     }
 
-    fn list(&self) -> Value {
+    /// The tools, in the registry's fixed order; under 2025-11-25 each says it may run as
+    /// a task.
+    fn list(&self, version: &str) -> Value {
+        let tasks = version == "2025-11-25";
         let tools: Vec<Value> = self
             .registry
             .visible(self.session)
             .into_iter()
             .filter(|def| !NOT_SERVED.contains(&def.name))
-            .map(results::tool_entry)
+            .map(|def| {
+                let mut entry = results::tool_entry(def);
+                if tasks {
+                    entry["execution"] = json!({"taskSupport": "optional"});
+                }
+                entry
+            })
             .collect();
         json!({"tools": tools})
     }
@@ -429,6 +467,79 @@ impl<'a> Core<'a> {
                 modern,
             },
         });
+    }
+
+    /// Whether a call becomes a task, and in which form: a 2025-11-25 call that asks for one
+    /// (`params.task`), or a 2026-07-28 call of a long tool from a client that takes task
+    /// handles.
+    fn task_form(
+        &self,
+        conn: &Conn,
+        name: &str,
+        params: &Value,
+        meta: Option<&modern::Meta>,
+    ) -> Option<tasks::Form> {
+        match meta {
+            Some(meta) => {
+                (meta.tasks && tasks::LONG_TOOLS.contains(&name)).then_some(tasks::Form::Extension)
+            }
+            None => (params.get("task").is_some_and(Value::is_object)
+                && conn.version().as_str() >= "2025-11-25")
+                .then_some(tasks::Form::Legacy),
+        }
+    }
+
+    /// Queues a call as a task and answers at once with the task handle; the call's own
+    /// answer goes into the task.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_task(
+        &self,
+        conn: &Arc<Conn>,
+        out: &Out,
+        id: &Value,
+        call: (String, Value),
+        params: &Value,
+        meta: Option<modern::Meta>,
+        form: tasks::Form,
+    ) {
+        let ttl = params
+            .get("task")
+            .and_then(|t| t.get("ttl"))
+            .and_then(Value::as_u64);
+        let task = self.tasks.create(form, ttl, &conn.prefix, |task| {
+            conn.key(&Value::String(format!("task:{task}")))
+        });
+        let task = match task {
+            Ok(task) => task,
+            Err(text) => return out.error(id, INVALID_PARAMS, &text),
+        };
+        let answer = self.tasks.created(&task);
+        let answer = match form {
+            tasks::Form::Legacy => answer,
+            tasks::Form::Extension => {
+                let mut answer = answer;
+                if let Value::Object(fields) = &mut answer {
+                    fields.insert(
+                        "_meta".into(),
+                        json!({"io.modelcontextprotocol/serverInfo": modern::server_info()}),
+                    );
+                }
+                answer
+            }
+        };
+        // Progress goes into the task's status message: ask for it whatever the client
+        // sent.
+        let mut params = params.clone();
+        params["_meta"]["progressToken"] = json!(task);
+        self.submit(
+            conn,
+            &self.tasks.sink(&task),
+            Value::String(format!("task:{task}")),
+            call,
+            &params,
+            meta,
+        );
+        out.result(id, answer);
     }
 
     /// A worker runs a queued call and answers it, unless it was cancelled meanwhile.

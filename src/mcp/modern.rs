@@ -50,9 +50,17 @@ pub fn server_info() -> Value {
     json!({"name": "tinytool", "title": "tinytool", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// The server's capabilities (the same in both eras).
-pub fn capabilities() -> Value {
-    json!({"tools": {"listChanged": false}, "resources": {}})
+/// The server's capabilities under `version`: 2025-11-25 adds its tasks, 2026-07-28 the
+/// tasks extension.
+pub fn capabilities(version: &str) -> Value {
+    let mut capabilities = json!({"tools": {"listChanged": false}, "resources": {}});
+    if version == VERSION {
+        capabilities["extensions"] = json!({ super::tasks::EXTENSION: {} });
+    } else if version >= "2025-11-25" {
+        capabilities["tasks"] =
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+    }
+    capabilities
 }
 
 /// What a 2026-07-28 request says about its client.
@@ -60,6 +68,8 @@ pub fn capabilities() -> Value {
 pub struct Meta {
     /// The client can show an elicitation to its user.
     pub elicitation: bool,
+    /// The client takes task handles (the tasks extension).
+    pub tasks: bool,
 }
 
 /// A 2026-07-28 request the server cannot serve.
@@ -90,18 +100,22 @@ pub fn request_meta(params: &Value) -> Option<Result<Meta, Unsupported>> {
             requested: requested.clone(),
         }));
     }
-    let elicitation = meta
-        .get(META_CAPABILITIES)
+    let capabilities = meta.get(META_CAPABILITIES);
+    let elicitation = capabilities
         .and_then(|c| c.get("elicitation"))
         .is_some_and(|e| !e.is_null());
-    Some(Ok(Meta { elicitation }))
+    let tasks = capabilities
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(super::tasks::EXTENSION))
+        .is_some_and(|t| !t.is_null());
+    Some(Ok(Meta { elicitation, tasks }))
 }
 
 /// The `server/discover` result.
 pub fn discover() -> Value {
     json!({
         "supportedVersions": versions(),
-        "capabilities": capabilities(),
+        "capabilities": capabilities(VERSION),
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     })
