@@ -180,9 +180,14 @@ fn json_reply(status: u16, body: &Value) -> Reply {
 
 /// A JSON-RPC error without an id, as the body of an HTTP error.
 fn rpc_error(status: u16, code: i64, message: &str) -> Reply {
+    rpc_error_for(status, &Value::Null, code, message)
+}
+
+/// A JSON-RPC error answering request `id`, as the body of an HTTP error.
+fn rpc_error_for(status: u16, id: &Value, code: i64, message: &str) -> Reply {
     json_reply(
         status,
-        &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}),
+        &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
     )
 }
 
@@ -316,9 +321,32 @@ impl State<'_, '_> {
 
         // Which connection the message belongs to.
         let mut new_session = None;
-        let conn = if is_request && modern::request_meta(&params).is_some() {
-            if let Err(reply) = check_modern_headers(&request, method, &params) {
-                let _ = request.respond(reply);
+        let header_version = get_header(&request, "MCP-Protocol-Version");
+        let modern_request = is_request
+            && (modern::request_meta(&params).is_some()
+                || header_version.as_deref() == Some(modern::VERSION));
+        let conn = if modern_request {
+            let rpc_id = id.clone().unwrap_or(Value::Null);
+            // In this order: a body without its _meta is invalid whatever its headers
+            // say; headers that disagree with the body are a mismatch even when the body
+            // names a revision we do not speak.
+            let meta = modern::request_meta(&params);
+            if meta.is_none() {
+                let _ = request.respond(rpc_error_for(
+                    400,
+                    &rpc_id,
+                    super::INVALID_PARAMS,
+                    "Invalid params: a 2026-07-28 request needs _meta with \
+                     io.modelcontextprotocol/protocolVersion and clientCapabilities",
+                ));
+                return;
+            }
+            if let Err((code, text)) = check_modern_headers(&request, method, &params) {
+                let _ = request.respond(rpc_error_for(400, &rpc_id, code, &text));
+                return;
+            }
+            if let Some(Err(error)) = meta {
+                let _ = request.respond(json_reply(400, &error.message(&rpc_id)));
                 return;
             }
             let n = self.counter.fetch_add(1, Ordering::Relaxed);
@@ -372,8 +400,8 @@ impl State<'_, '_> {
         let reply = match answer {
             Some(answer) => {
                 let status = match answer.pointer("/error/code").and_then(Value::as_i64) {
-                    Some(modern::UNSUPPORTED_VERSION) => 400,
-                    Some(-32601) if modern::request_meta(&params).is_some() => 404,
+                    Some(modern::UNSUPPORTED_VERSION | modern::MISSING_CAPABILITY) => 400,
+                    Some(-32601) if modern_request => 404,
                     _ => 200,
                 };
                 json_reply(status, &answer)
@@ -534,14 +562,8 @@ fn check_modern_headers(
     request: &tiny_http::Request,
     method: &str,
     params: &Value,
-) -> Result<(), Reply> {
-    let mismatch = |text: String| {
-        Err(rpc_error(
-            400,
-            HEADER_MISMATCH,
-            &format!("Header mismatch: {text}"),
-        ))
-    };
+) -> Result<(), (i64, String)> {
+    let mismatch = |text: String| Err((HEADER_MISMATCH, format!("Header mismatch: {text}")));
     let body_version = params
         .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
         .and_then(Value::as_str)

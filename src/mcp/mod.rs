@@ -330,8 +330,30 @@ impl<'a> Core<'a> {
         params: &Value,
         modern: Option<&modern::Meta>,
     ) -> Value {
+        if let Some(meta) = modern
+            && method.starts_with("tasks/")
+            && !meta.tasks
+        {
+            return json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": modern::MISSING_CAPABILITY,
+                "message": format!(
+                    "{method} needs the {} extension in the request's client capabilities",
+                    tasks::EXTENSION
+                ),
+                "data": {"requiredCapabilities": {"extensions": {tasks::EXTENSION: {}}}},
+            }});
+        }
+        if method == "resources/read"
+            && let Some(uri) = params.get("uri").and_then(Value::as_str)
+            && let Err(text) = resources::read(&self.session.dir, uri)
+        {
+            // Resource not found (and any unreadable one) names the URI in `data`.
+            return json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": INVALID_PARAMS, "message": text, "data": {"uri": uri},
+            }});
+        }
         let result = match method {
-            "initialize" => Ok(self.initialize(conn, params)),
+            "initialize" if modern.is_none() => Ok(self.initialize(conn, params)),
             "server/discover" => Ok(modern::discover()),
             "ping" if modern.is_none() => Ok(json!({})),
             "tools/list" => Ok(self.list(&conn.version())),

@@ -30,6 +30,9 @@ pub const VERSION: &str = "2026-07-28";
 pub const TTL_MS: u64 = 300_000;
 /// UnsupportedProtocolVersion.
 pub const UNSUPPORTED_VERSION: i64 = -32022;
+/// MissingRequiredClientCapability: the request needs a capability its client did not
+/// declare (a `tasks/*` request without the tasks extension).
+pub const MISSING_CAPABILITY: i64 = -32021;
 
 /// What the server tells a model about itself.
 pub const INSTRUCTIONS: &str = "The tool layer of a coding agent: read, write, edit, apply_patch, bash, grep, glob and more. Paths are relative to the server's working directory; a permission policy decides every call.";
@@ -74,19 +77,27 @@ pub struct Meta {
 
 /// A 2026-07-28 request the server cannot serve.
 #[derive(Debug, Clone)]
-pub struct Unsupported {
-    /// The revision the request named.
-    pub requested: Value,
+pub enum Unsupported {
+    /// It names a revision the server does not speak.
+    Version(Value),
+    /// Its `_meta` lacks a required field (`-32602`).
+    Invalid(String),
 }
 
 impl Unsupported {
     /// The JSON-RPC error response.
     pub fn message(&self, id: &Value) -> Value {
-        json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": UNSUPPORTED_VERSION,
-            "message": format!("Unsupported protocol version: {}", self.requested),
-            "data": {"supported": versions(), "requested": self.requested},
-        }})
+        match self {
+            Unsupported::Version(requested) => json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": UNSUPPORTED_VERSION,
+                "message": format!("Unsupported protocol version: {requested}"),
+                "data": {"supported": versions(), "requested": requested},
+            }}),
+            Unsupported::Invalid(text) => json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": super::INVALID_PARAMS,
+                "message": text,
+            }}),
+        }
     }
 }
 
@@ -96,11 +107,14 @@ pub fn request_meta(params: &Value) -> Option<Result<Meta, Unsupported>> {
     let meta = params.get("_meta")?;
     let requested = meta.get(META_VERSION)?;
     if requested.as_str() != Some(VERSION) {
-        return Some(Err(Unsupported {
-            requested: requested.clone(),
-        }));
+        return Some(Err(Unsupported::Version(requested.clone())));
     }
     let capabilities = meta.get(META_CAPABILITIES);
+    if !capabilities.is_some_and(Value::is_object) {
+        return Some(Err(Unsupported::Invalid(format!(
+            "Invalid params: _meta[\"{META_CAPABILITIES}\"] is required (an object) in a {VERSION} request"
+        ))));
+    }
     let elicitation = capabilities
         .and_then(|c| c.get("elicitation"))
         .is_some_and(|e| !e.is_null());
@@ -245,6 +259,10 @@ mod tests {
             &json!({"_meta": {META_VERSION: VERSION, META_CAPABILITIES: {"elicitation": {}}}}),
         );
         assert!(ok.unwrap().unwrap().elicitation);
+        let missing = request_meta(&json!({"_meta": {META_VERSION: VERSION}}))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(missing.message(&json!(1))["error"]["code"], -32602);
         let bad = request_meta(&json!({"_meta": {META_VERSION: "2099-01-01"}}))
             .unwrap()
             .unwrap_err();

@@ -845,12 +845,19 @@ fn stateless_2026_07_28_requests_on_stdio_discover_list_and_ask_by_input_require
     );
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let id = created["result"]["taskId"].clone();
+    // tasks/* from a client that does not declare the extension: -32021.
+    let refused = client.request(
+        99,
+        "tasks/get",
+        json!({"taskId": id, "_meta": meta(json!({}))}),
+    );
+    assert_eq!(refused["error"]["code"], -32021);
     let mut done = Value::Null;
     for n in 0..100 {
         let got = client.request(
             100 + n,
             "tasks/get",
-            json!({"taskId": id, "_meta": meta(json!({}))}),
+            json!({"taskId": id, "_meta": meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}))}),
         );
         if got["result"]["status"] == "completed" {
             done = got;
