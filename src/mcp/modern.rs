@@ -15,11 +15,12 @@
 //! `cacheScope` too. `ping` is gone in this revision.
 //!
 //! The server never sends a request of its own in this revision: when `question` needs an
-//! answer, the call's result is `resultType: "input_required"` with an `elicitation/create`
-//! in `inputRequests` under the key `question-N` (N counts the questions of the call, from
-//! 1), and the client retries the call with the answer in `params.inputResponses` under
-//! the same key. The tool runs again from the start with its answers at hand: a question is
-//! asked before `question` does anything else, so nothing runs twice.
+//! answer, or the policy says "ask" (answers `once`, `always`, `reject`), the call's
+//! result is `resultType: "input_required"` with an `elicitation/create` in
+//! `inputRequests` under the key `question-N` (N counts the asks of the call, from 1), and
+//! the client retries the call with the answer in `params.inputResponses` under the same
+//! key. The call runs again from the start with its answers at hand: both ask before
+//! anything is done, so nothing runs twice.
 
 use serde_json::{Map, Value, json};
 

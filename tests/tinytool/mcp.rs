@@ -879,3 +879,54 @@ fn stateless_2026_07_28_requests_on_stdio_discover_list_and_ask_by_input_require
     assert_eq!(bad["error"]["code"], -32022);
     assert_eq!(client.finish(), 0);
 }
+
+#[test]
+fn a_policy_ask_is_answered_by_the_client_under_2026_07_28() {
+    let room = Room::new();
+    std::fs::write(
+        room.path("policy.json"),
+        r#"{"rules": [{"permission": "edit", "pattern": "guarded/*", "action": "ask"}]}"#,
+    )
+    .unwrap();
+    let policy = room.path("policy.json");
+    let mut client = Client::start(&room, &["--policy", policy.to_str().unwrap()]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let call = json!({"name": "write", "arguments": {"file_path": "guarded/a.txt", "content": "x\n"}, "_meta": meta});
+    let first = client.request(1, "tools/call", call.clone());
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let asked = &first["result"]["inputRequests"]["question-1"]["params"];
+    assert!(
+        asked["message"].as_str().unwrap().contains("guarded/a.txt"),
+        "{asked}"
+    );
+    assert!(!room.path("guarded/a.txt").exists());
+    // Rejected: refused, nothing written.
+    let mut rejected = call.clone();
+    rejected["inputResponses"] =
+        json!({"question-1": {"action": "accept", "content": {"answer": "reject"}}});
+    let refused = client.request(2, "tools/call", rejected);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(!room.path("guarded/a.txt").exists());
+    // Allowed once: written.
+    let mut allowed = call.clone();
+    allowed["inputResponses"] =
+        json!({"question-1": {"action": "accept", "content": {"answer": "once"}}});
+    let done = client.request(3, "tools/call", allowed);
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(room.read("guarded/a.txt"), "x\n");
+    // A client that cannot be asked gets the policy's refusal, as before.
+    let mut plain =
+        json!({"name": "write", "arguments": {"file_path": "guarded/b.txt", "content": "y\n"}});
+    plain["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let refused = client.request(4, "tools/call", plain);
+    assert_eq!(refused["result"]["isError"], true);
+    assert!(!room.path("guarded/b.txt").exists());
+    assert_eq!(client.finish(), 0);
+}
