@@ -79,3 +79,39 @@ fn websearch_without_its_key_names_the_key() {
     );
     assert!(!text.contains("Unknown tool"), "{text}");
 }
+
+#[test]
+fn plan_mode_runs_read_only_lines_and_asks_for_everything_else() {
+    let room = Room::new();
+    room.write("a.txt", "hello\n");
+    assert_eq!(room.run(&["plan_enter"], None).code, 0);
+    for line in [
+        "ls",
+        "git --no-pager status --short",
+        "cat a.txt | grep hell",
+        "wc -l a.txt 2>/dev/null",
+    ] {
+        let run = room.call("bash", json!({"command": line}));
+        assert!(
+            !run.stdout.contains("Refused by the policy"),
+            "{line}: {}",
+            run.stdout
+        );
+    }
+    for line in [
+        "rm a.txt",
+        "ls; rm -rf a.txt",
+        "ls > out.txt",
+        "find . -delete",
+        "sort -o a.txt a.txt",
+    ] {
+        let run = room.call("bash", json!({"command": line}));
+        assert!(
+            run.stdout.contains("Refused by the policy"),
+            "{line}: {}",
+            run.stdout
+        );
+    }
+    assert_eq!(room.read("a.txt"), "hello\n");
+    assert!(!room.path("out.txt").exists());
+}
