@@ -161,3 +161,22 @@ fn websearch_is_listed_in_the_help_only_when_it_can_run() {
     room.set_env("EXA_API_KEY", "k");
     assert!(listed(&room));
 }
+
+#[test]
+fn task_and_webfetch_descriptions_say_what_must_be_configured() {
+    let room = Room::new();
+    let tools = room.run(&["tools"], None).json();
+    let description = |name: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is listed"))["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(description("task").contains("configured under `subagents`"));
+    assert!(description("webfetch").contains("`webfetch * ask`"));
+}
