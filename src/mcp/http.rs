@@ -370,16 +370,22 @@ impl State<'_, '_> {
         };
         let Some(id) = id.filter(|_| is_request) else {
             // A notification or a response to one of our requests.
-            self.core.handle(&conn, &Out::new(|_| {}), value);
+            self.core.handle(&conn, &Out::replies_only(|_| {}), value);
             let _ =
                 request.respond(tiny_http::Response::from_data(Vec::new()).with_status_code(202));
             return;
         };
         let (tx, rx) = mpsc::channel::<Value>();
-        let out = Out::new(move |message: &Value| {
-            let _ = tx.send(message.clone());
-        });
         let stream = method == "tools/call" && sse_ok;
+        let send = move |message: &Value| {
+            let _ = tx.send(message.clone());
+        };
+        // Only an event stream carries our own requests (a question) to the client.
+        let out = if stream {
+            Out::new(send)
+        } else {
+            Out::replies_only(send)
+        };
         let key = conn.key(&id);
         self.core.handle(&conn, &out, value);
         drop(out);
@@ -487,7 +493,7 @@ impl State<'_, '_> {
             }
         };
         let (tx, rx) = mpsc::channel::<Value>();
-        let out = Out::new(move |message: &Value| {
+        let out = Out::replies_only(move |message: &Value| {
             let _ = tx.send(message.clone());
         });
         self.core.batch(&conn, &out, items);

@@ -82,16 +82,33 @@ const INVALID_PARAMS: i64 = -32602;
 /// request over HTTP. Cloned into every thread that may answer; an HTTP response ends when
 /// the last clone is dropped.
 #[derive(Clone)]
-pub struct Out(Arc<dyn Fn(&Value) + Send + Sync>);
+pub struct Out {
+    send: Arc<dyn Fn(&Value) + Send + Sync>,
+    /// Whether a request of ours sent here reaches the client (stdio, an HTTP event
+    /// stream), so a question may be asked through it.
+    requests: bool,
+}
 
 impl Out {
-    /// An `Out` that hands every message to `send`.
+    /// An `Out` that hands every message to `send`, our own requests included.
     pub fn new(send: impl Fn(&Value) + Send + Sync + 'static) -> Out {
-        Out(Arc::new(send))
+        Out {
+            send: Arc::new(send),
+            requests: true,
+        }
+    }
+
+    /// An `Out` where only answers and notifications go (a JSON reply, a batch, a task):
+    /// a request of ours would never reach the client, so nothing is asked through it.
+    pub fn replies_only(send: impl Fn(&Value) + Send + Sync + 'static) -> Out {
+        Out {
+            send: Arc::new(send),
+            requests: false,
+        }
     }
 
     fn send(&self, message: &Value) {
-        (self.0)(message);
+        (self.send)(message);
     }
 
     fn result(&self, id: &Value, result: Value) {
@@ -668,7 +685,7 @@ impl<'a> Core<'a> {
     pub fn batch(&self, conn: &Arc<Conn>, out: &Out, items: Vec<Value>) {
         let (tx, rx) = mpsc::channel::<Value>();
         {
-            let collect = Out::new(move |message: &Value| {
+            let collect = Out::replies_only(move |message: &Value| {
                 let _ = tx.send(message.clone());
             });
             for item in items {
@@ -772,7 +789,7 @@ fn with_context<R>(context: CallContext, work: impl FnOnce() -> R) -> (R, CallCo
         None => (
             result,
             CallContext {
-                out: Out::new(|_| {}),
+                out: Out::replies_only(|_| {}),
                 conn: Arc::new(Conn::new("")),
                 modern: None,
             },
@@ -805,7 +822,10 @@ impl Asker for Elicitor {
             }
             match context.modern.as_mut() {
                 Some(retry) => Route::Answered(retry.ask(question, options)),
-                None => Route::Request(context.out.clone(), context.conn.clone()),
+                None if context.out.requests => {
+                    Route::Request(context.out.clone(), context.conn.clone())
+                }
+                None => Route::Nobody,
             }
         });
         let (out, conn) = match route {

@@ -141,7 +141,7 @@ impl Tasks {
     pub fn sink(self: &Arc<Self>, id: &str) -> Out {
         let tasks = self.clone();
         let id = id.to_string();
-        Out::new(move |message: &Value| {
+        Out::replies_only(move |message: &Value| {
             if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
                 if let Some(text) = message.pointer("/params/message").and_then(Value::as_str) {
                     tasks.update(&id, |e| e.message = Some(text.to_string()));

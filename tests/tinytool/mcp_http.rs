@@ -429,3 +429,31 @@ fn closing_a_call_stream_stops_the_call() {
     std::thread::sleep(Duration::from_secs(5));
     assert!(!room.path("late.txt").exists(), "the call ran on");
 }
+
+#[test]
+fn a_question_on_a_json_only_reply_is_not_asked_and_never_hangs() {
+    let room = Room::new();
+    let server = Server::start(&room, &[]);
+    let (_, headers, _) = server.post(
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    let session = header(&headers, "mcp-session-id").unwrap().to_string();
+    // Without an event stream our elicitation request could not reach the client.
+    let (status, _, body) = server.send(
+        "POST",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+            ("Mcp-Session-Id", &session),
+        ],
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "question", "arguments": {"question": "Colour?"}}})
+        .to_string(),
+    );
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+}
