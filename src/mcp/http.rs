@@ -24,7 +24,8 @@
 //!   request was sent to) -> 403;
 //! - with a token (`--token-file`, required off loopback), `Authorization: Bearer TOKEN`,
 //!   compared in constant time -> 401;
-//! - bodies over [`MAX_BODY`] -> 413; more than [`MAX_ACTIVE`] requests in flight -> 503.
+//! - bodies over [`MAX_BODY`] -> 413; more than [`MAX_ACTIVE`] requests in flight -> 503;
+//!   at most [`MAX_SESSIONS`] sessions, the oldest ended first.
 //!
 //! Plain threads over `tiny_http`: one thread per request in flight, calls on the core's
 //! worker pool; no async runtime.
@@ -49,6 +50,9 @@ pub const ENDPOINT: &str = "/mcp";
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
 /// Requests handled at once; more are answered 503 at once.
 pub const MAX_ACTIVE: usize = 64;
+/// `initialize`-era sessions kept; a new one beyond this ends the oldest (its calls are
+/// stopped; its client gets 404 and may initialize again).
+pub const MAX_SESSIONS: usize = 256;
 /// How often an open event stream is probed with a comment, so a client that went away
 /// is noticed (and its call stopped) within about this long.
 pub const KEEPALIVE: Duration = Duration::from_secs(1);
@@ -144,8 +148,8 @@ pub fn serve(registry: &Registry, mut session: Session, options: &Options) -> Ex
 struct State<'a, 'c> {
     core: &'a Core<'c>,
     options: &'a Options,
-    /// `initialize`-era sessions by id.
-    sessions: Mutex<HashMap<String, Arc<Conn>>>,
+    /// `initialize`-era sessions by id, with their creation order.
+    sessions: Mutex<HashMap<String, (u64, Arc<Conn>)>>,
     /// Requests in flight.
     active: AtomicUsize,
     /// Numbers the stateless requests (their pool key prefix).
@@ -254,7 +258,7 @@ impl State<'_, '_> {
                 let reply = match session_id {
                     None => plain(400, "DELETE needs an Mcp-Session-Id header"),
                     Some(id) => match self.sessions.lock().ok().and_then(|mut s| s.remove(&id)) {
-                        Some(conn) => {
+                        Some((_, conn)) => {
                             conn.end_input();
                             self.core.pool.cancel_prefix(&conn.prefix);
                             tiny_http::Response::from_data(Vec::new()).with_status_code(204)
@@ -355,7 +359,18 @@ impl State<'_, '_> {
             let id = crate::events::new_id("mcp");
             let conn = Arc::new(Conn::new(format!("{id}:")));
             if let Ok(mut sessions) = self.sessions.lock() {
-                sessions.insert(id.clone(), conn.clone());
+                if sessions.len() >= MAX_SESSIONS {
+                    let oldest = sessions
+                        .iter()
+                        .min_by_key(|(_, (order, _))| *order)
+                        .map(|(id, _)| id.clone());
+                    if let Some((_, old)) = oldest.and_then(|id| sessions.remove(&id)) {
+                        old.end_input();
+                        self.core.pool.cancel_prefix(&old.prefix);
+                    }
+                }
+                let order = self.counter.fetch_add(1, Ordering::Relaxed);
+                sessions.insert(id.clone(), (order, conn.clone()));
             }
             new_session = Some(id);
             conn
@@ -479,7 +494,7 @@ impl State<'_, '_> {
         self.sessions
             .lock()
             .ok()
-            .and_then(|s| s.get(id).cloned())
+            .and_then(|s| s.get(id).map(|(_, conn)| conn.clone()))
             .ok_or_else(|| rpc_error(404, -32600, "Session not found"))
     }
 
