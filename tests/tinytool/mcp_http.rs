@@ -457,3 +457,27 @@ fn a_question_on_a_json_only_reply_is_not_asked_and_never_hangs() {
     let answer: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(answer["result"]["isError"], true, "{answer}");
 }
+
+#[test]
+fn a_long_call_streams_progress_before_its_result() {
+    let room = Room::new();
+    let server = Server::start(&room, &[]);
+    let session = server.initialize();
+    let (status, _, body) = server.post(
+        &[("Mcp-Session-Id", &session)],
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "sleep 6; echo late"},
+            "_meta": {"progressToken": "p-5"}}}),
+    );
+    assert_eq!(status, 200);
+    let messages = events(&body);
+    let progress: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "{body}");
+    assert_eq!(progress[0]["params"]["progressToken"], "p-5");
+    let last = messages.last().unwrap();
+    assert_eq!(last["id"], 5);
+    assert_eq!(last["result"]["content"][0]["text"], "late\n");
+}
