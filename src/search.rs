@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::time::SystemTime;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{
     DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkParallel, WalkState,
 };
@@ -230,17 +230,38 @@ pub fn walk_parts(pruned: u64, refused: u64, unreadable: u64) -> Vec<String> {
     parts
 }
 
+/// Bytes a glob (grep's `include`, glob's `pattern`) may have. Real globs are far shorter;
+/// the limit keeps a runaway argument from costing seconds of compilation.
+pub const MAX_GLOB_BYTES: usize = 16 * 1024;
+
 /// Compiles a glob: `*` and `?` never match `/`, `**` as a whole path component matches
 /// any number of directories, `[...]`/`[!...]` are classes, `{a,b}` alternatives, and a
-/// backslash escapes the next character. The error is the glob library's own message.
-pub fn compile_glob(pattern: &str) -> Result<GlobMatcher, String> {
-    GlobBuilder::new(pattern)
+/// backslash escapes the next character. The error is the glob library's own message, or
+/// says the glob is longer than [`MAX_GLOB_BYTES`] or compiles to too large a matcher.
+///
+/// The glob is compiled as a set of one: the library's single-glob matcher panics when its
+/// regex exceeds the size limit, while a set reports it as an error.
+pub fn compile_glob(pattern: &str) -> Result<GlobSet, String> {
+    if pattern.len() > MAX_GLOB_BYTES {
+        return Err(format!(
+            "the glob is {} bytes long; at most {MAX_GLOB_BYTES} are allowed",
+            pattern.len()
+        ));
+    }
+    let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)
         .empty_alternates(true)
         .build()
-        .map(|glob| glob.compile_matcher())
-        .map_err(|err| err.to_string())
+        .map_err(|err| err.to_string())?;
+    GlobSetBuilder::new().add(glob).build().map_err(|err| {
+        // The library's message quotes the whole generated regex: say what it means.
+        if err.to_string().contains("size limit") {
+            "the glob compiles to a matcher over the size limit; use a shorter glob".to_string()
+        } else {
+            err.to_string()
+        }
+    })
 }
 
 /// The newest-first order of search results: modification time descending, then path
@@ -381,5 +402,22 @@ mod tests {
         let g = compile_glob("src/[ab]?.rs").unwrap();
         assert!(g.is_match("src/a1.rs") && !g.is_match("src/c1.rs"));
         assert!(compile_glob("{a,b").unwrap_err().contains("{a,b"));
+    }
+
+    #[test]
+    fn huge_globs_are_errors_not_panics() {
+        let long = "*".repeat(330_000);
+        assert!(compile_glob(&long).unwrap_err().contains("at most 16384"));
+        // Just under the length limit, yet a regex over the library's size limit.
+        let heavy = "[!a]".repeat(MAX_GLOB_BYTES / 4);
+        match compile_glob(&heavy) {
+            Ok(glob) => assert!(!glob.is_match("a")),
+            Err(err) => assert!(err.contains("size limit"), "{err}"),
+        }
+        let stars = "*".repeat(MAX_GLOB_BYTES);
+        match compile_glob(&stars) {
+            Ok(glob) => assert!(glob.is_match("abc")),
+            Err(err) => assert!(err.contains("size limit"), "{err}"),
+        }
     }
 }

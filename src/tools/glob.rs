@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
-use globset::GlobMatcher;
+use globset::GlobSet;
 use ignore::DirEntry;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -67,7 +67,8 @@ pub fn definition() -> ToolDef {
                 the policy` counts those paths plus each directory left out whole because the \
                 policy refuses every path in it. metadata: count (paths shown), total (paths \
                 matched and listed), cut, pruned_dirs, skipped_policy, unreadable.",
-            errors: "`Invalid glob pattern: ...` quoting the problem; `The glob pattern is \
+            errors: "`Invalid glob pattern: ...` quoting the problem (also for a pattern \
+                over 16384 bytes); `The glob pattern is \
                 empty`; `Path not found: PATH`; `PATH is not a directory`.",
             examples: &[
                 (
@@ -214,7 +215,7 @@ fn start_of(root: &str, prefix: &str) -> String {
 /// One matcher per `/`-separated component of a simple-mode pattern, or `None` when a `/`
 /// sits inside braces or a class (then a component is not one level, and every directory
 /// is entered).
-fn component_globs(rest: &str) -> Option<Vec<GlobMatcher>> {
+fn component_globs(rest: &str) -> Option<Vec<GlobSet>> {
     let mut braces = 0usize;
     let mut class = false;
     let mut chars = rest.chars().peekable();
@@ -261,7 +262,7 @@ struct Found {
 /// `judge` lets the caller read it.
 fn walk(
     start: &Path,
-    glob: &GlobMatcher,
+    glob: &GlobSet,
     rest: &str,
     max_depth: Option<usize>,
     files_only: bool,
@@ -306,7 +307,7 @@ fn visit(
     local: &mut Found,
     entry: Result<DirEntry, ignore::Error>,
     start: &Path,
-    glob: &GlobMatcher,
+    glob: &GlobSet,
     files_only: bool,
     judge: &ReadJudge,
 ) {

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
-use globset::GlobMatcher;
+use globset::GlobSet;
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -56,6 +56,11 @@ pub const DEFAULT_MAX_COUNT: u64 = 500;
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Characters of a matching line shown before it is cut with `...`.
 pub const MAX_LINE_CHARS: usize = 2_000;
+/// Bytes a regex pattern may have: long alternations of names fit, a runaway argument not.
+pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
+/// Bytes the compiled regex may take (its NFA), and the lazy DFA's cache per thread: a
+/// pattern such as `a{1000}{1000}` is an error instead of gigabytes of memory.
+pub const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
 
 /// The `grep` tool's definition.
 pub fn definition() -> ToolDef {
@@ -96,7 +101,9 @@ pub fn definition() -> ToolDef {
                 skipped_over_1mb, skipped_binary, skipped_secret, skipped_policy, \
                 pruned_dirs, unreadable, and lossy when bytes were not UTF-8.",
             errors: "`Invalid regex pattern: ...` quoting the regex error (a pattern that \
-                could match a line break is refused too); `Invalid include pattern: ...`; \
+                could match a line break is refused too, and so are a pattern over 65536 \
+                bytes and a regex that compiles to more than 10 MB); `Invalid include \
+                pattern: ...` (also for a glob over 16384 bytes); \
                 `Path not found: PATH`; `PATH is not a file or directory`.",
             examples: &[
                 (
@@ -231,6 +238,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
 /// pattern that would have to match a line break is refused), and a NUL byte in the
 /// pattern is refused because files containing one are skipped as binary.
 fn build_matcher(pattern: &str) -> Result<RegexMatcher, String> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "the pattern is {} bytes long; at most {MAX_PATTERN_BYTES} are allowed",
+            pattern.len()
+        ));
+    }
     // The matcher library reports syntax errors against the pattern as it rewrote it;
     // parsing first quotes the caller's own pattern.
     regex_syntax::Parser::new()
@@ -239,6 +252,8 @@ fn build_matcher(pattern: &str) -> Result<RegexMatcher, String> {
     RegexMatcherBuilder::new()
         .crlf(true)
         .ban_byte(Some(b'\0'))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
         .build(pattern)
         .map_err(|err| err.to_string())
 }
@@ -247,7 +262,7 @@ fn build_matcher(pattern: &str) -> Result<RegexMatcher, String> {
 /// the search root, and its path as shown (relative to the directory); any match counts.
 #[derive(Debug)]
 struct Include {
-    glob: GlobMatcher,
+    glob: GlobSet,
 }
 
 impl Include {
@@ -1036,6 +1051,16 @@ mod tests {
         assert!(err.contains("unclosed group"), "{err}");
         assert!(build_matcher(r"a\nb").is_err());
         assert!(build_matcher(r"fn\s+main$").is_ok());
+    }
+
+    #[test]
+    fn huge_patterns_and_regexes_are_errors() {
+        let err = build_matcher(&"a".repeat(MAX_PATTERN_BYTES + 1)).unwrap_err();
+        assert!(err.contains("at most 65536"), "{err}");
+        let err = build_matcher("a{1000}{1000}").unwrap_err();
+        assert!(err.contains("size limit"), "{err}");
+        let names: Vec<String> = (0..5_000).map(|i| format!("name_{i}")).collect();
+        assert!(build_matcher(&names.join("|")).is_ok());
     }
 
     #[test]
