@@ -505,7 +505,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__glob)
-            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include-ignored --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -543,6 +543,10 @@ _tinytool() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --include-ignored)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -551,7 +555,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__grep)
-            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --include-ignored --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -595,6 +599,10 @@ _tinytool() {
                     ;;
                 --max-count)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include-ignored)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)

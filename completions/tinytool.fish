@@ -128,6 +128,8 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l pattern -d 'R
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l path -d 'Directory to search, or a single file (default: the working directory).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include -d 'Only search files whose base name or relative path matches this glob, e.g. `*.rs` or `*.{ts,tsx}`.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l max-count -d 'Maximum number of matching lines to return (default 500; 0 or less also means 500).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include-ignored -d 'Also search files and directories that .gitignore, .ignore, .git/info/exclude or git\'s global excludes ignore (default false).' -r -f -a "true\t''
+false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
@@ -139,6 +141,8 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l events -d 'Ap
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l pattern -d 'Glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}` (supports `**`). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l path -d 'Directory to search in (default: the working directory).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l include-ignored -d 'Also list files and directories that .gitignore, .ignore, .git/info/exclude or git\'s global excludes ignore (default false).' -r -f -a "true\t''
+false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
