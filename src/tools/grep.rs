@@ -5,7 +5,8 @@
 //! modification time (ties by path), lines in file order, paths relative to `--dir`
 //! (absolute outside it). Lines are cut at 2,000 characters on a character boundary
 //! (marked `...`); bytes that are not UTF-8 are replaced (`metadata.lossy`). Files over
-//! 1 MB, binary files (a NUL byte anywhere in them), files the policy does not let the
+//! 1 MB, binary files (a NUL byte anywhere in them, or a start [`crate::binary`] calls
+//! binary), files the policy does not let the
 //! caller `read` (counted as secret-looking when named `.env*`, else as refused by the
 //! policy, with any directory the policy refuses whole), and the skip directories are left
 //! out, and the output says so: it ends with the summary line of [`crate::search`]
@@ -87,7 +88,8 @@ pub fn definition() -> ToolDef {
                 secret-looking, 2 skip directories pruned; not cut]` whenever a file was \
                 skipped, a skip directory was pruned or the list was cut (`cut at N matches, \
                 more exist`), and always when nothing matched. A file is binary when it \
-                holds a NUL byte; the count covers the files read (after a cut, later files \
+                holds a NUL byte, starts with a known binary signature (gzip, zip, ELF, \
+                PDF, ...) or more than 30% of its first 8192 bytes are not text; the count covers the files read (after a cut, later files \
                 are not read). A file the policy does not let you `read` (the decision the \
                 read tool would get, without asking) is not searched: `secret-looking` counts \
                 such files named .env*, and `N refused by the policy` (shown when N > 0) \
@@ -523,8 +525,10 @@ impl FileSearcher {
     /// The file is read whole with one read call, as far as its size at `stat` time: the
     /// searcher's own reader would sniff for a byte-order mark and probe for the end with
     /// reads of its own, half again as many system calls for the small files most trees
-    /// are made of. A file with a NUL byte anywhere is binary (a UTF-16 file, recognised by
-    /// its byte-order mark, is transcoded by the searcher and judged after that).
+    /// are made of. A file with a NUL byte anywhere is binary, and so is one whose start
+    /// [`crate::binary`] calls binary (a known signature, or too many non-text bytes); a
+    /// UTF-16 file, recognised by its byte-order mark, is transcoded by the searcher and
+    /// judged after that.
     fn search(&mut self, mut file: File, size: u64, cap: u64, cancel: &AtomicBool) -> Outcome {
         use std::io::Read;
         let want = usize::try_from(size.min(MAX_FILE_BYTES)).unwrap_or(0);
@@ -542,7 +546,7 @@ impl FileSearcher {
         }
         let data = &self.buf[..filled];
         let utf16 = data.starts_with(&[0xFF, 0xFE]) || data.starts_with(&[0xFE, 0xFF]);
-        if !utf16 && memchr::memchr(0, data).is_some() {
+        if !utf16 && (memchr::memchr(0, data).is_some() || crate::binary::is_binary(data)) {
             return Outcome::Binary;
         }
         let mut sink = Collect {

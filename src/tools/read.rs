@@ -20,8 +20,10 @@
 //! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
 //!
 //! Images (`.jpg`, `.jpeg`, `.png`, `.gif`, `.webp`) come back as a data URI of at most
-//! 5 MB of image, never previewed. Binary files are refused after scoring their first
-//! 8,192 bytes (NUL counts 10, other control bytes 1; binary above 30%).
+//! 5 MB of image, never previewed. Binary files are refused, judged by their first 8,192
+//! bytes ([`crate::binary`]: a known signature such as gzip, zip or ELF, or more than 30%
+//! non-text bytes, where invalid UTF-8 counts as non-text). A mostly-text file with a few
+//! invalid bytes (Latin-1 accents) is shown with them replaced and `metadata.lossy`.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read};
@@ -31,6 +33,7 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::binary;
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
@@ -39,10 +42,6 @@ use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 pub const DEFAULT_LIMIT: u64 = 2_000;
 /// Characters of a line shown before it is cut with `...`.
 pub const MAX_LINE_CHARS: usize = 2_000;
-/// Bytes sniffed for binary content.
-pub const BINARY_CHECK_SIZE: usize = 8_192;
-/// Share of non-text bytes above which a file is binary.
-pub const BINARY_THRESHOLD: f64 = 0.30;
 /// Largest image returned as a data URI.
 pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
@@ -164,13 +163,17 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
-    let mut sniff = Vec::with_capacity(BINARY_CHECK_SIZE);
+    let mut sniff = Vec::with_capacity(binary::CHECK_SIZE);
     (&mut file)
-        .take(BINARY_CHECK_SIZE as u64)
+        .take(binary::CHECK_SIZE as u64)
         .read_to_end(&mut sniff)?;
-    if is_binary(&sniff) {
+    if let Some(kind) = binary::detect(&sniff) {
+        let what = match kind {
+            "data" => String::new(),
+            kind => format!("{kind}, "),
+        };
         return Ok(ToolOutput::error(format!(
-            "Binary file detected: {shown} ({} bytes). Cannot display binary content.",
+            "Binary file detected: {shown} ({what}{} bytes). Cannot display binary content.",
             meta.len()
         )));
     }
@@ -346,25 +349,6 @@ fn format_line(index: u64, kept: &[u8], full_len: u64) -> (String, bool) {
     (line, lossy)
 }
 
-/// The reference's binary score: NUL counts 10, bytes 0x01–0x07 and 0x0E–0x1F (but ESC)
-/// count 1; binary when the score is more than 30% of the window.
-pub fn is_binary(bytes: &[u8]) -> bool {
-    let window = &bytes[..bytes.len().min(BINARY_CHECK_SIZE)];
-    if window.is_empty() {
-        return false;
-    }
-    let score: usize = window
-        .iter()
-        .map(|&b| match b {
-            0x00 => 10,
-            0x01..=0x07 => 1,
-            0x0E..=0x1F if b != 0x1B => 1,
-            _ => 0,
-        })
-        .sum();
-    score as f64 / window.len() as f64 > BINARY_THRESHOLD
-}
-
 fn image_mime(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
     match ext.as_str() {
@@ -503,21 +487,6 @@ mod tests {
         let got = read_page(reader, 7, 9, 51_000).unwrap();
         assert_eq!(got.total_lines, 50);
         assert_eq!(got.text, page(text.as_bytes(), 7, 9).0);
-    }
-
-    #[test]
-    fn binary_scoring_follows_the_reference() {
-        assert!(!is_binary(b""));
-        assert!(!is_binary(b"hello world\nthis is text"));
-        assert!(is_binary(&[0u8; 10]));
-        let mut mostly_ctrl = vec![0x01u8; 50];
-        mostly_ctrl.extend(vec![b'a'; 50]);
-        assert!(is_binary(&mostly_ctrl));
-        let mut few_ctrl = vec![0x01u8; 5];
-        few_ctrl.extend(vec![b'a'; 95]);
-        assert!(!is_binary(&few_ctrl));
-        assert!(!is_binary("日本語テスト hello world".as_bytes()));
-        assert!(!is_binary(b"\x1b[31mred\x1b[0m\n"));
     }
 
     #[test]
