@@ -239,6 +239,8 @@ fn build_matcher(pattern: &str) -> Result<RegexMatcher, String> {
         .parse(pattern)
         .map_err(|err| err.to_string())?;
     RegexMatcherBuilder::new()
+        // `^` and `$` match at every line's start and end, not only the file's.
+        .multi_line(true)
         .crlf(true)
         .ban_byte(Some(b'\0'))
         .build(pattern)

@@ -31,6 +31,7 @@ mod robust;
 mod sandbox;
 mod search_tree;
 mod session_tools;
+mod spill_access;
 mod webfetch;
 mod websearch;
 mod write;
