@@ -52,20 +52,29 @@ pub fn definition() -> ToolDef {
         summary: "Read a file's lines, numbered",
         description: "Read a file. Returns its lines numbered as `N<TAB>content` (1-based), \
             2000 lines from the start unless offset/limit say otherwise; lines longer than \
-            2000 characters are cut with `...`. Images (.png, .jpg, .jpeg, .gif, .webp) are \
-            returned as a base64 data URI. Binary files and directories are refused.",
+            2000 characters are cut with `...`. A page holds as many whole lines as fit 51200 \
+            bytes; when the file goes on, its last line gives the offset to continue with. \
+            Images (.png, .jpg, .jpeg, .gif, .webp) are returned as a base64 data URI. \
+            Binary files and directories are refused.",
         permission: "read",
         schema: parameters,
         execute,
         access: Some(access),
         doc: ToolDoc {
-            output: "Numbered lines `N<TAB>content`, one per line of the file. When lines remain \
-                after the page, a footer `... (N more lines not shown, use offset/limit to read \
-                more)`. An empty file reads as `(empty file)`. metadata: path, total_lines, \
-                start_line, end_line; mime for images; lossy when bytes were not UTF-8.",
+            output: "Numbered lines `N<TAB>content`, one per line of the file: at most `limit` \
+                lines (2000 by default), and as many whole lines as fit 51200 bytes. read is \
+                never previewed: when the file goes on, the last line says where, e.g. \
+                `[lines 1-1161 of 2093 shown, 932 more lines; continue with offset=1161]` \
+                (send that offset, 0-based, to continue). An empty file reads as `(empty \
+                file)`. A file with a few bytes that are not UTF-8 (Latin-1 accents) is shown \
+                with them replaced. Spill files under .tinytool/outputs/ are read like any \
+                file. metadata: path, total_lines, start_line, end_line; mime for images; \
+                lossy when bytes were not UTF-8.",
             errors: "`File not found: PATH` (with `Did you mean: PATH?` when a sibling shares the \
                 first three or more characters); `PATH is a directory, not a file`; `Binary file \
-                detected`; `Offset N is beyond end of file (M lines)`; an image over 5 MB.",
+                detected: PATH (KIND, N bytes)` for a known binary signature (gzip, zip, xz, \
+                zstd, bzip2, 7z, ELF, Mach-O, PE, wasm, class, SQLite, PDF, ...) or more than \
+                30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of file (M lines)`; an image over 5 MB.",
             examples: &[
                 (
                     "Read the first 40 lines of a file",

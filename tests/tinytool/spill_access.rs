@@ -130,3 +130,50 @@ fn a_hundred_big_outputs_keep_the_folder_under_its_cap() {
     assert!(total <= cap, "{total} bytes in {files} files");
     assert!(files >= 2, "{files}");
 }
+
+/// A result with its spill file's name (`out-MILLIS-PID-N.txt`) replaced by
+/// `out-[id].txt`, in the output and in `metadata.full_output`.
+fn normalised(mut result: Value) -> Value {
+    let name = result["metadata"]["full_output"]
+        .as_str()
+        .and_then(|p| p.strip_prefix(".tinytool/outputs/"))
+        .map(str::to_string);
+    if let Some(name) = name {
+        let output = result["output"]
+            .as_str()
+            .unwrap()
+            .replace(&name, "out-[id].txt");
+        result["output"] = json!(output);
+        result["metadata"]["full_output"] = json!(".tinytool/outputs/out-[id].txt");
+    }
+    crate::util::stable(result)
+}
+
+#[test]
+fn previewed_outputs_have_the_documented_shape() {
+    let room = Room::new();
+    // A project config may lower the limits: 10 lines keep the golden files short.
+    room.write(
+        ".tinytool/config.json",
+        json!({"output": {"max_lines": 10}}).to_string(),
+    );
+    let run = room.call("bash", json!({"command": "seq 1 30"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    crate::snapshot!("bash_previewed", normalised(run.json()));
+    let run = room.call(
+        "bash",
+        json!({"command": "seq 1 25; echo 'panicked: boom' >&2; exit 101"}),
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let result = run.json();
+    let path = result["metadata"]["full_output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    crate::snapshot!("bash_previewed_error", normalised(result));
+    let whole = std::fs::read_to_string(room.path(&path)).unwrap();
+    assert!(
+        whole.contains("\n13\n") && whole.contains("panicked: boom"),
+        "{whole}"
+    );
+}
