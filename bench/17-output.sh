@@ -17,7 +17,7 @@ peer="sh -c '$command > /dev/null'"
 # 5,000,001 (read with offset 5000000; inside the 64 MB the file keeps) is 5000001.
 spill=$("$TT" --dir "$dir" bash --command "$command" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["full_output"])')
-line=$("$TT" --dir "$dir" --text read --file-path "$spill" --offset 5000000 --limit 1)
+line=$("$TT" --dir "$dir" --text read --file-path "$spill" --offset 5000000 --limit 1 | head -n 1)
 [ "$line" = "$(printf '5000001\t5000001')" ] ||
     bench_note "output: line 5000001 of the spill file reads '$line'"
 
