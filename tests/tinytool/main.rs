@@ -20,6 +20,7 @@ mod first_hour;
 mod glob;
 mod grep;
 mod mcp;
+mod mcp_http;
 mod mcp_interop;
 mod policy;
 mod policy_editing;
