@@ -6,7 +6,8 @@
 //! (absolute outside it). Lines are cut at 2,000 characters on a character boundary
 //! (marked `...`); bytes that are not UTF-8 are replaced (`metadata.lossy`). Files over
 //! 1 MB met by walking (a file named as `path` is searched whatever its size, streamed in
-//! bounded memory), binary files (a NUL byte anywhere in them), files the policy does not
+//! bounded memory), binary files (a NUL byte anywhere in them, or a start
+//! [`crate::binary`] calls binary), files the policy does not
 //! let the caller `read` (counted as secret-looking when named `.env*`, else as refused by
 //! the policy, with any directory the policy refuses whole), the skip directories, and,
 //! unless `include_ignored` is set, what ignore files rule out ([`crate::ignores`]) are
@@ -104,7 +105,9 @@ pub fn definition() -> ToolDef {
                 `.git/info/exclude` and git's global excludes inside a git repository, in \
                 the directories of the search and above it. `files over 1 MB` counts files \
                 met by walking; a file given as `path` is searched whatever its size. A file is binary when it \
-                holds a NUL byte; the count covers the files read (after a cut, later files \
+                holds a NUL byte, starts with a known binary signature (gzip, zip, ELF, \
+                PDF, ...) or more than 30% of its first 8192 bytes are not text; the count \
+                covers the files read (after a cut, later files \
                 are not read). A file the policy does not let you `read` (the decision the \
                 read tool would get, without asking) is not searched: `secret-looking` counts \
                 such files named .env*, and `N refused by the policy` (shown when N > 0) \
@@ -272,6 +275,8 @@ fn build_matcher(pattern: &str) -> Result<RegexMatcher, String> {
         .parse(pattern)
         .map_err(|err| err.to_string())?;
     RegexMatcherBuilder::new()
+        // `^` and `$` match at every line's start and end, not only the file's.
+        .multi_line(true)
         .crlf(true)
         .ban_byte(Some(b'\0'))
         .size_limit(REGEX_SIZE_LIMIT)
@@ -575,8 +580,10 @@ impl FileSearcher {
     /// The file is read whole with one read call, as far as its size at `stat` time: the
     /// searcher's own reader would sniff for a byte-order mark and probe for the end with
     /// reads of its own, half again as many system calls for the small files most trees
-    /// are made of. A file with a NUL byte anywhere is binary (a UTF-16 file, recognised by
-    /// its byte-order mark, is transcoded by the searcher and judged after that).
+    /// are made of. A file with a NUL byte anywhere is binary, and so is one whose start
+    /// [`crate::binary`] calls binary (a known signature, or too many non-text bytes); a
+    /// UTF-16 file, recognised by its byte-order mark, is transcoded by the searcher and
+    /// judged after that.
     fn search(&mut self, mut file: File, size: u64, cap: u64, cancel: &AtomicBool) -> Outcome {
         use std::io::Read;
         if size > MAX_FILE_BYTES {
@@ -597,7 +604,7 @@ impl FileSearcher {
         }
         let data = &self.buf[..filled];
         let utf16 = data.starts_with(&[0xFF, 0xFE]) || data.starts_with(&[0xFE, 0xFF]);
-        if !utf16 && memchr::memchr(0, data).is_some() {
+        if !utf16 && (memchr::memchr(0, data).is_some() || crate::binary::is_binary(data)) {
             return Outcome::Binary;
         }
         let mut sink = Collect {
