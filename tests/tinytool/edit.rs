@@ -4,7 +4,9 @@
 //! A fixture folder holds `input` (the file before), `args.json` (`old_string`,
 //! `new_string`, optionally `replace_all` and `file_path`, default `input`), and either
 //! `expected` (the exact bytes after) or `refused` (a substring the refusal must contain;
-//! the file must then be unchanged). A new case is a new folder.
+//! the file must then be unchanged). Without `input` the file does not exist before the
+//! call (creation by edit). An optional `strategy` file holds the `metadata.strategy` a
+//! success must report. A new case is a new folder.
 
 use std::path::{Path, PathBuf};
 
@@ -69,20 +71,42 @@ fn run_case(case: &Path) -> Result<(), String> {
         .and_then(Value::as_str)
         .unwrap_or("input")
         .to_string();
-    let input = std::fs::read(case.join("input")).unwrap();
-    room.write(&name, &input);
+    let input = std::fs::read(case.join("input")).ok();
+    if let Some(input) = &input {
+        room.write(&name, input);
+    }
     args["file_path"] = json!(name);
     let run = room.call("edit", args);
     let result = run.json();
     let output = result["output"].as_str().unwrap_or_default().to_string();
-    let after = std::fs::read(room.path(&name)).unwrap();
-    let files: Vec<String> = tree(&room.dir).into_iter().map(|(p, _)| p).collect();
-    if files != vec![name.clone()] {
+    let after = std::fs::read(room.path(&name)).ok();
+    let files: Vec<String> = tree(&room.dir)
+        .into_iter()
+        .filter(|(_, bytes)| bytes.is_some())
+        .map(|(p, _)| p)
+        .collect();
+    let wanted_files = if after.is_some() || input.is_some() {
+        vec![name.clone()]
+    } else {
+        Vec::new()
+    };
+    if files != wanted_files {
         return Err(format!("files left in the directory: {files:?}"));
     }
+    let after = after.unwrap_or_default();
+    let input = input.unwrap_or_default();
     if let Ok(expected) = std::fs::read(case.join("expected")) {
         if result["is_error"] != false {
             return Err(format!("refused, expected an edit:\n{output}"));
+        }
+        if let Ok(strategy) = std::fs::read_to_string(case.join("strategy"))
+            && result["metadata"]["strategy"] != strategy.trim()
+        {
+            return Err(format!(
+                "strategy {} , expected {}",
+                result["metadata"]["strategy"],
+                strategy.trim()
+            ));
         }
         if after != expected {
             return Err(format!(

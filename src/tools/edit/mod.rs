@@ -18,6 +18,10 @@
 //! 6. The configured formatter runs and `file.modified` is published with operation
 //!    `edit` (`aftercare`).
 //!
+//! An empty `old_string` on a missing file creates it with `new_string` (parents made, as
+//! `write` does; `metadata.strategy` is `created`); on an existing non-empty file it stays
+//! refused, since where it would go is ambiguous.
+//!
 //! `metadata` of a success: path, strategy, adjustments, start_line/end_line (1-based span
 //! of the first replaced region in the original file), spans (all of them), replacements,
 //! diff (unified, 3 lines of context, LF endings, cut at 256 KB) and formatter. Of a refusal: reason
@@ -58,7 +62,8 @@ pub fn definition() -> ToolDef {
             still found — but only when exactly one region of the file fits; new_string is then \
             re-indented to the file's indentation. Ambiguous or unmatched edits are refused \
             with the closest region of the file shown. The file's line endings, BOM and final \
-            newline are kept.",
+            newline are kept. An empty old_string creates a file that does not exist yet \
+            (with its parent directories).",
         permission: "edit",
         schema: parameters,
         execute,
@@ -66,7 +71,7 @@ pub fn definition() -> ToolDef {
         doc: ToolDoc {
             output: "`Replaced in PATH at lines A-B.` (or `Replaced N occurrences in PATH ...` with \
                 replace_all), a note naming the strategy when old_string did not match exactly, \
-                and the formatter's note when one is configured. metadata: path, strategy (exact, \
+                and the formatter's note when one is configured. metadata: path, strategy (created, exact, \
                 line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
                 escape-normalized, trimmed-boundary, context-aware, block-anchor-relaxed, \
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
@@ -78,7 +83,7 @@ pub fn definition() -> ToolDef {
                 and whitespace made visible (tabs, trailing spaces, carriage returns and non-breaking \
                 spaces are marked); \
                 `old_string appears N times in PATH` with the regions (add context or use \
-                replace_all); an empty old_string on a non-empty file; a file that is not UTF-8. \
+                replace_all); an empty old_string on an existing non-empty file; a file that is not UTF-8. \
                 Nothing is changed on error.",
             examples: &[
                 (
@@ -156,12 +161,15 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         }
         Ok(Kind::Special(what)) => return Ok(ToolOutput::error(atomic::not_regular(&shown, what))),
         Ok(Kind::File | Kind::Symlink) => {}
+        Ok(Kind::Missing) if args.old_string.is_empty() => return Ok(create(ctx, &path, &args)),
         Ok(Kind::Missing) => {
             let mut message = format!("File not found: {shown}");
             if let Some(suggestion) = crate::tools::read::suggest_similar(&path) {
                 message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
             }
-            message.push_str("\n(To create a file, use write.)");
+            message.push_str(
+                "\n(To create a file, use write, or edit with an empty old_string.)",
+            );
             return Ok(ToolOutput::error(message));
         }
         Err(err) => {
@@ -262,6 +270,62 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         output = output.with("formatter", meta);
     }
     Ok(output)
+}
+
+/// Item 1 of issue 22: an empty `old_string` on a missing file creates it with
+/// `new_string` (and its parent directories), as `write` would; the lock is taken as for
+/// any edit, and a file that appeared meanwhile is not overwritten.
+fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOutput {
+    let shown = ctx.display(path);
+    if let Err(err) = atomic::create_parents(path) {
+        return ToolOutput::error(format!(
+            "Error creating directory: {}: {err}",
+            path.parent().map(|p| ctx.display(p)).unwrap_or_default()
+        ));
+    }
+    let _lock = match PathLock::acquire(&ctx.session.dir, path) {
+        Ok(lock) => lock,
+        Err(err) => {
+            return ToolOutput::error(format!(
+                "Error editing file: {shown}: cannot take its lock in .tinytool/locks: {err}"
+            ));
+        }
+    };
+    if !matches!(atomic::kind(path), Ok(Kind::Missing)) {
+        return ToolOutput::error(format!(
+            "{shown} appeared while it was being created: an empty old_string only creates a \
+             missing file. Read it and edit it."
+        ))
+        .with("path", shown)
+        .with("reason", "empty_old_string");
+    }
+    let bytes = crate::textdoc::Conventions::default().apply_whole(&args.new_string);
+    if let Err(err) = atomic::write(path, &bytes, atomic::mode_for(path)) {
+        return ToolOutput::error(format!("Error writing file: {shown}: {err}"));
+    }
+    let formatted = aftercare::format(ctx, path);
+    aftercare::file_modified(ctx, path, "edit");
+    let new_text = String::from_utf8_lossy(&bytes).into_owned();
+    let diff = crate::textdoc::unified_diff("", &new_text, "/dev/null", &format!("b/{shown}"));
+    let lines = new_text.lines().count().max(1);
+    let mut output = ToolOutput::text(format!(
+        "Created {shown} with new_string ({} bytes): old_string was empty and the file did not exist.{}",
+        bytes.len(),
+        formatted.note()
+    ))
+    .with("path", shown)
+    .with("strategy", "created")
+    .with("created", true)
+    .with("adjustments", json!([]))
+    .with("start_line", 1)
+    .with("end_line", lines)
+    .with("spans", json!([[1, lines]]))
+    .with("replacements", 1)
+    .with("diff", bounded_diff(diff));
+    if let Some(meta) = formatted.metadata() {
+        output = output.with("formatter", meta);
+    }
+    output
 }
 
 /// Replaced regions the output lists by line (all of them are in `metadata.spans`).
