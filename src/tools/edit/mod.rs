@@ -384,6 +384,12 @@ fn summary(edit: &cascade::Edit, shown: &str) -> String {
     if edit.adjustments.contains(&"unescaped-tabs") {
         how.push("its literal \\t were read as tabs");
     }
+    if edit.adjustments.contains(&"unescaped-sequences") {
+        how.push(
+            "its escape sequences (\\n, \\t, \\\", \\', \\$, \\\\ ...) were read as the characters they \
+             stand for, in new_string too",
+        );
+    }
     match edit.strategy {
         "exact" | "trimmed-boundary" => {}
         "escape-normalized" => how.push("tabs and special spaces were treated as spaces"),
