@@ -84,7 +84,15 @@ pub fn definition() -> ToolDef {
                 spaces are marked); \
                 `old_string appears N times in PATH` with the regions (add context or use \
                 replace_all); an empty old_string on an existing non-empty file; a file that is not UTF-8. \
-                Nothing is changed on error.",
+                Nothing is changed on error. \
+                The fuzzy gate: a block whose lines do not all match (whitespace aside) is \
+                accepted only when its first and last non-blank lines match, at most one line \
+                between them differs, and the block has interior evidence for its size: some \
+                other line between the first and last must match and carry text (at least 3 \
+                letters or digits); with fewer than four matching non-blank lines the differing \
+                line must also be at least half similar to the file's. So a 3-line block whose \
+                middle line differs in content is refused as a different block, with the \
+                closest region shown, however well its first and last lines match.",
             examples: &[
                 (
                     "Rename a call",

@@ -19,7 +19,12 @@
 //! that pass the **fuzzy gate** ([`gate`]): `old_string`'s first and last non-blank lines
 //! equal the region's after whitespace normalisation, the blank lines around them are blank
 //! in the region too, at most one line between them differs, and what does match carries
-//! enough text to identify the region. Line strategies rank their regions (same
+//! enough text to identify the region. The gate scales with the block: when a line differs,
+//! the anchors (first and last lines) are not evidence enough — some *other interior* line
+//! must equal and carry text (at least 3 letters or digits), so a 3-line block whose middle
+//! line differs in content (not only whitespace) is refused however well its anchors match,
+//! and with fewer than four equal non-blank lines the differing line must still be at
+//! least half similar to the file's. Line strategies rank their regions (same
 //! indentation, then same relative indentation, then any) so that the cascade can tell an
 //! exact-indentation match from a look-alike at another depth; similarity counts characters
 //! (`levenshtein`).
@@ -272,6 +277,11 @@ pub struct Gate {
 /// Alphanumeric characters the equal non-blank lines of a fuzzy match must hold at least:
 /// a match on lines like `}` and `end` alone identifies nothing.
 const MIN_SUPPORT: usize = 10;
+/// Alphanumeric characters the equal lines strictly between the first and last non-blank
+/// lines must hold when one line differs: a block whose only interior line differs (a
+/// 3-line block, or one whose other interior lines are blank or bare braces) is a
+/// different block, however well its anchors match.
+const MIN_INTERIOR_SUPPORT: usize = 3;
 /// With fewer than four equal non-blank lines, the differing line must still be this
 /// similar to the file's.
 const MIN_DIFFERING_SIMILARITY: f64 = 0.5;
@@ -295,11 +305,16 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
     let mut differing = None;
     let mut support = 0usize;
     let mut equal_nonblank = 0usize;
+    let mut interior_support = 0usize;
     for (j, wanted) in wanted.iter().enumerate() {
         if file.collapsed(start + j) == wanted {
             if !wanted.is_empty() {
                 equal_nonblank += 1;
-                support += wanted.chars().filter(|c| c.is_alphanumeric()).count();
+                let alnum = wanted.chars().filter(|c| c.is_alphanumeric()).count();
+                support += alnum;
+                if j > first && j < last {
+                    interior_support += alnum;
+                }
             }
             continue;
         }
@@ -309,7 +324,9 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
         differing = Some(j);
     }
     if let Some(j) = differing {
-        if support < MIN_SUPPORT {
+        // The anchors never vouch for the interior on their own: some interior line that
+        // is not the differing one must equal, with some text of its own.
+        if support < MIN_SUPPORT || interior_support < MIN_INTERIOR_SUPPORT {
             return None;
         }
         if equal_nonblank < 4
@@ -565,6 +582,13 @@ mod tests {
         // Two interior lines differ: refused.
         let old = "def save(self):\n    self.verify()\n    self.db.put(self)\n    return True";
         assert!(run(fuzzy, text, old).is_empty());
+        // A 3-line block whose middle line differs in content: refused however long its
+        // anchors, while a whitespace-only difference is no difference.
+        let text = "function add(first, second) {\n  return first + second;\n}\n";
+        assert!(run(fuzzy, text, "function add(first, second) {\n  return first - second;\n}").is_empty());
+        let file = FileLines::new(text);
+        let old = Block::parse("function add(first, second) {\n  return  first + second;\n}");
+        assert_eq!(gate(&file, 0, &old), Some(Gate { differing: None }));
         // Anchors that identify nothing: refused.
         assert!(run(fuzzy, "}\n    bar();\n}\n", "}\n    baz();\n}").is_empty());
     }
