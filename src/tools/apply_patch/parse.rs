@@ -352,6 +352,8 @@ fn parse_chunks(
     // Whether the current chunk has begun (an `@@` line or a change), and has changes.
     let mut started = false;
     let mut has_changes = false;
+    // Unprefixed blank lines (each an empty context line) ending the current chunk so far.
+    let mut trailing_blank = 0usize;
     while let Some(raw) = lines.get(i) {
         let trimmed = raw.trim();
         if is_operation(trimmed) {
@@ -363,6 +365,7 @@ fn parse_chunks(
                 has_changes = false;
                 started = false;
             }
+            trailing_blank = 0;
             if !started {
                 current.line = i + 1;
                 started = true;
@@ -383,6 +386,13 @@ fn parse_chunks(
             }
             has_changes = false;
             started = false;
+            trailing_blank = 0;
+            i += 1;
+            continue;
+        }
+        if !started && trimmed.is_empty() {
+            // Blank lines between chunks (after `*** End of File`, before `*** End Patch`)
+            // separate them, as in Codex; they start no chunk.
             i += 1;
             continue;
         }
@@ -390,8 +400,18 @@ fn parse_chunks(
             current.line = i + 1;
             started = true;
         }
+        if trimmed.is_empty() && !raw.starts_with(' ') {
+            trailing_blank += 1;
+        } else {
+            trailing_blank = 0;
+        }
         match raw.chars().next() {
             None => {
+                current.old.push(String::new());
+                current.new.push(String::new());
+            }
+            Some(c) if c != ' ' && trimmed.is_empty() => {
+                // A whitespace-only line the model left unprefixed: an empty context line.
                 current.old.push(String::new());
                 current.new.push(String::new());
             }
@@ -414,6 +434,15 @@ fn parse_chunks(
         }
         has_changes = true;
         i += 1;
+    }
+    if has_changes {
+        // Unprefixed blank lines before the next operation or `*** End Patch` are the
+        // model's spacing, not context (an explicit ` ` context line stays).
+        for _ in 0..trailing_blank {
+            current.old.pop();
+            current.new.pop();
+        }
+        has_changes = !current.old.is_empty() || !current.new.is_empty();
     }
     if has_changes {
         hunks.push(current);

@@ -567,12 +567,15 @@ mod tests {
 
     #[test]
     fn every_escape_sequence_is_read_left_to_right() {
-        assert_eq!(
-            unescape_all(r#"a\nb\t\'\"\`\$\\n\q"#),
-            "a\nb\t'\"`$\\n\\q"
-        );
+        assert_eq!(unescape_all(r#"a\nb\t\'\"\`\$\\n\q"#), "a\nb\t'\"`$\\n\\q");
         assert_eq!(unescape_all("x\\\ny"), "x\ny");
-        let (out, _) = apply("s = \"it's\"\n", r#"s = \"it\'s\""#, r#"s = \"it\'ll\""#, false).unwrap();
+        let (out, _) = apply(
+            "s = \"it's\"\n",
+            r#"s = \"it\'s\""#,
+            r#"s = \"it\'ll\""#,
+            false,
+        )
+        .unwrap();
         assert_eq!(out, "s = \"it'll\"\n");
     }
 

@@ -31,6 +31,7 @@ pub mod cascade;
 pub mod feedback;
 pub mod levenshtein;
 pub mod lines;
+pub mod punctuation;
 pub mod reindent;
 pub mod strategies;
 
@@ -175,9 +176,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             if let Some(suggestion) = crate::tools::read::suggest_similar(&path) {
                 message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
             }
-            message.push_str(
-                "\n(To create a file, use write, or edit with an empty old_string.)",
-            );
+            message.push_str("\n(To create a file, use write, or edit with an empty old_string.)");
             return Ok(ToolOutput::error(message));
         }
         Err(err) => {

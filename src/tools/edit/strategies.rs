@@ -585,7 +585,14 @@ mod tests {
         // A 3-line block whose middle line differs in content: refused however long its
         // anchors, while a whitespace-only difference is no difference.
         let text = "function add(first, second) {\n  return first + second;\n}\n";
-        assert!(run(fuzzy, text, "function add(first, second) {\n  return first - second;\n}").is_empty());
+        assert!(
+            run(
+                fuzzy,
+                text,
+                "function add(first, second) {\n  return first - second;\n}"
+            )
+            .is_empty()
+        );
         let file = FileLines::new(text);
         let old = Block::parse("function add(first, second) {\n  return  first + second;\n}");
         assert_eq!(gate(&file, 0, &old), Some(Gate { differing: None }));
