@@ -76,15 +76,17 @@ pub enum Refusal {
 /// A strategy as the cascade runs it.
 type Strategy = fn(Input) -> Vec<Candidate>;
 
-/// The stages in the spec's order; `fuzzy` is strategies 8–10 together, and strategy 7 is
-/// the exact stage on a boundary variant.
-const STAGES: [Strategy; 7] = [
+/// The stages in the spec's order; `fuzzy` is strategies 8–10 together, strategy 7 is
+/// the exact stage on a boundary variant, and Unicode punctuation folding (issue 22) comes
+/// just before the fuzzy ones.
+const STAGES: [Strategy; 8] = [
     strategies::exact,
     strategies::line_trimmed,
     strategies::block_anchor,
     strategies::whitespace_normalized,
     strategies::indentation_flexible,
     strategies::escape_normalized,
+    strategies::unicode_normalized,
     strategies::fuzzy,
 ];
 

@@ -58,8 +58,9 @@ pub fn definition() -> ToolDef {
             copied exactly from the file (without the line-number prefix of read's output) and \
             include enough surrounding lines to be unique; with replace_all every occurrence is \
             replaced. When old_string does not match exactly, differences in indentation, \
-            trailing whitespace, tabs versus spaces, line endings, escaped tabs or blank \
-            boundary lines are tolerated, and a block with a single differing interior line is \
+            trailing whitespace, tabs versus spaces, line endings, escape sequences, Unicode \
+            dashes/quotes/ellipses/spaces versus ASCII ones or blank boundary lines are \
+            tolerated, and a block with a single differing interior line is \
             still found — but only when exactly one region of the file fits; new_string is then \
             re-indented to the file's indentation. Ambiguous or unmatched edits are refused \
             with the closest region of the file shown. The file's line endings, BOM and final \
@@ -74,7 +75,7 @@ pub fn definition() -> ToolDef {
                 replace_all), a note naming the strategy when old_string did not match exactly, \
                 and the formatter's note when one is configured. metadata: path, strategy (created, exact, \
                 line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
-                escape-normalized, trimmed-boundary, context-aware, block-anchor-relaxed, \
+                escape-normalized, trimmed-boundary, unicode-normalized, context-aware, block-anchor-relaxed, \
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
                 (unified), formatter.",
             errors: "`old_string and new_string are identical`; `File not found: PATH`; \
@@ -400,6 +401,9 @@ fn summary(edit: &cascade::Edit, shown: &str) -> String {
     match edit.strategy {
         "exact" | "trimmed-boundary" => {}
         "escape-normalized" => how.push("tabs and special spaces were treated as spaces"),
+        "unicode-normalized" => how.push(
+            "dashes, curly quotes, ellipses and special spaces were compared as their ASCII forms",
+        ),
         "context-aware" | "block-anchor-relaxed" | "multi-occurrence" => {
             how.push("one line of it differs from the file, whose line was kept unless new_string changes it")
         }

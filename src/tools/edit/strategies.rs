@@ -11,6 +11,7 @@
 //! | 5 | indentation-flexible | its lines equal once the common indentation is removed |
 //! | 6 | escape-normalized | it equals with tabs as 4 spaces, special spaces as spaces, CR as LF |
 //! | 7 | trimmed-boundary | `old_string` without blank boundary lines matches exactly (a variant in `cascade`) |
+//! | 7½ | unicode-normalized | it equals with dashes, curly quotes, ellipsis and odd spaces folded to ASCII (bytes, else whole lines with whitespace collapsed) |
 //! | 8 | context-aware | its non-blank lines equal (trimmed); blank lines of `old_string` are wildcards |
 //! | 9 | block-anchor-relaxed | first and last lines equal, mean interior similarity ≥ 0.7 |
 //! | 10 | multi-occurrence | mean line similarity ≥ 0.8 (never with `replace_all`) |
@@ -33,6 +34,7 @@ use std::ops::Range;
 
 use super::levenshtein::{similar_at_least, similarity};
 use super::lines::{Block, FileLines, collapse, indent, is_blank};
+use super::punctuation::{fold, fold_with_origin, has_foldable};
 use super::reindent::{Depth, Unit, detect_unit, measure};
 
 /// Where a strategy matched.
@@ -225,6 +227,49 @@ fn escape_normalize(s: &str) -> (String, Vec<u32>) {
         origin.extend(std::iter::repeat_n(i as u32, out.len() - before));
     }
     (out, origin)
+}
+
+/// Unicode punctuation folding (issue 22, between strategies 7 and 8): `old_string` found
+/// once both sides have dashes, curly quotes, ellipsis and odd spaces folded to ASCII
+/// (`punctuation`) — byte for byte first (a fragment of a line), else as whole lines that
+/// equal with whitespace runs collapsed too. A byte match begins and ends on whole
+/// characters of the original.
+pub fn unicode_normalized(input: Input) -> Vec<Candidate> {
+    let text = input.file.text();
+    if !has_foldable(text) && !has_foldable(input.old_text) {
+        // Folding changes neither side: nothing beyond what the earlier strategies found.
+        return Vec::new();
+    }
+    let (hay, origin) = fold_with_origin(text);
+    let needle = fold(input.old_text);
+    let boundary = |n: usize| n == 0 || n == hay.len() || origin[n] != origin[n - 1];
+    let found: Vec<Candidate> = byte_matches(&hay, &needle, input.replace_all)
+        .into_iter()
+        .filter(|m| boundary(m.start) && boundary(m.end))
+        .map(|m| {
+            let start = origin[m.start] as usize;
+            let end = origin.get(m.end).map_or(text.len(), |&o| o as usize);
+            Candidate {
+                region: Region::Bytes(start..end),
+                rank: 0,
+                strategy: "unicode-normalized",
+            }
+        })
+        .collect();
+    if !found.is_empty() {
+        return found;
+    }
+    let old: Vec<String> = input.old.lines.iter().map(|l| collapse(&fold(l))).collect();
+    if old.iter().all(String::is_empty) {
+        return Vec::new();
+    }
+    let file = input.file;
+    let folded: Vec<String> = (0..file.len())
+        .map(|i| collapse(&fold(file.line(i))))
+        .collect();
+    windows(input, "unicode-normalized", |_, i| {
+        old.iter().enumerate().all(|(j, o)| folded[i + j] == *o)
+    })
 }
 
 /// Strategies 8–10 together: every window that passes the fuzzy gate and the criterion of
