@@ -182,6 +182,59 @@ fn success_output_and_metadata() {
 }
 
 #[test]
+fn metadata_says_when_lines_were_reindented_or_kept_from_the_file() {
+    let room = Room::new();
+    room.write("f.py", "def f():\n    a  =  1\n    b = 2\n");
+    let run = room.call(
+        "edit",
+        json!({"file_path": "f.py", "old_string": "a = 1\nb = 2", "new_string": "a = 1\nb = 3\nc = 4"}),
+    );
+    let result = run.json();
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(
+        room.read("f.py"),
+        "def f():\n    a  =  1\n    b = 3\n    c = 4\n"
+    );
+    assert_eq!(result["metadata"]["reindented_lines"], 2, "{result}");
+    assert_eq!(result["metadata"]["file_lines_kept"], 1, "{result}");
+    // An exact edit writes new_string as given and says nothing of the kind.
+    let run = room.call(
+        "edit",
+        json!({"file_path": "f.py", "old_string": "c = 4", "new_string": "c = 5"}),
+    );
+    let result = run.json();
+    assert_eq!(result["metadata"]["strategy"], "exact");
+    assert!(
+        result["metadata"].get("reindented_lines").is_none(),
+        "{result}"
+    );
+    assert!(
+        result["metadata"].get("file_lines_kept").is_none(),
+        "{result}"
+    );
+}
+
+#[test]
+fn an_empty_old_string_creates_a_missing_file_with_its_parents() {
+    let room = Room::new();
+    let run = room.call(
+        "edit",
+        json!({"file_path": "a/b/new.txt", "old_string": "", "new_string": "hello\n"}),
+    );
+    let result = run.json();
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["metadata"]["strategy"], "created");
+    assert_eq!(room.read("a/b/new.txt"), "hello\n");
+    // The file now exists and is not empty: an empty old_string is refused.
+    let run = room.call(
+        "edit",
+        json!({"file_path": "a/b/new.txt", "old_string": "", "new_string": "x"}),
+    );
+    assert_eq!(run.json()["metadata"]["reason"], "empty_old_string");
+    assert_eq!(room.read("a/b/new.txt"), "hello\n");
+}
+
+#[test]
 fn refusal_shows_the_closest_region() {
     let room = Room::new();
     room.write(

@@ -53,6 +53,8 @@ pub struct Edit {
     pub adjustments: Vec<&'static str>,
     /// The replaced regions as 1-based inclusive line spans of the original.
     pub spans: Vec<(usize, usize)>,
+    /// Lines re-indented, and shared lines written as the file has them (all regions).
+    pub writing: reindent::Writing,
 }
 
 /// Why nothing was edited.
@@ -153,6 +155,7 @@ pub fn run(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Edit, 
             strategy: "exact",
             adjustments: Vec::new(),
             spans: vec![(1, 1)],
+            writing: reindent::Writing::default(),
         });
     }
     let file = FileLines::new(text);
@@ -228,15 +231,20 @@ fn decide(
     };
     let mut splices = Vec::with_capacity(chosen.len());
     let mut spans = Vec::with_capacity(chosen.len());
+    let mut writing = reindent::Writing::default();
     for c in &chosen {
         spans.push(span(file, &c.region));
-        splices.push(splice(file, variant, &c.region, unit));
+        let (splice, done) = splice(file, variant, &c.region, unit);
+        splices.push(splice);
+        writing.reindented += done.reindented;
+        writing.kept_from_file += done.kept_from_file;
     }
     Ok(Edit {
         splices,
         strategy: chosen.first().map_or(strategy, |c| c.strategy),
         adjustments: variant.adjustments(),
         spans,
+        writing,
     })
 }
 
@@ -280,23 +288,23 @@ fn region_bytes(file: &FileLines, variant: &Variant, region: &Region) -> Range<u
     }
 }
 
-/// The splice that applies `variant` at `region`.
+/// The splice that applies `variant` at `region`, and what writing it did.
 fn splice(
     file: &FileLines,
     variant: &Variant,
     region: &Region,
     unit: &dyn Fn() -> reindent::Unit,
-) -> Splice {
+) -> (Splice, reindent::Writing) {
     let range = region_bytes(file, variant, region);
     let lines = match region {
         Region::Lines { start, .. } => Some(*start),
         Region::Bytes(bytes) => whole_line_start(file, variant, bytes),
     };
-    let text = match lines {
-        Some(start) => reindent::replacement(file, start, &variant.old, &variant.new, unit),
-        None => variant.new.text(),
+    let (text, writing) = match lines {
+        Some(start) => reindent::written(file, start, &variant.old, &variant.new, unit),
+        None => (variant.new.text(), reindent::Writing::default()),
     };
-    Splice { range, text }
+    (Splice { range, text }, writing)
 }
 
 /// The first line of a byte match that covers exactly `old_string`'s lines, whole.

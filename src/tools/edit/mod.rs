@@ -24,7 +24,10 @@
 //!
 //! `metadata` of a success: path, strategy, adjustments, start_line/end_line (1-based span
 //! of the first replaced region in the original file), spans (all of them), replacements,
-//! diff (unified, 3 lines of context, LF endings, cut at 256 KB) and formatter. Of a refusal: reason
+//! diff (unified, 3 lines of context, LF endings, cut at 256 KB), formatter, and — only when
+//! what was written is not `new_string` as given (issue 22 item 6) — reindented_lines
+//! (`new_string` lines re-indented to the matched block) and file_lines_kept (lines
+//! `old_string` and `new_string` share, written as the file has them). Of a refusal: reason
 //! (`identical`, `empty_old_string`, `not_found`, `ambiguous`).
 
 pub mod cascade;
@@ -77,7 +80,15 @@ pub fn definition() -> ToolDef {
                 line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
                 escape-normalized, trimmed-boundary, unicode-normalized, context-aware, block-anchor-relaxed, \
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
-                (unified), formatter.",
+                (unified), formatter, and when they happened reindented_lines and file_lines_kept. \
+                What a match that is not exact writes: a line that old_string and new_string \
+                share (unchanged, at the corresponding place) is written as it stands in the \
+                file, with the file's indentation, spacing and characters; every other line of \
+                new_string is re-indented to the matched block (its depth relative to \
+                old_string's first line, in the file's indent unit: tabs stay tabs). \
+                metadata.reindented_lines counts the new_string lines written at another \
+                indentation than given, metadata.file_lines_kept the shared lines written as \
+                the file has them where new_string has them otherwise.",
             errors: "`old_string and new_string are identical`; `File not found: PATH`; \
                 `PATH is not a regular file: it is a FIFO` (or a socket or device: never \
                 opened); \
@@ -274,6 +285,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         .with("spans", spans)
         .with("replacements", edit.splices.len())
         .with("diff", bounded_diff(diff));
+    // Item 6 of issue 22: say when what was written is not new_string as given.
+    if edit.writing.reindented > 0 {
+        output = output.with("reindented_lines", edit.writing.reindented);
+    }
+    if edit.writing.kept_from_file > 0 {
+        output = output.with("file_lines_kept", edit.writing.kept_from_file);
+    }
     if let Some(meta) = formatter {
         output = output.with("formatter", meta);
     }
