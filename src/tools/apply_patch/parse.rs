@@ -23,6 +23,10 @@
 //!   the previous chunk) before the chunk's context.
 //! - `*** End of File` anchors its chunk at the end of the file.
 //! - In an added file, an empty line between `+` lines is an empty content line.
+//! - Blank lines before a chunk has begun (between chunks, after `*** End of File`) are
+//!   skipped, as Codex skips them; unprefixed blank lines (or whitespace-only lines not
+//!   starting with a space) ending an update's last chunk, before the next operation or
+//!   `*** End Patch`, are spacing and dropped. An explicit ` ` context line always stays.
 //! - An update needs at least one chunk unless it only moves the file.
 //!
 //! ## Unified diffs (`diff -u`, `git diff`)
