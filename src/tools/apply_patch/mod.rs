@@ -55,7 +55,10 @@ pub fn definition() -> ToolDef {
             context line\n-removed line\n+added line\n*** End Patch\n\
             (`@@ scope` lines locate a chunk; `*** End of File` anchors one at the end), and \
             unified diffs (`--- a/path`, `+++ b/path`, `@@ -1,3 +1,4 @@` hunks; /dev/null adds \
-            or deletes). Context is matched exactly, then ignoring surrounding whitespace. \
+            or deletes). Context is matched exactly, then ignoring surrounding whitespace, \
+            then with Unicode dashes, curly quotes, ellipses and spaces read as ASCII. A chunk \
+            with only added lines goes at the end of the file (its scope must exist); an \
+            updated file ends with a newline. \
             Nothing is written unless every hunk of every file applies; a patch that is \
             already applied changes nothing. Paths are relative to the working directory.",
         permission: "edit",
