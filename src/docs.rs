@@ -150,8 +150,12 @@ const FILES: &[(&str, &str)] = &[
     ),
     ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
     (
-        "DIR/.tinytool/locks/",
-        "Lock files, one per file being changed, named by a hash of its path; removed by their holder when the change is done.",
+        "$XDG_RUNTIME_DIR/tinytool/locks/",
+        "Lock files, one per file being changed, shared by every tinytool process of the \
+         user whatever its --dir, named by the identity of the file's directory and a hash \
+         of its name; removed by their holder when the change is done. Without \
+         XDG_RUNTIME_DIR: /run/user/UID/tinytool/locks/, else /tmp/tinytool-UID/locks/ \
+         (mode 0700; a lock directory owned by another user or open to others is refused).",
     ),
 ];
 

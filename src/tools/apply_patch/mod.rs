@@ -38,7 +38,7 @@ use serde_json::{Map, Value, json};
 
 use crate::aftercare;
 use crate::atomic;
-use crate::project::PathLock;
+use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
@@ -191,11 +191,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     paths.dedup();
     let mut locks = Vec::with_capacity(paths.len());
     for path in &paths {
-        match PathLock::acquire(&ctx.session.dir, path) {
+        match PathLock::acquire(path) {
             Ok(lock) => locks.push(lock),
             Err(err) => {
                 return Ok(ToolOutput::error(format!(
-                    "{NOTHING_CHANGED}\nCannot take the lock of {} in .tinytool/locks: {err}",
+                    "{NOTHING_CHANGED}\nCannot take the lock of {}: {err}",
                     ctx.display(path)
                 )));
             }

@@ -2,9 +2,9 @@
 //!
 //! The flow of a call:
 //! 1. `old_string == new_string` is refused before the file is touched.
-//! 2. The path's OS lock (`project::PathLock`, a lock file in `.tinytool/locks/`) is taken
-//!    and held to the end, so edits of one file by concurrent processes are serialised
-//!    and none is lost.
+//! 2. The file's OS lock (`locks::PathLock`, in the per-user lock directory, keyed by the
+//!    file's identity) is taken and held to the end, so edits of one file by concurrent
+//!    processes are serialised and none is lost, whatever their `--dir`.
 //!    The path is resolved (symlinks followed): a link is edited through, the policy judged
 //!    the file really changed, and the atomic rename replaces that file, not the link. A
 //!    FIFO, socket or device is refused before anything opens it.
@@ -37,7 +37,7 @@ use serde_json::{Map, Value, json};
 
 use crate::aftercare;
 use crate::atomic::{self, Kind};
-use crate::project::PathLock;
+use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
 use crate::textdoc::TextDoc;
@@ -170,11 +170,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     }
-    let _lock = match PathLock::acquire(&ctx.session.dir, &path) {
+    let _lock = match PathLock::acquire(&path) {
         Ok(lock) => lock,
         Err(err) => {
             return Ok(ToolOutput::error(format!(
-                "Error editing file: {shown}: cannot take its lock in .tinytool/locks: {err}"
+                "Error editing file: {shown}: cannot take its lock: {err}"
             )));
         }
     };
