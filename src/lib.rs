@@ -43,6 +43,7 @@ pub mod repair;
 pub mod sandbox;
 pub mod schema;
 pub mod search;
+pub mod secrets;
 pub mod session;
 pub mod spill;
 pub mod state;

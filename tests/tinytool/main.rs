@@ -29,6 +29,7 @@ mod readme_policies;
 mod robust;
 mod sandbox;
 mod search_tree;
+mod secrets;
 mod session_tools;
 mod webfetch;
 mod websearch;

@@ -18,6 +18,10 @@
 //! 6. The configured formatter runs and `file.modified` is published with operation
 //!    `edit` (`aftercare`).
 //!
+//! A file the caller may not read (`secrets`: `.env` under the default policy) is edited
+//! like any other, but no output shows its content: a refusal says why without the
+//! closest region, and the diff is replaced by `[content of a secret file not shown]`.
+//!
 //! `metadata` of a success: path, strategy, adjustments, start_line/end_line (1-based span
 //! of the first replaced region in the original file), spans (all of them), replacements,
 //! diff (unified, 3 lines of context, LF endings, cut at 256 KB) and formatter. Of a refusal: reason
@@ -211,7 +215,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             let file = lines::FileLines::new(&doc.text);
             // The text has CRLF set aside; the view shows each line's CR where the file has one.
             let crlf = |i: usize| file.has_break(i) && doc.is_crlf_at(file.end(i));
-            let message = feedback::message(&refusal, &file, &crlf, &args.old_string, &shown);
+            let message = if crate::secrets::is_secret(ctx, &path) {
+                hidden_refusal(&refusal, &shown)
+            } else {
+                feedback::message(&refusal, &file, &crlf, &args.old_string, &shown)
+            };
             let reason = match refusal {
                 Refusal::EmptyOld => "empty_old_string",
                 Refusal::NotFound => "not_found",
@@ -226,12 +234,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let new_text = TextDoc::decode(&updated)
         .map(|d| d.text)
         .unwrap_or_default();
-    let diff = crate::textdoc::unified_diff(
-        &doc.text,
-        &new_text,
-        &format!("a/{shown}"),
-        &format!("b/{shown}"),
-    );
+    let (old_name, new_name) = (format!("a/{shown}"), format!("b/{shown}"));
+    let diff = if crate::secrets::is_secret(ctx, &path) {
+        crate::secrets::hidden_diff(&old_name, &new_name)
+    } else {
+        crate::textdoc::unified_diff(&doc.text, &new_text, &old_name, &new_name)
+    };
     let mut text = summary(&edit, &shown);
     let mut formatter = None;
     if updated == bytes {
@@ -262,6 +270,35 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         output = output.with("formatter", meta);
     }
     Ok(output)
+}
+
+/// The refusal of an edit of a file the caller may not read (`secrets`): why, and where
+/// for an ambiguous match (line numbers only), but no line of the file.
+fn hidden_refusal(refusal: &Refusal, shown: &str) -> String {
+    let hidden = crate::secrets::HIDDEN;
+    match refusal {
+        Refusal::EmptyOld => format!(
+            "old_string is empty but {shown} is not: old_string must be the exact text to \
+             replace. To replace the whole file, use write."
+        ),
+        Refusal::NotFound => format!(
+            "old_string not found in {shown}. {hidden}: the policy does not allow reading it, \
+             so its closest region is not shown."
+        ),
+        Refusal::Ambiguous { count, spans, .. } => {
+            let places: Vec<String> = spans
+                .iter()
+                .take(MAX_LISTED_SPANS)
+                .map(|(a, b)| format!("{a}-{b}"))
+                .collect();
+            format!(
+                "old_string appears {count} times in {shown} (lines {}). Use replace_all to \
+                 change every occurrence, or include more surrounding lines in old_string to \
+                 make the match unique. {hidden}: the policy does not allow reading it.",
+                places.join(", ")
+            )
+        }
+    }
 }
 
 /// Replaced regions the output lists by line (all of them are in `metadata.spans`).
