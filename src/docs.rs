@@ -150,6 +150,13 @@ const FILES: &[(&str, &str)] = &[
     ),
     ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
     (
+        "DIR/.tinytool/journal/",
+        "The record of a multi-file change (apply_patch) in progress, removed when it ends. \
+         A record left by a killed process is finished (when every new file is in place) \
+         or undone by the next tinytool call in the project, which also removes the hidden \
+         helper files it names.",
+    ),
+    (
         "$XDG_RUNTIME_DIR/tinytool/locks/",
         "Lock files, one per file being changed, shared by every tinytool process of the \
          user whatever its --dir, named by the identity of the file's directory and a hash \

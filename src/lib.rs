@@ -32,6 +32,7 @@ pub mod docs;
 pub mod events;
 pub mod exit;
 pub mod hook;
+pub mod journal;
 pub mod locks;
 pub mod mcp;
 pub mod paths;

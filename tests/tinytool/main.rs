@@ -18,6 +18,7 @@ mod file_guards;
 mod first_hour;
 mod glob;
 mod grep;
+mod journal;
 mod mcp;
 mod mcp_interop;
 mod policy;

@@ -329,7 +329,7 @@ fn commit(plan: &Plan, root: &Path, show: &dyn Fn(&Path) -> String) -> Result<Ve
             Entry::Other(_) | Entry::Link(_) => {}
         }
     }
-    let committed = atomic::commit(&changes).map_err(|failure| failed(&failure, show))?;
+    let committed = atomic::commit(root, &changes).map_err(|failure| failed(&failure, show))?;
     let mut emptied: Vec<PathBuf> = Vec::new();
     for change in &changes {
         if let atomic::Change::Delete { target } = change {
