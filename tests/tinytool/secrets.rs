@@ -110,3 +110,26 @@ fn a_readable_file_still_shows_its_content() {
     );
     assert!(run.output().contains("let alpha = 1;"), "{}", run.output());
 }
+
+#[test]
+fn a_failing_formatter_does_not_quote_a_secret_file() {
+    let room = room();
+    room.write_user(
+        "config.json",
+        json!({"formatters": {".env": ["sh", "-c", "cat \"$0\" >&2; exit 2", "{file}"]}})
+            .to_string(),
+    );
+    // The user lets the formatter run on secret files (reading .env stays refused).
+    room.write_user(
+        "policy.json",
+        json!({"rules": [{"permission": "secret-shell", "pattern": "*", "action": "allow"}]})
+            .to_string(),
+    );
+    let run = room.call(
+        "edit",
+        json!({"file_path": ".env", "old_string": "DEBUG=1", "new_string": "DEBUG=0"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_hidden(&run);
+    assert_eq!(run.json()["metadata"]["formatter"]["status"], "failed");
+}
