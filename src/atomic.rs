@@ -9,7 +9,13 @@
 //! apply_patch changes several files at once through [`commit`], all or nothing: every
 //! fallible step happens before anything becomes visible, or is undone when a later step
 //! fails (the function's doc has the steps). Only if undoing fails too (practically never)
-//! does the [`Failure`] list what is left where ([`Damage`]).
+//! does the [`Failure`] list what is left where ([`Damage`]). A kill cannot break that
+//! promise either: the commit's plan is in the project's journal ([`crate::journal`]) from
+//! before the first visible change until the end, and the next call finishes or undoes it.
+//!
+//! A staged temporary file is `flock`ed by its writer until it is renamed or removed, so
+//! one that can be locked was left by a killed process: every write sweeps such files from
+//! the directory it writes in ([`sweep`]).
 //!
 //! Only regular files are ever replaced or read here. What a path names is learned without
 //! opening it ([`kind`], [`kind_of_link`]): opening a FIFO blocks until another process
@@ -206,8 +212,13 @@ pub struct Staged {
 /// the value removes the temporary file. Temporary files left in that directory by a
 /// killed writer are removed first ([`sweep`]).
 pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+    sweep(directory_of(target));
+    stage_unswept(target, bytes, mode)
+}
+
+/// [`stage`] without the sweep (a commit sweeps each directory once).
+fn stage_unswept(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
     let dir = directory_of(target);
-    sweep(dir);
     let temp = tempfile::Builder::new()
         .prefix(&format!(".{}.", short_name(target)))
         .suffix(".tinytool.tmp")
@@ -510,6 +521,14 @@ fn commit_with(
         }
     }
     // 1. Stage.
+    let mut swept: Vec<&Path> = Vec::new();
+    for change in changes {
+        let dir = directory_of(change.target());
+        if !swept.contains(&dir) {
+            sweep(dir);
+            swept.push(dir);
+        }
+    }
     let mut created_dirs: Vec<PathBuf> = Vec::new();
     let mut staged: Vec<Staged> = Vec::new();
     for change in changes {
@@ -523,7 +542,7 @@ fn commit_with(
         };
         let step = create_parents(target).and_then(|dirs| {
             created_dirs.extend(dirs);
-            stage(target, bytes, mode)
+            stage_unswept(target, bytes, mode)
         });
         match step {
             Ok(stage) => staged.push(stage),
