@@ -20,6 +20,7 @@ mod glob;
 mod grep;
 mod journal;
 mod mcp;
+mod mcp_http;
 mod mcp_interop;
 mod policy;
 mod policy_editing;
