@@ -158,8 +158,19 @@ const FILES: &[(&str, &str)] = &[
          shell line may name without `secret-shell`.",
     ),
     (
-        "DIR/.tinytool/locks/",
-        "Lock files, one per file being changed, named by a hash of its path; removed by their holder when the change is done.",
+        "DIR/.tinytool/journal/",
+        "The record of a multi-file change (apply_patch) in progress, removed when it ends. \
+         A record left by a killed process is finished (when every new file is in place) \
+         or undone by the next tinytool call in the project, which also removes the hidden \
+         helper files it names.",
+    ),
+    (
+        "$XDG_RUNTIME_DIR/tinytool/locks/",
+        "Lock files, one per file being changed, shared by every tinytool process of the \
+         user whatever its --dir, named by the identity of the file's directory and a hash \
+         of its name; removed by their holder when the change is done. Without \
+         XDG_RUNTIME_DIR: /run/user/UID/tinytool/locks/, else /tmp/tinytool-UID/locks/ \
+         (mode 0700; a lock directory owned by another user or open to others is refused).",
     ),
 ];
 

@@ -388,7 +388,8 @@ fn the_formatter_runs_after_an_edit_and_its_failure_is_only_reported() {
 fn concurrent_processes_lose_no_update_and_leave_nothing_beside_the_file() {
     const WORKERS: usize = 8;
     const EDITS: usize = 25;
-    let room = Room::new();
+    let mut room = Room::new();
+    let runtime = private_runtime_dir(&mut room);
     let initial: String = (0..WORKERS).map(|w| format!("worker {w}: 0\n")).collect();
     room.write("counters.txt", &initial);
     std::thread::scope(|scope| {
@@ -416,7 +417,65 @@ fn concurrent_processes_lose_no_update_and_leave_nothing_beside_the_file() {
     let files: Vec<String> = tree(&room.dir).into_iter().map(|(p, _)| p).collect();
     assert_eq!(files, vec!["counters.txt".to_string()]);
     // Every holder removed its lock file when it let go.
-    let locks = std::fs::read_dir(room.dir.join(".tinytool/locks")).unwrap();
+    let locks = std::fs::read_dir(runtime.join("tinytool/locks")).unwrap();
+    assert_eq!(locks.count(), 0);
+}
+
+/// Gives the room's runs a private `XDG_RUNTIME_DIR` (mode 0700), where the lock files go.
+fn private_runtime_dir(room: &mut Room) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let runtime = room.home.join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    room.set_env("XDG_RUNTIME_DIR", runtime.to_string_lossy());
+    runtime
+}
+
+#[test]
+fn processes_with_overlapping_dirs_share_one_lock_per_file() {
+    // Issue 18: half the workers run with --dir P, half with --dir P/sub, all appending
+    // distinct lines to P/sub/log.txt; a lock keyed per project lost updates.
+    const WORKERS: usize = 8;
+    const EDITS: usize = 50;
+    let mut room = Room::new();
+    let runtime = private_runtime_dir(&mut room);
+    room.write("sub/log.txt", "END\n");
+    let (outer, inner) = (room.dir.clone(), room.dir.join("sub"));
+    std::thread::scope(|scope| {
+        for w in 0..WORKERS {
+            let room = &room;
+            let (dir, file) = if w % 2 == 0 {
+                (&outer, "sub/log.txt")
+            } else {
+                (&inner, "log.txt")
+            };
+            scope.spawn(move || {
+                for k in 0..EDITS {
+                    let args = json!({
+                        "file_path": file,
+                        "old_string": "END\n",
+                        "new_string": format!("worker {w} edit {k}\nEND\n"),
+                    });
+                    let dir = dir.to_string_lossy();
+                    let run = room.run(&["--dir", &dir, "edit"], Some(&args.to_string()));
+                    assert_eq!(run.code, 0, "worker {w}, edit {k}: {run:?}");
+                }
+            });
+        }
+    });
+    let text = room.read("sub/log.txt");
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.pop(), Some("END"));
+    assert_eq!(lines.len(), WORKERS * EDITS, "lost updates");
+    for w in 0..WORKERS {
+        for k in 0..EDITS {
+            assert!(
+                lines.contains(&format!("worker {w} edit {k}").as_str()),
+                "{w} {k}"
+            );
+        }
+    }
+    let locks = std::fs::read_dir(runtime.join("tinytool/locks")).unwrap();
     assert_eq!(locks.count(), 0);
 }
 

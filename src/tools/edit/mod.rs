@@ -2,9 +2,9 @@
 //!
 //! The flow of a call:
 //! 1. `old_string == new_string` is refused before the file is touched.
-//! 2. The path's OS lock (`project::PathLock`, a lock file in `.tinytool/locks/`) is taken
-//!    and held to the end, so edits of one file by concurrent processes are serialised
-//!    and none is lost.
+//! 2. The file's OS lock (`locks::PathLock`, in the per-user lock directory, keyed by the
+//!    file's identity) is taken and held to the end, so edits of one file by concurrent
+//!    processes are serialised and none is lost, whatever their `--dir`.
 //!    The path is resolved (symlinks followed): a link is edited through, the policy judged
 //!    the file really changed, and the atomic rename replaces that file, not the link. A
 //!    FIFO, socket or device is refused before anything opens it.
@@ -21,6 +21,10 @@
 //! An empty `old_string` on a missing file creates it with `new_string` (parents made, as
 //! `write` does; `metadata.strategy` is `created`); on an existing non-empty file it stays
 //! refused, since where it would go is ambiguous.
+//!
+//! A file the caller may not read (`secrets`: `.env` under the default policy) is edited
+//! like any other, but no output shows its content: a refusal says why without the
+//! closest region, and the diff is replaced by `[content of a secret file not shown]`.
 //!
 //! `metadata` of a success: path, strategy, adjustments, start_line/end_line (1-based span
 //! of the first replaced region in the original file), spans (all of them), replacements,
@@ -45,7 +49,7 @@ use serde_json::{Map, Value, json};
 
 use crate::aftercare;
 use crate::atomic::{self, Kind};
-use crate::project::PathLock;
+use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
 use crate::textdoc::TextDoc;
@@ -197,11 +201,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     }
-    let _lock = match PathLock::acquire(&ctx.session.dir, &path) {
+    let _lock = match PathLock::acquire(&path) {
         Ok(lock) => lock,
         Err(err) => {
             return Ok(ToolOutput::error(format!(
-                "Error editing file: {shown}: cannot take its lock in .tinytool/locks: {err}"
+                "Error editing file: {shown}: cannot take its lock: {err}"
             )));
         }
     };
@@ -238,7 +242,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             let file = lines::FileLines::new(&doc.text);
             // The text has CRLF set aside; the view shows each line's CR where the file has one.
             let crlf = |i: usize| file.has_break(i) && doc.is_crlf_at(file.end(i));
-            let message = feedback::message(&refusal, &file, &crlf, &args.old_string, &shown);
+            let message = if crate::secrets::is_secret(ctx, &path) {
+                hidden_refusal(&refusal, &shown)
+            } else {
+                feedback::message(&refusal, &file, &crlf, &args.old_string, &shown)
+            };
             let reason = match refusal {
                 Refusal::EmptyOld => "empty_old_string",
                 Refusal::NotFound => "not_found",
@@ -253,12 +261,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let new_text = TextDoc::decode(&updated)
         .map(|d| d.text)
         .unwrap_or_default();
-    let diff = crate::textdoc::unified_diff(
-        &doc.text,
-        &new_text,
-        &format!("a/{shown}"),
-        &format!("b/{shown}"),
-    );
+    let (old_name, new_name) = (format!("a/{shown}"), format!("b/{shown}"));
+    let diff = if crate::secrets::is_secret(ctx, &path) {
+        crate::secrets::hidden_diff(&old_name, &new_name)
+    } else {
+        crate::textdoc::unified_diff(&doc.text, &new_text, &old_name, &new_name)
+    };
     let mut text = summary(&edit, &shown);
     let mut formatter = None;
     if updated == bytes {
@@ -309,11 +317,11 @@ fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOut
             path.parent().map(|p| ctx.display(p)).unwrap_or_default()
         ));
     }
-    let _lock = match PathLock::acquire(&ctx.session.dir, path) {
+    let _lock = match PathLock::acquire(path) {
         Ok(lock) => lock,
         Err(err) => {
             return ToolOutput::error(format!(
-                "Error editing file: {shown}: cannot take its lock in .tinytool/locks: {err}"
+                "Error editing file: {shown}: cannot take its lock: {err}"
             ));
         }
     };
@@ -352,6 +360,35 @@ fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOut
         output = output.with("formatter", meta);
     }
     output
+}
+
+/// The refusal of an edit of a file the caller may not read (`secrets`): why, and where
+/// for an ambiguous match (line numbers only), but no line of the file.
+fn hidden_refusal(refusal: &Refusal, shown: &str) -> String {
+    let hidden = crate::secrets::HIDDEN;
+    match refusal {
+        Refusal::EmptyOld => format!(
+            "old_string is empty but {shown} is not: old_string must be the exact text to \
+             replace. To replace the whole file, use write."
+        ),
+        Refusal::NotFound => format!(
+            "old_string not found in {shown}. {hidden}: the policy does not allow reading it, \
+             so its closest region is not shown."
+        ),
+        Refusal::Ambiguous { count, spans, .. } => {
+            let places: Vec<String> = spans
+                .iter()
+                .take(MAX_LISTED_SPANS)
+                .map(|(a, b)| format!("{a}-{b}"))
+                .collect();
+            format!(
+                "old_string appears {count} times in {shown} (lines {}). Use replace_all to \
+                 change every occurrence, or include more surrounding lines in old_string to \
+                 make the match unique. {hidden}: the policy does not allow reading it.",
+                places.join(", ")
+            )
+        }
+    }
 }
 
 /// Replaced regions the output lists by line (all of them are in `metadata.spans`).
