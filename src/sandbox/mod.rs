@@ -518,16 +518,34 @@ fn c_path(path: &Path) -> CString {
     c_string(path.as_os_str().as_bytes())
 }
 
-/// What this machine supports, one line per layer, for `tinytool sandbox`: runs `true`
-/// under a plan of every layer in `dir`.
-pub fn support_report(dir: &Path) -> (String, bool) {
+/// Whether this machine can set up one layer, for `tinytool sandbox`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerSupport {
+    /// The layer's name (one of [`LAYERS`], or `proc`).
+    pub layer: &'static str,
+    /// `yes`, `no` or `not needed`.
+    pub status: &'static str,
+    /// Why a layer is missing or not needed; empty when it is available.
+    pub why: String,
+}
+
+/// What this machine supports, one entry per layer, for `tinytool sandbox`: runs `true`
+/// under a plan asking for every layer (network off, masking) in `dir`.
+pub fn support(dir: &Path) -> Vec<LayerSupport> {
     let settings = Settings {
         mode: Mode::Auto,
         network: false,
         ..Settings::default()
     };
     let Some(plan) = Plan::new(&settings, dir, Purpose::default()) else {
-        return ("cannot map a shared page\n".into(), false);
+        return LAYERS
+            .iter()
+            .map(|&layer| LayerSupport {
+                layer,
+                status: "no",
+                why: "cannot map the page the sandbox reports in".into(),
+            })
+            .collect();
     };
     let plan = std::sync::Arc::new(plan);
     let request = crate::process::run::Request {
@@ -543,32 +561,35 @@ pub fn support_report(dir: &Path) -> (String, bool) {
     };
     let _ = crate::process::run::run(request);
     let report = plan.shared.report();
-    let mut out = String::new();
-    let mut all = true;
-    for (l, name) in LAYERS.iter().enumerate() {
-        let line = if report.is_active(l) {
-            format!("{name}: yes\n")
-        } else if !plan.wanted(l) {
-            match l {
-                USERNS => format!("{name}: not needed (running as root)\n"),
-                MASK => format!("{name}: yes (no secret file in this directory to mask)\n"),
-                _ => format!("{name}: not needed\n"),
+    let mut out = Vec::new();
+    for (l, &layer) in LAYERS.iter().enumerate() {
+        let (status, why) = if report.is_active(l) {
+            ("yes", String::new())
+        } else if l == USERNS && !plan.userns {
+            ("not needed", "running as root".to_string())
+        } else if l == MASK && plan.masked.is_empty() {
+            // Masking is a bind of the empty file: it works wherever the mounts do.
+            if report.is_active(MOUNT) {
+                ("yes", String::new())
+            } else {
+                ("no", "it needs the mount layer".to_string())
             }
         } else {
-            all = false;
-            format!(
-                "{name}: no: {}\n",
-                report.why(l).unwrap_or_else(|| "not set up".into())
+            (
+                "no",
+                report.why(l).unwrap_or_else(|| "not set up".to_string()),
             )
         };
-        out.push_str(&line);
+        out.push(LayerSupport { layer, status, why });
     }
     if let Some(why) = report.why(PROC) {
-        out.push_str(&format!(
-            "proc: no fresh /proc ({why}); the PID namespace stays\n"
-        ));
+        out.push(LayerSupport {
+            layer: "proc",
+            status: "no",
+            why: format!("no fresh /proc ({why}); the PID namespace stays"),
+        });
     }
-    (out, all)
+    out
 }
 
 /// The plan for a command of `session`; `None` when its sandbox is off.

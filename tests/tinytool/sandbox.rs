@@ -286,3 +286,31 @@ fn a_sigkilled_tinytool_leaves_not_even_a_setsid_child() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn the_sandbox_subcommand_names_every_layer_and_why_one_is_missing() {
+    let room = git_room(ALLOW_ALL);
+    let run = room.run(&["sandbox", "--json"], None);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = run.json();
+    assert_eq!(report["mode"], "auto");
+    assert_eq!(report["network"], true);
+    let layers = report["layers"].as_array().unwrap();
+    let names: Vec<&str> = layers.iter().filter_map(|l| l["layer"].as_str()).collect();
+    for layer in ["userns", "mount", "pid", "net", "mask"] {
+        assert!(names.contains(&layer), "{report}");
+    }
+    for layer in layers {
+        // A missing layer always says why.
+        if layer["available"] == false {
+            assert!(!layer["why"].as_str().unwrap().is_empty(), "{report}");
+        }
+    }
+    // What the subcommand reports is what a bash call gets.
+    let mount = layers.iter().find(|l| l["layer"] == "mount").unwrap();
+    assert_eq!(mount["available"], supported(&room).is_ok(), "{report}");
+    let text = room.run(&["sandbox"], None);
+    assert_eq!(text.code, 0);
+    assert!(text.stdout.contains("mount: "), "{text:?}");
+    assert!(text.stdout.starts_with("sandbox.mode: auto"), "{text:?}");
+}
