@@ -24,7 +24,7 @@ pub fn explain(
             && names_protected)
     {
         return Some(if names_protected {
-            "[sandbox: a protected path (git config and hooks, .tinytool/, the policy file, the user config directory) is read-only inside the sandbox; no policy setting opens it]".to_string()
+            "[sandbox: a protected path (git config and hooks, .tinytool/, the policy file, the user config and state directories) is read-only inside the sandbox; no policy setting opens it]".to_string()
         } else {
             "[sandbox: the file system outside --dir and /tmp is read-only; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string()
         });

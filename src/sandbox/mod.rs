@@ -11,7 +11,8 @@
 //! - `namespaces`: what the forked child does between `fork` and `exec`
 //!   (async-signal-safe system calls only): a user namespace when not root, a mount
 //!   namespace (the whole tree read-only, the writable set bound writable, protected
-//!   paths bound read-only on themselves so they are mount points that cannot be renamed,
+//!   paths (git config and hooks, `.tinytool/`, the policy file, the user config and
+//!   state directories) bound read-only on themselves so they are mount points that cannot be renamed,
 //!   secret files covered by an empty read-only file), a network namespace with only its
 //!   own loopback when `network` is false, and a PID namespace whose first process is
 //!   the command: when it ends, or tinytool dies, the kernel kills everything in it.
@@ -27,6 +28,7 @@ mod namespaces;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
@@ -369,8 +371,24 @@ impl Plan {
         if let Some(file) = &settings.policy_file {
             protected.push(file.clone());
         }
-        if let Some(config) = crate::config::user_config_dir() {
-            protected.push(config);
+        // The user's config (policy, SSRF exceptions) and state (stored approvals): a
+        // command must not rewrite what decides about the next one. Where they would be
+        // writable and do not exist yet, they are created first, so that they can be bound
+        // read-only and cannot be created inside.
+        for user_dir in [
+            crate::config::user_config_dir(),
+            crate::approvals::user_state_dir(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !user_dir.exists() && writable.iter().any(|w| user_dir.starts_with(w)) {
+                let _ = std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&user_dir);
+            }
+            protected.push(user_dir);
         }
         let protected: Vec<PathBuf> = protected
             .into_iter()

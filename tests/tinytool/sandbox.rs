@@ -76,16 +76,22 @@ fn writes_outside_and_to_protected_paths_fail_and_say_why() {
 
     let run = bash(&room, "echo 'touch pwned' > .git/hooks/pre-commit");
     assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
     assert!(!room.path(".git/hooks/pre-commit").exists());
     let run = bash(&room, "git config core.fsmonitor 'touch pwned'");
     assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
     assert!(
         !std::fs::read_to_string(room.path(".git/config"))
             .unwrap()
             .contains("fsmonitor")
     );
-    let run = bash(&room, "mv .git .g && mkdir -p .git/hooks");
+    let run = bash(
+        &room,
+        "mv .git .g && mkdir -p .git/hooks && echo 'touch pwned' > .git/hooks/pre-commit",
+    );
     assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
     assert!(room.path(".git/config").exists());
     assert!(!room.path(".g").exists());
     let run = bash(
@@ -94,11 +100,32 @@ fn writes_outside_and_to_protected_paths_fail_and_say_why() {
     );
     assert_ne!(run.code, 0, "{run:?}");
     assert!(!room.path(".tinytool/approvals").exists());
+    // The stored approvals live in the user's state home (here under /tmp, which is
+    // writable): a name built at run time cannot reach them either, nor create them.
     let run = bash(
         &room,
-        "echo '{}' > \"$XDG_CONFIG_HOME/tinytool/config.json\"",
+        "python3 -c \"import os; d=os.environ['XDG_STATE_HOME']+'/tiny'+'tool/approvals'; \
+         os.makedirs(d, exist_ok=True); open(d+'/x.json','w').write('{}')\"",
     );
     assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
+    assert!(
+        !room
+            .home
+            .join(".local/state/tinytool/approvals/x.json")
+            .exists()
+    );
+    room.write_user("config.json", "{}\n");
+    let run = bash(
+        &room,
+        "echo '{\"webfetch\": {\"allow_hosts\": [\"127.0.0.1\"]}}' > \"$HOME/.config/tinytool/config.json\"",
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(room.home.join(".config/tinytool/config.json")).unwrap(),
+        "{}\n"
+    );
 
     // Inside the project, work goes on: builds write, git commits.
     let run = bash(
