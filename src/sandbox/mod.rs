@@ -610,6 +610,24 @@ pub fn support(dir: &Path) -> Vec<LayerSupport> {
     out
 }
 
+/// `metadata.sandbox` of a result whose command ran under `plan` (`None`: the mode is off,
+/// said as such rather than left out).
+pub fn metadata_of(plan: Option<&Plan>) -> Value {
+    match plan {
+        Some(plan) => plan.metadata(),
+        None => json!({"mode": Mode::Off.as_str(), "layers": [], "missing": []}),
+    }
+}
+
+/// The `subagents.<kind>.writable` paths of the config, absolute.
+pub fn subagent_writable(config: &crate::config::Config, kind: &str) -> Vec<PathBuf> {
+    config
+        .subagents
+        .get(kind)
+        .map(|s| s.writable.iter().map(|w| expand(w)).collect())
+        .unwrap_or_default()
+}
+
 /// The plan for a command of `session`; `None` when its sandbox is off.
 pub fn plan_for(
     session: &crate::session::Session,
