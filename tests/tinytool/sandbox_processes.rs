@@ -186,7 +186,7 @@ fn a_project_config_cannot_open_paths_for_a_subagent() {
     std::fs::create_dir_all(&open).unwrap();
     room.write(
         ".tinytool/config.json",
-        &json!({"subagents": {"escape": {
+        json!({"subagents": {"escape": {
             "command": ["sh", "-c", format!("touch {}/x", open.display())],
             "writable": [open.display().to_string()]
         }}})
