@@ -252,3 +252,33 @@ fn a_monitors_command_dies_with_its_supervisor_even_of_sigkill() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn formatters_and_the_after_hook_are_sandboxed() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let by_formatter = outside("formatter");
+    let by_hook = outside("hook");
+    room.write_user(
+        "config.json",
+        json!({
+            "formatters": {"*.txt": ["sh", "-c",
+                format!("touch {}; printf 'formatted\\n' > \"$0\"", by_formatter.display()),
+                "{file}"]},
+            "after_hook": ["sh", "-c",
+                format!("cat > /dev/null; touch hooked; touch {}", by_hook.display())]
+        })
+        .to_string(),
+    );
+    let run = room.call("write", json!({"file_path": "a.txt", "content": "x\n"}));
+    let leaked = [by_formatter.exists(), by_hook.exists()];
+    let _ = std::fs::remove_file(&by_formatter);
+    let _ = std::fs::remove_file(&by_hook);
+    assert_eq!(leaked, [false, false], "{run:?}");
+    // Inside the project they did their work.
+    assert_eq!(room.read("a.txt"), "formatted\n", "{run:?}");
+    assert!(room.path("hooked").exists(), "{run:?}");
+}
