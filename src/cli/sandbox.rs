@@ -2,8 +2,8 @@
 //! tried for real by running `true` under every layer, and why a missing one is missing,
 //! with the session's effective `sandbox` settings.
 //!
-//! Text: one line of settings, then one line per layer, `LAYER: yes`, `LAYER: no: WHY` or
-//! `LAYER: not needed (WHY)`. JSON: `{"mode", "network", "writable": [..], "layers":
+//! Text: one line of settings, then one line per layer, `LAYER: yes`, `LAYER: yes (NOTE)`,
+//! `LAYER: no: WHY` or `LAYER: not needed (WHY)`. JSON: `{"mode", "network", "writable": [..], "layers":
 //! [{"layer", "available": bool, "status", "why"}], "complete": bool}`, `complete` being
 //! true when no layer is missing. The exit status is 0 either way: it is a report.
 
@@ -20,7 +20,7 @@ pub fn command() -> Command {
         .about("Print which sandbox layers this machine supports, and why one is missing")
         .long_about(
             "Run `true` under every sandbox layer (user, mount, PID and network namespaces, \
-             masking of secret files) in --dir and print, per layer, whether this machine set \
+             masking of secret files; Landlock, the fallback where namespaces are refused) in --dir and print, per layer, whether this machine set \
              it up and, when not, why (the step and the system's error), with the effective \
              `sandbox` settings of the policies. A layer that is missing is one `auto` mode \
              runs without and `required` mode refuses over.",
@@ -71,7 +71,8 @@ pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus 
     );
     for s in &support {
         text.push_str(&match s.status {
-            "yes" => format!("{}: yes\n", s.layer),
+            "yes" if s.why.is_empty() => format!("{}: yes\n", s.layer),
+            "yes" => format!("{}: yes ({})\n", s.layer, s.why),
             "not needed" => format!("{}: not needed ({})\n", s.layer, s.why),
             _ => format!("{}: no: {}\n", s.layer, s.why),
         });

@@ -19,10 +19,14 @@
 //! - `mask`: the bounded scan for secret files to cover.
 //! - `explain`: the last line of a failed command's output naming the rule that stopped it.
 //!
+//! - `landlock`: the fallback where `unshare` is refused: writes limited to the writable
+//!   set by a Landlock ruleset built before the fork.
+//!
 //! Layer names (in `metadata.sandbox.layers` and `missing[].layer`): `userns`, `mount`,
-//! `pid`, `net`, `mask`.
+//! `pid`, `net`, `landlock` (only where the namespaces could not be set up), `mask`.
 
 pub mod explain;
+pub mod landlock;
 pub mod mask;
 mod namespaces;
 
@@ -176,25 +180,27 @@ fn expand(path: &str) -> PathBuf {
 }
 
 /// The layers, in the order of their bits in [`Report`].
-pub const LAYERS: [&str; 5] = ["userns", "mount", "pid", "net", "mask"];
+pub const LAYERS: [&str; 6] = ["userns", "mount", "pid", "net", "landlock", "mask"];
 
 /// Bit of a layer in [`Report::active`].
 pub(crate) const USERNS: usize = 0;
 pub(crate) const MOUNT: usize = 1;
 pub(crate) const PID: usize = 2;
 pub(crate) const NET: usize = 3;
-pub(crate) const MASK: usize = 4;
+/// The fallback where the namespaces cannot be set up (`landlock`).
+pub(crate) const LANDLOCK: usize = 4;
+pub(crate) const MASK: usize = 5;
 /// Not a layer: where a fresh `/proc` could not be mounted (the PID namespace stays).
-pub(crate) const PROC: usize = 5;
+pub(crate) const PROC: usize = 6;
 
 /// What the forked child records for tinytool: the layers it set up and, per layer, the
 /// `errno` of the step that failed.
 #[derive(Debug)]
 pub struct Report {
     active: AtomicU32,
-    errors: [AtomicI32; 6],
+    errors: [AtomicI32; 7],
     /// Which step failed, per layer (an index into `namespaces::STEPS`).
-    steps: [AtomicI32; 6],
+    steps: [AtomicI32; 7],
     /// The signal that ended the command (init cannot re-raise it), 0 when none did.
     signal: AtomicI32,
 }
@@ -313,9 +319,19 @@ pub struct Plan {
     pub(crate) empty: Option<CString>,
     /// Whether the secret scan stopped at its cap.
     pub mask_capped: bool,
+    /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
+    /// is none.
+    pub(crate) landlock: Result<landlock::Prepared, String>,
+    /// Test builds only: behave as if `unshare` were refused (see [`NO_NAMESPACES_VAR`]).
+    pub(crate) simulate_no_namespaces: bool,
     /// Where the child reports.
     pub shared: Shared,
 }
+
+/// In debug builds only (the test binary), a non-empty value makes the child behave as if
+/// this machine refused the namespaces (`EPERM`), so the Landlock fallback can be tested on
+/// a machine that has them. Release builds ignore it.
+pub const NO_NAMESPACES_VAR: &str = "TINYTOOL_TEST_NO_NAMESPACES";
 
 /// What a plan is made for.
 #[derive(Debug, Clone, Copy, Default)]
@@ -400,6 +416,9 @@ impl Plan {
             .collect();
         let scan = mask::scan(&dir);
         let empty = mask::empty_file(&tinytool);
+        let landlock = landlock::prepare(&writable, settings.network);
+        let simulate_no_namespaces = cfg!(debug_assertions)
+            && std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|v| !v.is_empty());
         Some(Plan {
             mode: settings.mode,
             network: settings.network,
@@ -416,32 +435,45 @@ impl Plan {
             },
             empty: empty.map(|p| c_path(&p)),
             mask_capped: scan.capped,
+            landlock,
+            simulate_no_namespaces,
             shared,
         })
     }
 
-    /// Whether `layer` (an index into [`LAYERS`]) was asked for by this plan.
+    /// Whether `layer` (an index into [`LAYERS`]) was asked for by this plan (Landlock
+    /// only where the namespaces' mounts could not be set up).
     fn wanted(&self, layer: usize) -> bool {
         match layer {
             USERNS => self.userns,
             NET => !self.network,
             MASK => !self.masked.is_empty(),
+            LANDLOCK => !self.shared.report().is_active(MOUNT),
             _ => true,
         }
     }
 
-    /// The layers wanted but not set up, with why.
+    /// The layers wanted but not set up, with why (and, under Landlock, what it cannot do
+    /// in their place).
     pub fn missing(&self) -> Vec<(&'static str, String)> {
         let report = self.shared.report();
+        let landlock = match &self.landlock {
+            Ok(prepared) if report.is_active(LANDLOCK) => Some(prepared),
+            _ => None,
+        };
         (0..LAYERS.len())
             .filter(|&l| self.wanted(l) && !report.is_active(l))
             .map(|l| {
-                (
-                    LAYERS[l],
-                    report
-                        .why(l)
-                        .unwrap_or_else(|| "not set up (the command did not start)".into()),
-                )
+                let mut why = report.why(l).unwrap_or_else(|| match (l, &self.landlock) {
+                    (LANDLOCK, Err(why)) => why.clone(),
+                    _ => "not set up (the command did not start)".into(),
+                });
+                if let Some(prepared) = landlock
+                    && l != USERNS
+                {
+                    why = format!("{why}; {}", landlock::cannot(LAYERS[l], prepared));
+                }
+                (LAYERS[l], why)
             })
             .collect()
     }
@@ -583,6 +615,18 @@ pub fn support(dir: &Path) -> Vec<LayerSupport> {
     for (l, &layer) in LAYERS.iter().enumerate() {
         let (status, why) = if report.is_active(l) {
             ("yes", String::new())
+        } else if l == LANDLOCK {
+            // The fallback is not used where the namespaces work: say whether it would be.
+            match &plan.landlock {
+                Ok(prepared) => (
+                    "yes",
+                    format!(
+                        "ABI {}, used only where the namespaces cannot be set up",
+                        prepared.abi
+                    ),
+                ),
+                Err(why) => ("no", why.clone()),
+            }
         } else if l == USERNS && !plan.userns {
             ("not needed", "running as root".to_string())
         } else if l == MASK && plan.masked.is_empty() {
@@ -659,7 +703,8 @@ impl Plan {
     /// The explanatory last line for a failed command whose output is in `captures`.
     pub fn explain(&self, captures: &[&crate::truncate::Capture]) -> Option<String> {
         let report = self.shared.report();
-        if !report.is_active(MOUNT) && !report.is_active(NET) {
+        let landlock = report.is_active(LANDLOCK);
+        if !report.is_active(MOUNT) && !report.is_active(NET) && !landlock {
             return None;
         }
         let text: String = captures
@@ -677,9 +722,11 @@ impl Plan {
         };
         let mut protected = names(&self.protected);
         protected.extend(names(&self.anchors));
+        let tcp_denied = landlock && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
         explain::explain(
             &text,
-            !self.network && report.is_active(NET),
+            !self.network && (report.is_active(NET) || tcp_denied),
+            landlock,
             &names(&self.masked),
             &protected,
         )

@@ -28,6 +28,7 @@ mod read;
 mod readme_policies;
 mod robust;
 mod sandbox;
+mod sandbox_landlock;
 mod sandbox_processes;
 mod search_tree;
 mod session_tools;
