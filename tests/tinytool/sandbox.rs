@@ -341,3 +341,44 @@ fn the_sandbox_subcommand_names_every_layer_and_why_one_is_missing() {
     assert!(text.stdout.contains("mount: "), "{text:?}");
     assert!(text.stdout.starts_with("sandbox.mode: auto"), "{text:?}");
 }
+
+#[test]
+fn under_the_default_policy_undetected_damage_fails_with_the_explanation() {
+    // No user policy: the built-in defaults decide, and these commands pass them.
+    let room = Room::new();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(room.path(""))
+        .status()
+        .unwrap();
+    assert!(git.success());
+    room.write_user("config.json", "{}\n");
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let outside = format!("/var/tmp/tinytool-default-{}", std::process::id());
+    for command in [
+        format!("python3 -c \"open('{outside}','w').write('x')\""),
+        "echo 'touch pwned' > .git/hooks/pre-commit".to_string(),
+        "git config core.fsmonitor 'touch pwned'".to_string(),
+        "mv .git .g && mkdir -p .git/hooks".to_string(),
+        "python3 -c \"import os; open(os.path.expanduser('~/.con'+'fig/tiny'+'tool/con'+'fig.json'),'w').write('x')\"".to_string(),
+    ] {
+        let run = bash(&room, &command);
+        assert_eq!(run.code, 1, "{command}: {run:?}");
+        assert!(
+            run.output().trim_end().ends_with(']') && run.output().contains("[sandbox:"),
+            "{command}: {run:?}"
+        );
+    }
+    let leaked = std::path::Path::new(&outside).exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!leaked);
+    assert!(!room.path(".git/hooks/pre-commit").exists());
+    assert!(!room.path(".g").exists());
+    assert_eq!(
+        std::fs::read_to_string(room.home.join(".config/tinytool/config.json")).unwrap(),
+        "{}\n"
+    );
+}
