@@ -247,7 +247,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__apply_patch)
-            opts="-h --dir --session --policy --state --events --answers --text --patch --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --patch --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -289,7 +289,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__bash)
-            opts="-h --dir --session --policy --state --events --answers --text --command --timeout --description --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --command --timeout --description --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -377,7 +377,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__edit)
-            opts="-h --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -469,7 +469,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__exit)
-            opts="-h --dir --session --policy --state --events --answers --text --reason --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --reason --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -511,7 +511,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__glob)
-            opts="-h --dir --session --policy --state --events --answers --text --pattern --path --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -557,7 +557,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__grep)
-            opts="-h --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1069,7 +1069,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__monitor)
-            opts="-h --dir --session --policy --state --events --answers --text --action --command --timeout-ms --description --monitor-id --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --action --command --timeout-ms --description --monitor-id --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1127,7 +1127,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__notepad)
-            opts="-h --dir --session --policy --state --events --answers --text --action --key --content --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --action --key --content --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1177,7 +1177,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__plan_enter)
-            opts="-h --dir --session --policy --state --events --answers --text --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1215,7 +1215,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__plan_exit)
-            opts="-h --dir --session --policy --state --events --answers --text --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1423,7 +1423,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__question)
-            opts="-h --dir --session --policy --state --events --answers --text --question --options --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --question --options --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1469,7 +1469,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__read)
-            opts="-h --dir --session --policy --state --events --answers --text --file-path --offset --limit --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --offset --limit --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1519,7 +1519,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__report_findings)
-            opts="-h --dir --session --policy --state --events --answers --text --findings --level --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --findings --level --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1603,7 +1603,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__skill)
-            opts="-h --dir --session --policy --state --events --answers --text --name --arguments --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --name --arguments --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1687,7 +1687,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__task)
-            opts="-h --dir --session --policy --state --events --answers --text --description --prompt --subagent-type --task-id --background --cancel --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --description --prompt --subagent-type --task-id --background --cancel --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1749,7 +1749,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__todowrite)
-            opts="-h --dir --session --policy --state --events --answers --text --todos --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --todos --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1833,7 +1833,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__webfetch)
-            opts="-h --dir --session --policy --state --events --answers --text --url --method --headers --body --format --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --url --method --headers --body --format --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1891,7 +1891,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__websearch)
-            opts="-h --dir --session --policy --state --events --answers --text --query --num-results --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --query --num-results --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1937,7 +1937,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__write)
-            opts="-h --dir --session --policy --state --events --answers --text --file-path --content --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --content --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
