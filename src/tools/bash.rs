@@ -288,9 +288,7 @@ fn compose(
     if cancelled {
         result = result.with("cancelled", true);
     }
-    if let Some(plan) = plan {
-        result = result.with("sandbox", plan.metadata());
-    }
+    result = result.with("sandbox", sandbox::metadata_of(plan));
     result.is_error = failure.is_some();
     result
 }

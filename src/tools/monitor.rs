@@ -257,13 +257,22 @@ fn start(ctx: &CallContext, args: &MonitorArgs) -> anyhow::Result<ToolOutput> {
         }
     };
     let monitor_id = Background::Monitor.label(id);
-    if let Err(why) = spawn_supervisor(session, Background::Monitor, id, &token) {
-        session
-            .state
-            .write(|s| s.abandon(Background::Monitor, id, "failed", &why))?;
-        return Ok(ToolOutput::error(format!("Failed to start monitor: {why}"))
-            .with("monitor_id", monitor_id));
-    }
+    let sandbox = match spawn_supervisor(session, Background::Monitor, id, &token) {
+        Ok(sandbox) => sandbox,
+        Err(failure) => {
+            let why = failure.why;
+            session
+                .state
+                .write(|s| s.abandon(Background::Monitor, id, "failed", &why))?;
+            if let Some(refused) = failure.refused {
+                return Ok(ToolOutput::error(why)
+                    .with("monitor_id", monitor_id)
+                    .with("sandbox", refused));
+            }
+            return Ok(ToolOutput::error(format!("Failed to start monitor: {why}"))
+                .with("monitor_id", monitor_id));
+        }
+    };
     let text = format!(
         "Monitor started: {label} (ID: {monitor_id})\n\
          Read its output with {{\"action\": \"read\", \"monitor_id\": \"{monitor_id}\"}}; it \
@@ -272,7 +281,8 @@ fn start(ctx: &CallContext, args: &MonitorArgs) -> anyhow::Result<ToolOutput> {
     );
     Ok(ToolOutput::text(text)
         .with("monitor_id", monitor_id)
-        .with("timeout_ms", timeout_ms))
+        .with("timeout_ms", timeout_ms)
+        .with("sandbox", sandbox))
 }
 
 /// A monitor as `list` shows it (the reference's fields).

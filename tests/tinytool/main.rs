@@ -32,6 +32,8 @@ mod read;
 mod readme_policies;
 mod robust;
 mod sandbox;
+mod sandbox_landlock;
+mod sandbox_processes;
 mod search_limits;
 mod search_tree;
 mod secrets;
