@@ -252,19 +252,22 @@ fn read_page(
 ) -> std::io::Result<Page> {
     // Enough bytes for 2,000 characters of up to 4 bytes each, plus a possible CR.
     const KEEP_BYTES: usize = 4 * MAX_LINE_CHARS + 1;
-    let mut end = offset.saturating_add(limit);
-    let mut text = String::new();
+    let mut page = Page {
+        text: String::new(),
+        end: offset.saturating_add(limit),
+        total_lines: 0,
+        lossy: false,
+    };
     let mut index: u64 = 0;
     let mut kept: Vec<u8> = Vec::new();
     let mut line_len: u64 = 0;
-    let mut lossy = false;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
             break;
         }
         let len = buf.len();
-        if index >= end {
+        if index >= page.end {
             // Past the page: only count the remaining lines.
             index += memchr::memchr_iter(b'\n', buf).count() as u64;
             line_len = match buf.last() {
@@ -281,26 +284,20 @@ fn read_page(
                 Some(i) => (&rest[..i], true),
                 None => (rest, false),
             };
-            if index >= offset && index < end && kept.len() < KEEP_BYTES {
+            if index >= offset && index < page.end && kept.len() < KEEP_BYTES {
                 let room = KEEP_BYTES - kept.len();
                 kept.extend_from_slice(&segment[..segment.len().min(room)]);
             }
             line_len += segment.len() as u64;
             pos += segment.len() + usize::from(newline);
             if newline {
-                if index >= offset && index < end {
-                    let (line, was_lossy) = format_line(index, &kept, line_len);
-                    if text.is_empty() || text.len() + line.len() <= budget {
-                        text.push_str(&line);
-                        lossy |= was_lossy;
-                    } else {
-                        end = index;
-                    }
+                if index >= offset && index < page.end {
+                    page.add_line(index, &kept, line_len, budget);
                 }
                 kept.clear();
                 line_len = 0;
                 index += 1;
-                if index >= end {
+                if index >= page.end {
                     let tail = &buf[pos..];
                     index += memchr::memchr_iter(b'\n', tail).count() as u64;
                     line_len = tail.len() as u64
@@ -316,23 +313,28 @@ fn read_page(
     }
     if line_len > 0 {
         // A last line without a newline.
-        if index >= offset && index < end {
-            let (line, was_lossy) = format_line(index, &kept, line_len);
-            if text.is_empty() || text.len() + line.len() <= budget {
-                text.push_str(&line);
-                lossy |= was_lossy;
-            } else {
-                end = index;
-            }
+        if index >= offset && index < page.end {
+            page.add_line(index, &kept, line_len, budget);
         }
         index += 1;
     }
-    Ok(Page {
-        text,
-        end: end.min(index),
-        total_lines: index,
-        lossy,
-    })
+    page.end = page.end.min(index);
+    page.total_lines = index;
+    Ok(page)
+}
+
+impl Page {
+    /// Adds line `index` (its kept bytes and real length) while it fits `budget` bytes (the
+    /// first line always does); otherwise the page ends before it.
+    fn add_line(&mut self, index: u64, kept: &[u8], line_len: u64, budget: usize) {
+        let (line, was_lossy) = format_line(index, kept, line_len);
+        if self.text.is_empty() || self.text.len() + line.len() <= budget {
+            self.text.push_str(&line);
+            self.lossy |= was_lossy;
+        } else {
+            self.end = index;
+        }
+    }
 }
 
 /// One numbered line and whether bytes had to be replaced.
