@@ -22,6 +22,7 @@
 pub mod aftercare;
 pub mod atomic;
 pub mod background;
+pub mod checkpoints;
 pub mod cli;
 pub mod config;
 pub mod detect;
