@@ -1740,7 +1740,7 @@ _tinytool() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "openai anthropic gemini mcp json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai openai-responses anthropic gemini mcp json" -- "${cur}"))
                     return 0
                     ;;
                 --dir)

@@ -339,6 +339,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l answers -d '
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l format -d 'Shape of each definition' -r -f -a "openai\t''
+openai-responses\t''
 anthropic\t''
 gemini\t''
 mcp\t''
@@ -349,7 +350,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l policy -d 'T
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l strict -d 'With --format openai: strict function schemas (every property required, optionals nullable, objects closed)'
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l strict -d 'With --format openai or openai-responses: strict function schemas (every property required, optionals nullable, objects closed); with --format anthropic: Anthropic\'s strict tool use (objects closed, numeric bounds in the description)'
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r

@@ -95,7 +95,13 @@ pub fn format(ctx: &CallContext, path: &Path) -> Formatted {
         return Formatted::None;
     };
     let command = command::shell_join(&argv);
-    if let Err(refusal) = ctx.allows(&command::command_accesses(ctx, &argv)) {
+    let accesses = command::command_accesses(ctx, &argv);
+    let allowed = if ctx.session.config.formatter_from_project(&rel) {
+        ctx.allows_project_command(&accesses)
+    } else {
+        ctx.allows(&accesses)
+    };
+    if let Err(refusal) = allowed {
         return Formatted::Skipped {
             command,
             reason: refusal.message,

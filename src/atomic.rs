@@ -122,6 +122,38 @@ pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Largest file edit and apply_patch read into memory (64 MiB): the edit keeps the old text,
+/// the new text and the rendered bytes, so a bigger file would cost a multiple of its size.
+pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why an existing file must not be edited or replaced, learned from its metadata alone
+/// (nothing is read): over `limit` bytes (when given), or without any write bit. The write
+/// bit is checked from the mode, not by `access(2)`, so a read-only mark holds even for
+/// root, as it does in an editor. `None` when the file is missing or may be changed.
+pub fn refuse_change(path: &Path, shown: &str, limit: Option<u64>) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    if let Some(limit) = limit
+        && meta.len() > limit
+    {
+        return Some(format!(
+            "Cannot edit {shown}: it has {} bytes, over the limit of {limit} bytes for \
+             editing in place. Use write to replace it entirely, or bash for a streaming edit.",
+            meta.len()
+        ));
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o222 == 0 {
+        return Some(format!(
+            "Cannot change {shown}: it is read-only (mode {mode:04o}, no write bit). Make it \
+             writable first (chmod u+w) if it is meant to change."
+        ));
+    }
+    None
+}
+
 /// The permission bits a write to `path` should leave: the existing file's, else 0644.
 pub fn mode_for(path: &Path) -> u32 {
     std::fs::metadata(path)

@@ -7,7 +7,7 @@
 //!   "subagents": {"build": {"command": ["my-agent", "--print"]}},
 //!   "task": {"deadline_ms": 1800000},
 //!   "skills": {"paths": ["/opt/skills"]},
-//!   "output": {"max_lines": 2000, "max_bytes": 51200},
+//!   "output": {"max_lines": 2000, "max_bytes": 51200, "keep_bytes": 268435456},
 //!   "webfetch": {"allow_hosts": ["127.0.0.1:8080"]},
 //!   "websearch": {"endpoint": "https://api.exa.ai/search"},
 //!   "after_hook": ["my-hook", "--json"]
@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
-//! line and column. The project file overrides the user file key by key (`skills.paths`
+//! line and column. The project file overrides the user file key by key (`output.*` may
+//! only be lowered by it; `skills.paths`
 //! adds to it, and a skill found there is read under the policy like any file the project
 //! points at), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
 //! which are taken from the user file only: a cloned repository cannot open the SSRF guard,
@@ -32,6 +33,9 @@ use serde::Deserialize;
 pub struct Config {
     /// Formatter command per file glob (`{file}` is replaced by the path), in file order.
     pub formatters: Vec<(String, Vec<String>)>,
+    /// The globs of `formatters` and the kinds of `subagents` the project config set:
+    /// their commands run only when the user policy allows them (issue 24).
+    pub from_project: std::collections::BTreeSet<String>,
     /// Subagent command per type.
     pub subagents: BTreeMap<String, Subagent>,
     /// Deadline of a background task job, in milliseconds.
@@ -42,6 +46,8 @@ pub struct Config {
     pub max_lines: Option<usize>,
     /// `output.max_bytes`.
     pub max_bytes: Option<usize>,
+    /// `output.keep_bytes`: the cap of the spill folder `.tinytool/outputs/`.
+    pub keep_bytes: Option<u64>,
     /// Hosts webfetch may reach even when they resolve to blocked addresses (user only).
     pub allow_hosts: Vec<String>,
     /// The websearch endpoint (user only).
@@ -108,6 +114,7 @@ struct SkillsSection {
 struct OutputSection {
     max_lines: Option<usize>,
     max_bytes: Option<usize>,
+    keep_bytes: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -208,11 +215,23 @@ impl Config {
                 return Err(format!("formatters.{glob}: the command is empty"));
             }
             self.formatters.retain(|(g, _)| *g != glob);
+            let key = format!("formatters.{glob}");
+            if trusted {
+                self.from_project.remove(&key);
+            } else {
+                self.from_project.insert(key);
+            }
             self.formatters.push((glob, command));
         }
         for (kind, subagent) in file.subagents {
             if subagent.command.is_empty() {
                 return Err(format!("subagents.{kind}.command: the command is empty"));
+            }
+            let key = format!("subagents.{kind}");
+            if trusted {
+                self.from_project.remove(&key);
+            } else {
+                self.from_project.insert(key);
             }
             self.subagents.insert(kind, subagent);
         }
@@ -227,8 +246,25 @@ impl Config {
                 }));
         }
         if let Some(output) = file.output {
-            self.max_lines = output.max_lines.filter(|n| *n > 0).or(self.max_lines);
-            self.max_bytes = output.max_bytes.filter(|n| *n > 0).or(self.max_bytes);
+            // A project may lower the limits (and the spill folder's cap), never raise them:
+            // a cloned repository must not flood the model.
+            let lower = |current: Option<usize>, new: Option<usize>, default: usize| {
+                let new = new.filter(|n| *n > 0)?;
+                Some(if trusted {
+                    new
+                } else {
+                    new.min(current.unwrap_or(default))
+                })
+            };
+            let defaults = crate::truncate::Limits::default();
+            self.max_lines =
+                lower(self.max_lines, output.max_lines, defaults.max_lines).or(self.max_lines);
+            self.max_bytes =
+                lower(self.max_bytes, output.max_bytes, defaults.max_bytes).or(self.max_bytes);
+            if let Some(keep) = output.keep_bytes.filter(|n| *n > 0) {
+                let current = self.keep_bytes.unwrap_or(crate::spill::KEEP_BYTES);
+                self.keep_bytes = Some(if trusted { keep } else { keep.min(current) });
+            }
         }
         if trusted {
             if let Some(webfetch) = file.webfetch {
@@ -244,13 +280,37 @@ impl Config {
         Ok(())
     }
 
-    /// The output limits: `output.max_lines` and `output.max_bytes` over the defaults.
+    /// The output limits: `output.max_lines` and `output.max_bytes` over the defaults,
+    /// keeping no spill files (see [`Config::limits_in`]).
     pub fn limits(&self) -> crate::truncate::Limits {
         let defaults = crate::truncate::Limits::default();
         crate::truncate::Limits {
             max_lines: self.max_lines.unwrap_or(defaults.max_lines),
             max_bytes: self.max_bytes.unwrap_or(defaults.max_bytes),
+            spill: None,
         }
+    }
+
+    /// The output limits of a project in `dir`: previewed outputs are kept whole under
+    /// `<dir>/.tinytool/outputs/`, capped by `output.keep_bytes`.
+    pub fn limits_in(&self, dir: &Path) -> crate::truncate::Limits {
+        crate::truncate::Limits {
+            spill: Some(crate::spill::Outputs::new(
+                dir,
+                self.keep_bytes.unwrap_or(crate::spill::KEEP_BYTES),
+            )),
+            ..self.limits()
+        }
+    }
+
+    /// Whether the formatter for a path is the project config's.
+    pub fn formatter_from_project(&self, rel_path: &str) -> bool {
+        let base = rel_path.rsplit('/').next().unwrap_or(rel_path);
+        self.formatters.iter().any(|(glob, _)| {
+            let subject = if glob.contains('/') { rel_path } else { base };
+            crate::wildcard::matches(glob, subject)
+                && self.from_project.contains(&format!("formatters.{glob}"))
+        })
     }
 
     /// The formatter command for a path (relative to the project, forward slashes), with

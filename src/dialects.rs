@@ -3,9 +3,10 @@
 //! | format | one element |
 //! |---|---|
 //! | `openai` | `{"type": "function", "function": {"name", "description", "parameters"}}` (with `--strict`: `"strict": true` and a strict schema, see [`strict_schema`]) |
-//! | `anthropic` | `{"name", "description", "input_schema"}` |
+//! | `openai-responses` | `{"type": "function", "name", "description", "parameters"}` (the Responses API's flat shape; `--strict` as for `openai`) |
+//! | `anthropic` | `{"name", "description", "input_schema"}` (with `--strict`: `"strict": true` and a schema under Anthropic's rules, see [`anthropic_strict_schema`]) |
 //! | `gemini` | `{"name", "description", "parameters"}` (OpenAPI subset: no `additionalProperties`, no `$schema`) |
-//! | `mcp` | `{"name", "description", "inputSchema", "annotations"}` |
+//! | `mcp` | `{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}` (see `mcp::results`) |
 //! | `json` | `{"name", "summary", "description", "permission", "parameters"}` |
 
 use serde_json::{Map, Value, json};
@@ -13,10 +14,17 @@ use serde_json::{Map, Value, json};
 use crate::tool::ToolDef;
 
 /// The formats of `tinytool tools`.
-pub const FORMATS: &[&str] = &["openai", "anthropic", "gemini", "mcp", "json"];
+pub const FORMATS: &[&str] = &[
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "mcp",
+    "json",
+];
 
 /// One JSON array of the tools in `format` (one of [`FORMATS`]); `strict` applies to
-/// `openai` only.
+/// `openai`, `openai-responses` and `anthropic`.
 pub fn render(tools: &[&ToolDef], format: &str, strict: bool) -> Value {
     Value::Array(
         tools
@@ -38,6 +46,25 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
                 "strict": true,
             },
         }),
+        "openai-responses" if strict => json!({
+            "type": "function",
+            "name": def.name,
+            "description": def.description,
+            "parameters": strict_schema(parameters),
+            "strict": true,
+        }),
+        "openai-responses" => json!({
+            "type": "function",
+            "name": def.name,
+            "description": def.description,
+            "parameters": parameters,
+        }),
+        "anthropic" if strict => json!({
+            "name": def.name,
+            "description": def.description,
+            "input_schema": anthropic_strict_schema(parameters),
+            "strict": true,
+        }),
         "anthropic" => json!({
             "name": def.name,
             "description": def.description,
@@ -57,12 +84,7 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
                 json!({"name": def.name, "description": def.description, "parameters": parameters})
             }
         }
-        "mcp" => json!({
-            "name": def.name,
-            "description": def.description,
-            "inputSchema": parameters,
-            "annotations": mcp_annotations(def.name),
-        }),
+        "mcp" => crate::mcp::results::tool_entry(def),
         "json" => json!({
             "name": def.name,
             "summary": def.summary,
@@ -81,23 +103,50 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
     }
 }
 
-/// MCP tool annotations: hints about what a tool does to the world.
-pub fn mcp_annotations(name: &str) -> Value {
-    let mut hints = Map::new();
-    hints.insert("title".into(), Value::String(name.to_string()));
-    match name {
-        "read" | "grep" | "glob" | "skill" | "question" => {
-            hints.insert("readOnlyHint".into(), Value::Bool(true));
-        }
-        "bash" | "write" | "edit" | "apply_patch" => {
-            hints.insert("destructiveHint".into(), Value::Bool(true));
-        }
-        "webfetch" | "websearch" => {
-            hints.insert("openWorldHint".into(), Value::Bool(true));
-        }
-        _ => {}
+/// Anthropic's strict tool use: every object closed (`additionalProperties: false`),
+/// optional properties stay optional, numeric bounds (unsupported there) moved into the
+/// description, and a free-form map (webfetch `headers`) sent as a JSON-encoded string,
+/// which the argument checks parse back. Applies at every depth.
+pub fn anthropic_strict_schema(schema: Value) -> Value {
+    let Value::Object(mut map) = schema else {
+        return schema;
+    };
+    let kind = map
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let description = map
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if kind == "object" && !map.contains_key("properties") {
+        let text = format!("{description} A JSON object, encoded as a string.");
+        return json!({"type": "string", "description": text.trim()});
     }
-    Value::Object(hints)
+    let mut notes = Vec::new();
+    for (key, word) in [("minimum", "at least"), ("maximum", "at most")] {
+        if let Some(bound) = map.remove(key) {
+            notes.push(format!("{word} {bound}"));
+        }
+    }
+    if !notes.is_empty() {
+        let joined = format!("{description} ({}).", notes.join(", "));
+        map.insert("description".into(), json!(joined.trim()));
+    }
+    if let Some(Value::Object(properties)) = map.remove("properties") {
+        let properties: Map<String, Value> = properties
+            .into_iter()
+            .map(|(name, prop)| (name, anthropic_strict_schema(prop)))
+            .collect();
+        map.insert("properties".into(), Value::Object(properties));
+        map.insert("additionalProperties".into(), json!(false));
+    }
+    if let Some(items) = map.remove("items") {
+        map.insert("items".into(), anthropic_strict_schema(items));
+    }
+    Value::Object(map)
 }
 
 /// OpenAI's strict mode: every object closed (`additionalProperties: false`) with every

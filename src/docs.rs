@@ -58,7 +58,7 @@ pub const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page];
 
 /// `tinytool-mcp(1)`: the MCP server, written by hand as roff beside it.
 fn mcp_page() -> ManPage {
-    ManPage::from_roff("tinytool-mcp", 1, include_str!("mcp.roff"))
+    ManPage::from_roff("tinytool-mcp", 1, include_str!("mcp/mcp.roff"))
 }
 
 /// `tinytool-policy(5)`: the policy file format, written by hand as roff beside the policy

@@ -20,6 +20,8 @@
 //!   completion scripts generated from it.
 
 pub mod aftercare;
+pub mod aliases;
+pub mod approvals;
 pub mod atomic;
 pub mod background;
 pub mod checkpoints;
@@ -38,9 +40,11 @@ pub mod process;
 pub mod project;
 pub mod registry;
 pub mod repair;
+pub mod sandbox;
 pub mod schema;
 pub mod search;
 pub mod session;
+pub mod spill;
 pub mod state;
 pub mod textdoc;
 pub mod tool;

@@ -17,6 +17,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::aliases;
 use crate::exit::ExitStatus;
 use crate::repair;
 use crate::schema;
@@ -153,12 +154,13 @@ impl Registry {
                 Some((end, _)) => format!("{}…", &name[..end]),
                 None => name,
             };
-            let result = CallResult::failure(
-                id,
-                &name,
-                format!("Unknown tool: {name}"),
-                ExitStatus::Usage,
-            );
+            // websearch exists but is registered only with its key: say what to configure.
+            let message = if name == "websearch" {
+                "websearch is not configured: set EXA_API_KEY".to_string()
+            } else {
+                format!("Unknown tool: {name}")
+            };
+            let result = CallResult::failure(id, &name, message, ExitStatus::Usage);
             return finish(session, result, Vec::new());
         };
         if session.gate.is_disabled(&name) {
@@ -200,7 +202,9 @@ impl Registry {
             }
         };
         let mut repairs = parsed.repairs;
-        let args = match schema::normalize(def.name, &(def.schema)(), parsed.value) {
+        let mut value = parsed.value;
+        repairs.extend(aliases::apply(def.name, &mut value));
+        let args = match schema::normalize(def.name, &(def.schema)(), value) {
             Ok(normalized) => {
                 repairs.extend(normalized.repairs);
                 normalized.args
@@ -211,6 +215,10 @@ impl Registry {
                 return finish(session, result, repairs);
             }
         };
+        if let Some(problem) = crate::tools::precheck(def.name, &args) {
+            let result = CallResult::failure(id, def.name, problem, ExitStatus::ToolError);
+            return finish(session, result, repairs);
+        }
         let ctx = CallContext::new(session, def.name);
         let accesses = def.accesses(&ctx, &args);
         if let Err(refusal) = session.gate.check(&ctx, &accesses) {
@@ -242,9 +250,10 @@ impl Registry {
             mut is_error,
             mut metadata,
         } = output;
-        let (mut text, mut truncated, image) = match body {
+        let (mut text, mut truncated, exempt) = match body {
             Body::Text(text) => (text, false, false),
             Body::Image(uri) => (uri, false, true),
+            Body::Paged(text) => (text, false, true),
             Body::Captured(capture) => render(*capture, &mut metadata),
         };
         if let Some(hook) = &session.after_hook
@@ -260,13 +269,17 @@ impl Registry {
                 props(json!({"tool": def.name, "output": text, "isError": is_error})),
             );
         }
-        if !image
+        if !exempt
             && !truncated
-            && let Some(preview) = truncate::preview(&text, session.limits)
+            && let Some(preview) = truncate::preview(&text, session.limits.clone())
         {
-            text = preview;
+            text = preview.text;
             truncated = true;
+            if let Some(path) = preview.full_output {
+                metadata.insert("full_output".into(), Value::String(path));
+            }
         }
+        let refused = is_error && crate::sandbox::refused(&metadata);
         let result = CallResult {
             id,
             tool: def.name.to_string(),
@@ -274,7 +287,9 @@ impl Registry {
             is_error,
             truncated,
             metadata,
-            status: if is_error {
+            status: if refused {
+                ExitStatus::Refused
+            } else if is_error {
                 ExitStatus::ToolError
             } else {
                 ExitStatus::Success
@@ -290,6 +305,9 @@ fn render(capture: Capture, metadata: &mut Map<String, Value>) -> (String, bool,
     if rendered.lossy {
         metadata.insert("lossy".into(), Value::Bool(true));
     }
+    if let Some(path) = rendered.full_output {
+        metadata.insert("full_output".into(), Value::String(path));
+    }
     (rendered.text, rendered.truncated, false)
 }
 
@@ -297,9 +315,14 @@ fn render(capture: Capture, metadata: &mut Map<String, Value>) -> (String, bool,
 /// invalid arguments, refusals, failures): their messages quote the caller's input, which
 /// may be of any size.
 fn finish(session: &Session, mut result: CallResult, repairs: Vec<String>) -> CallResult {
-    if let Some(preview) = truncate::preview(&result.output, session.limits) {
-        result.output = preview;
+    if let Some(preview) = truncate::preview(&result.output, session.limits.clone()) {
+        result.output = preview.text;
         result.truncated = true;
+        if let Some(path) = preview.full_output {
+            result
+                .metadata
+                .insert("full_output".into(), Value::String(path));
+        }
     }
     with_repairs(result, repairs)
 }

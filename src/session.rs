@@ -21,6 +21,14 @@ pub trait PermissionGate: Send + Sync {
     /// refuses the call. Tools also use it for commands they run on the side (formatters).
     fn check(&self, ctx: &CallContext, accesses: &[Access]) -> Result<(), Refusal>;
 
+    /// Decides the accesses of a command a **project** config names (a formatter, a
+    /// subagent): as [`PermissionGate::check`], and unless the project is trusted, every
+    /// allow must come from a rule of the user (never the built-in `* * allow` alone), so
+    /// nothing a repository ships runs by default.
+    fn check_project_command(&self, ctx: &CallContext, accesses: &[Access]) -> Result<(), Refusal> {
+        self.check(ctx, accesses)
+    }
+
     /// Whether one access would be allowed without asking anybody (never prompts): skill
     /// uses it to leave out skills whose file the caller may not read.
     fn permits(&self, _ctx: &CallContext, _access: &Access) -> bool {
@@ -98,6 +106,8 @@ pub struct Session {
     /// Set when the running call is cancelled (MCP `notifications/cancelled`); tools that
     /// wait on processes poll it and kill what they started.
     pub cancel: CancelFlag,
+    /// The kernel sandbox settings of the commands this session runs (DESIGN §10).
+    pub sandbox: crate::sandbox::Settings,
 }
 
 /// Asks the user through the client of a protocol session (MCP elicitation).
@@ -129,6 +139,55 @@ impl CancelFlag {
     }
 }
 
+/// What one call running on a thread of its own carries besides the session (the MCP
+/// server runs calls concurrently on a pool): its own cancellation flag and where its
+/// progress goes. A thread-local, so the tools and the process runner need no new
+/// parameter; outside a scope the session's flag applies and progress goes nowhere.
+#[derive(Clone, Default)]
+pub struct CallScope {
+    /// Set when this call is cancelled.
+    pub cancel: CancelFlag,
+    /// Receives progress of a long call (see [`report_progress`]).
+    pub progress: Option<ProgressSink>,
+}
+
+/// Where a call's progress goes.
+pub type ProgressSink = std::sync::Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// How far a long call has come: what a progress notification says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Time since the command started.
+    pub elapsed: std::time::Duration,
+    /// Lines of output so far (both streams).
+    pub lines: u64,
+}
+
+thread_local! {
+    static SCOPE: RefCell<Option<CallScope>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with `scope` as this thread's call scope.
+pub fn in_scope<R>(scope: CallScope, work: impl FnOnce() -> R) -> R {
+    let previous = SCOPE.with(|slot| slot.replace(Some(scope)));
+    let result = work();
+    SCOPE.with(|slot| slot.replace(previous));
+    result
+}
+
+/// Hands progress of the running call to its scope's receiver, if any.
+pub fn report_progress(progress: &Progress) {
+    let receiver = SCOPE.with(|slot| slot.borrow().as_ref().and_then(|s| s.progress.clone()));
+    if let Some(receiver) = receiver {
+        receiver(progress);
+    }
+}
+
+/// Whether the running call has a progress receiver (so the runner counts lines).
+pub fn wants_progress() -> bool {
+    SCOPE.with(|slot| slot.borrow().as_ref().is_some_and(|s| s.progress.is_some()))
+}
+
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
@@ -139,6 +198,14 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
+    /// The cancellation flag of the call running on this thread: its scope's own (see
+    /// [`CallScope`]), else the session's.
+    pub fn cancel_flag(&self) -> CancelFlag {
+        SCOPE
+            .with(|slot| slot.borrow().as_ref().map(|s| s.cancel.clone()))
+            .unwrap_or_else(|| self.cancel.clone())
+    }
+
     /// A session in `dir` (resolved here) that allows everything and records no events.
     pub fn new(id: impl Into<String>, dir: &Path) -> Self {
         let dir = paths::resolve_symlinks(&paths::clean(dir));
@@ -157,6 +224,7 @@ impl Session {
             after_hook: None,
             asker: None,
             cancel: CancelFlag::default(),
+            sandbox: crate::sandbox::Settings::default(),
         }
     }
 }
@@ -220,6 +288,11 @@ impl<'a> CallContext<'a> {
     /// formatter or subagent command as a `shell` access).
     pub fn allows(&self, accesses: &[Access]) -> Result<(), Refusal> {
         self.session.gate.check(self, accesses)
+    }
+
+    /// As [`CallContext::allows`], for a command the project config names.
+    pub fn allows_project_command(&self, accesses: &[Access]) -> Result<(), Refusal> {
+        self.session.gate.check_project_command(self, accesses)
     }
 
     /// Publishes a bus event with the session id added to its properties.

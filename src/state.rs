@@ -140,7 +140,7 @@ pub const DEFAULT_AGENT: &str = "build";
 pub struct Todo {
     /// What to do.
     pub content: String,
-    /// `pending`, `in_progress` or `done`.
+    /// `pending`, `in_progress`, `done` or `cancelled`.
     pub status: String,
     /// `high`, `normal` or `low`.
     pub priority: String,

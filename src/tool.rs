@@ -37,6 +37,12 @@ pub struct Access {
     /// The resolved path, for file accesses: the policy adds `external_directory` for paths
     /// outside the directory and applies the built-in protections.
     pub path: Option<PathBuf>,
+    /// For one command of a shell line: the command with wrappers and git's global
+    /// options dropped, also matched by deny and ask rules (DESIGN §4).
+    pub normalized: Option<String>,
+    /// A shell line that could not be split into commands: judged whole, and only a
+    /// rule whose pattern is `*` can allow it.
+    pub whole: bool,
 }
 
 impl Access {
@@ -47,6 +53,8 @@ impl Access {
             pattern: pattern.into(),
             reason: None,
             path: None,
+            normalized: None,
+            whole: false,
         }
     }
 
@@ -64,6 +72,8 @@ impl Access {
             pattern: ctx.display(&path),
             reason: None,
             path: Some(path),
+            normalized: None,
+            whole: false,
         }
     }
 
@@ -140,7 +150,7 @@ impl std::fmt::Debug for ToolDef {
 }
 
 /// The text a tool produced.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Body {
     /// Text held in memory; the registry previews it when it is over the limits.
     Text(String),
@@ -148,10 +158,13 @@ pub enum Body {
     Captured(Box<Capture>),
     /// An image as a data URI: never previewed.
     Image(String),
+    /// Text the tool already fit to the output limits itself (read's pages): never
+    /// previewed.
+    Paged(String),
 }
 
 /// What running a tool yields.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ToolOutput {
     /// The output text.
     pub body: Body,

@@ -1,45 +1,53 @@
 //! Output truncation: the registry's head+tail preview (DESIGN §3) and the directional
 //! `TruncHead` / `TruncTail` cuts of spec 8.2.
 //!
-//! The preview is computed from a [`Capture`], a bounded record of a stream: the first 30
-//! lines, the last 20 lines and the totals. Tools that read or run something large (read,
-//! bash) write straight into a capture, so memory never depends on the size of the source;
-//! in-memory strings go through the same code via [`preview`].
+//! The preview is computed from a [`Capture`], a bounded record of a stream: the first
+//! lines, the last lines and the totals. Tools that run or fetch something large (bash,
+//! grep, webfetch) write straight into a capture, so memory never depends on the size of
+//! the source; in-memory strings go through the same code via [`preview`]. Once the stream
+//! is over the thresholds, a capture with a spill place ([`Limits::spill`]) also streams
+//! every byte into a spill file ([`crate::spill`]), so nothing is lost.
 //!
-//! Preview format, when the whole output has more than 50 lines or more than `max_bytes`
-//! bytes (51,200 by default):
+//! An output is previewed only when it has more than `max_lines` lines (2,000) or more
+//! than `max_bytes` bytes (51,200). Preview format:
 //!
 //! ```text
-//! <first 30 lines, at most max_bytes/2 bytes>
-//! [preview: S of N lines, SIZE total]
-//! ...
-//! <last 20 lines of the whole output, at most max_bytes/2 bytes>
+//! <head: whole lines, at most 60 % of max_lines and of max_bytes>
+//! [preview: S of N lines, B bytes total; full output: PATH]
+//! [to see the rest: read PATH with offset=H limit=2000, or grep it]
+//! <tail: the last whole lines of the whole output, at most 40 % of both budgets>
 //! ```
 //!
-//! `N` and `SIZE` describe the whole output (a trailing newline does not start a line), `S`
-//! is the number of lines shown. A line cut to fit its half of the budget ends in `…`. The
-//! tail never repeats a head line: with fewer than 50 lines it holds the lines after the
-//! 30th, and it is left out (with its `...` line) when there are none.
+//! `N` and `B` describe the whole output (a trailing newline does not start a line), `S`
+//! is the number of lines shown, `H` the 0-based index of the first line the head does not
+//! show whole. Without a spill file (none configured, or it could not be written) the
+//! header is `[preview: S of N lines, B bytes total]` and the hint line says
+//! `[full output not kept]`. A single line longer than its share is cut on a character
+//! boundary and ends in `…`. The tail never repeats a head line.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-/// Spec 8.2 `MaxLines`: the line limit of [`truncate`].
+use crate::spill::{Outputs, SpillFile};
+
+/// Spec 8.2 `MaxLines`: the line limit of the preview and of [`truncate`].
 pub const MAX_LINES: usize = 2_000;
 /// Spec 8.2 `MaxBytes`: the byte limit of the preview and of [`truncate`].
 pub const MAX_BYTES: usize = 51_200;
-/// Lines kept from the start of a previewed output.
-pub const PREVIEW_HEAD_LINES: usize = 30;
-/// Lines kept from the end of a previewed output.
-pub const PREVIEW_TAIL_LINES: usize = 20;
+/// The head's share of a preview's budgets, in percent (the tail has the rest).
+pub const HEAD_PERCENT: usize = 60;
 
-/// The output limits in effect (config `output.max_lines` / `output.max_bytes`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The output limits in effect (config `output.max_lines` / `output.max_bytes`), and where
+/// the whole output of a previewed result is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
-    /// Line limit of [`truncate`].
+    /// Line limit of the preview and of [`truncate`].
     pub max_lines: usize,
-    /// Byte limit of the preview and of [`truncate`]; head and tail get half each.
+    /// Byte limit of the preview and of [`truncate`].
     pub max_bytes: usize,
+    /// Where spill files go; `None`: a preview keeps nothing else.
+    pub spill: Option<Arc<Outputs>>,
 }
 
 impl Default for Limits {
@@ -47,6 +55,7 @@ impl Default for Limits {
         Limits {
             max_lines: MAX_LINES,
             max_bytes: MAX_BYTES,
+            spill: None,
         }
     }
 }
@@ -65,18 +74,30 @@ impl KeptLine {
 }
 
 /// A bounded record of a stream of output bytes, enough to render either the whole output
-/// (when it is under the preview thresholds) or its preview.
+/// (when it is under the preview thresholds) or its preview, plus the spill file holding
+/// the whole stream once it is over them.
 ///
-/// Memory is bounded by the limits: at most 50 lines of at most `max_bytes` bytes each,
+/// Memory is bounded by the limits: a head of at most 60 % of `max_bytes` (or one line cut
+/// to `max_bytes`), a tail of at most `max_bytes` and one line of at most `max_bytes`,
 /// whatever is pushed.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Capture {
+    max_lines: usize,
     max_bytes: usize,
     head: Vec<KeptLine>,
+    head_bytes: usize,
+    head_closed: bool,
     tail: VecDeque<KeptLine>,
+    tail_bytes: usize,
     current: KeptLine,
+    spare: Option<KeptLine>,
     total_bytes: u64,
     complete_lines: u64,
+    outputs: Option<Arc<Outputs>>,
+    /// The stream so far, while it is under the thresholds and a spill place is set.
+    raw: Vec<u8>,
+    spill: Option<SpillFile>,
+    spill_failed: bool,
 }
 
 /// What a finished [`Capture`] renders to.
@@ -92,25 +113,101 @@ pub struct Rendered {
     pub total_lines: u64,
     /// Bytes of the whole output.
     pub total_bytes: u64,
+    /// The spill file holding the whole output, relative to the working directory.
+    pub full_output: Option<String>,
 }
 
 impl Capture {
+    /// The kept lines (head, tail and the unfinished line), lossily decoded and joined by
+    /// newlines, without finishing the capture: enough to look for a known message.
+    pub fn kept_text(&self) -> String {
+        let mut text = String::new();
+        for line in self
+            .head
+            .iter()
+            .chain(self.tail.iter())
+            .chain([&self.current])
+        {
+            text.push_str(&String::from_utf8_lossy(&line.bytes));
+            text.push('\n');
+        }
+        text
+    }
+
     /// An empty capture for the given limits.
     pub fn new(limits: Limits) -> Self {
         Capture {
+            max_lines: limits.max_lines.max(2),
             max_bytes: limits.max_bytes.max(16),
             head: Vec::new(),
+            head_bytes: 0,
+            head_closed: false,
             tail: VecDeque::new(),
+            tail_bytes: 0,
             current: KeptLine::default(),
+            spare: None,
             total_bytes: 0,
             complete_lines: 0,
+            outputs: limits.spill,
+            raw: Vec::new(),
+            spill: None,
+            spill_failed: false,
         }
     }
 
+    fn head_line_cap(&self) -> usize {
+        (self.max_lines * HEAD_PERCENT / 100).max(1)
+    }
+
+    fn head_byte_cap(&self) -> usize {
+        self.max_bytes * HEAD_PERCENT / 100
+    }
+
     /// Appends bytes of the stream.
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
+        if let Some(spill) = &mut self.spill {
+            spill.write(bytes);
+        } else if self.outputs.is_some() && !self.spill_failed {
+            self.raw.extend_from_slice(bytes);
+        }
+        self.push_lines(bytes);
+        self.check_spill();
+    }
+
+    /// Starts the spill file once the stream is over (or at) the thresholds.
+    fn check_spill(&mut self) {
+        if self.spill.is_none()
+            && !self.spill_failed
+            && self.outputs.is_some()
+            && (self.total_bytes > self.max_bytes as u64
+                || self.complete_lines >= self.max_lines as u64)
+        {
+            self.start_spill();
+        }
+    }
+
+    fn start_spill(&mut self) {
+        if self.spill.is_some() || self.spill_failed {
+            return;
+        }
+        let Some(outputs) = &self.outputs else { return };
+        match outputs.create() {
+            Ok(mut file) => {
+                file.write(&self.raw);
+                self.spill = Some(file);
+            }
+            Err(_) => self.spill_failed = true,
+        }
+        self.raw = Vec::new();
+    }
+
+    fn push_lines(&mut self, mut bytes: &[u8]) {
         self.total_bytes += bytes.len() as u64;
         while !bytes.is_empty() {
+            if self.head_closed && bytes.len() > 2 * self.max_bytes + 2 {
+                bytes = self.skip_middle(bytes);
+                continue;
+            }
             match memchr::memchr(b'\n', bytes) {
                 Some(pos) => {
                     self.extend_current(&bytes[..pos]);
@@ -123,6 +220,40 @@ impl Capture {
                 }
             }
         }
+    }
+
+    /// With the head complete, a large piece of the stream only matters for its count of
+    /// lines and for its last `max_bytes` bytes of whole lines (older lines would leave the
+    /// tail anyway): ends the current line, counts the lines in between without keeping
+    /// them, and returns the rest to be taken line by line.
+    fn skip_middle<'b>(&mut self, bytes: &'b [u8]) -> &'b [u8] {
+        let Some(first) = memchr::memchr(b'\n', bytes) else {
+            self.extend_current(bytes);
+            return &[];
+        };
+        self.extend_current(&bytes[..first]);
+        self.end_line();
+        let rest = &bytes[first + 1..];
+        let Some(last) = memchr::memrchr(b'\n', rest) else {
+            return rest;
+        };
+        let complete = &rest[..=last];
+        if complete.len() <= self.max_bytes + 2 {
+            return rest;
+        }
+        // The lines after the newline before `cut` hold more than `max_bytes + 1` bytes:
+        // every line up to that newline would be evicted from the tail.
+        let cut = complete.len() - self.max_bytes - 2;
+        let Some(boundary) = memchr::memrchr(b'\n', &complete[..cut]) else {
+            return rest;
+        };
+        let skipped = memchr::memchr_iter(b'\n', &complete[..=boundary]).count();
+        self.complete_lines += skipped as u64;
+        for line in self.tail.drain(..) {
+            self.spare = Some(line);
+        }
+        self.tail_bytes = 0;
+        &rest[boundary + 1..]
     }
 
     /// Appends text of the stream.
@@ -146,28 +277,56 @@ impl Capture {
 
     fn end_line(&mut self) {
         self.complete_lines += 1;
-        if self.head.len() < PREVIEW_HEAD_LINES {
-            let line = std::mem::take(&mut self.current);
-            self.head.push(line);
-        } else {
-            // Reuse the evicted line's buffer: a command printing millions of lines
-            // should not allocate once per line.
-            let mut spare = if self.tail.len() == PREVIEW_TAIL_LINES {
-                self.tail.pop_front().unwrap_or_default()
-            } else {
-                KeptLine::default()
-            };
-            spare.bytes.clear();
-            spare.full_len = 0;
-            let line = std::mem::replace(&mut self.current, spare);
-            self.tail.push_back(line);
+        let len = self.current.bytes.len() + 1;
+        if !self.head_closed {
+            let fits = self.head.len() < self.head_line_cap()
+                && self.head_bytes + len <= self.head_byte_cap();
+            if fits || self.head.is_empty() {
+                self.head_bytes += len;
+                let line = std::mem::take(&mut self.current);
+                self.head.push(line);
+                return;
+            }
+            self.head_closed = true;
+        }
+        // Reuse an evicted line's buffer: a command printing millions of lines should not
+        // allocate once per line.
+        let mut spare = self.spare.take().unwrap_or_default();
+        spare.bytes.clear();
+        spare.full_len = 0;
+        let line = std::mem::replace(&mut self.current, spare);
+        self.tail_bytes += len;
+        self.tail.push_back(line);
+        while self.tail.len() > 1
+            && (self.tail_bytes > self.max_bytes + 1 || self.tail.len() > self.max_lines)
+        {
+            if let Some(old) = self.tail.pop_front() {
+                self.tail_bytes -= old.bytes.len() + 1;
+                self.spare = Some(old);
+            }
         }
     }
 
     /// Appends another capture's stream after this one's, as if its bytes had been pushed
     /// here: the result keeps the first lines, the last lines and the totals of the
-    /// concatenation (what was dropped from the middle of `other` is counted, not kept).
-    pub fn append(&mut self, other: Capture) {
+    /// concatenation, and its spill file (if any) holds the whole concatenation.
+    pub fn append(&mut self, mut other: Capture) {
+        if other.spill.is_none() && other.outputs.is_some() && !other.spill_failed {
+            // Still under the thresholds: the other stream is all here.
+            let raw = std::mem::take(&mut other.raw);
+            self.push(&raw);
+            return;
+        }
+        if let Some(file) = other.spill.take() {
+            self.start_spill();
+            match &mut self.spill {
+                Some(spill) => spill.append_file(file),
+                None => drop(file),
+            }
+        } else if other.spill_failed {
+            self.spill_failed = true;
+            self.spill = None;
+        }
         let Capture {
             head,
             tail,
@@ -183,10 +342,12 @@ impl Capture {
         }
         let dropped = complete_lines.saturating_sub(kept);
         if dropped > 0 {
-            // Lines only leave `other`'s tail once it is full, so its 20 tail lines replace
-            // whatever this capture's tail held; the dropped ones are only counted.
+            // Lines only leave `other`'s tail once newer lines filled it, so its tail
+            // lines replace whatever this capture's tail held; the dropped ones are only
+            // counted.
             self.complete_lines += dropped;
             self.tail.clear();
+            self.tail_bytes = 0;
         }
         for line in tail {
             self.push_kept(&line);
@@ -196,6 +357,7 @@ impl Capture {
         // The replayed pieces were counted above only as lines; the bytes are the other
         // stream's total.
         self.total_bytes += total_bytes;
+        self.check_spill();
     }
 
     /// Extends the current line with a kept (possibly cut) line of another capture.
@@ -206,21 +368,21 @@ impl Capture {
         self.current.full_len += line.full_len;
     }
 
-    /// Renders the whole output, or its preview when it is over the thresholds.
+    /// Renders the whole output, or its preview when it is over the thresholds (keeping
+    /// the spill file then, removing it otherwise).
     pub fn finish(mut self) -> Rendered {
         let ends_with_newline = self.current.full_len == 0;
         if !ends_with_newline {
+            // The unfinished last line joins the lines without being counted twice.
             self.end_line();
             self.complete_lines -= 1;
         }
         let total_lines = self.complete_lines + u64::from(!ends_with_newline);
-        let over = total_lines > (PREVIEW_HEAD_LINES + PREVIEW_TAIL_LINES) as u64
-            || self.total_bytes > self.max_bytes as u64;
+        let over = total_lines > self.max_lines as u64 || self.total_bytes > self.max_bytes as u64;
         let mut lossy = false;
-        let lines = self.head.iter().chain(self.tail.iter());
         if !over {
             let mut text = String::with_capacity(self.total_bytes as usize);
-            for (i, line) in lines.enumerate() {
+            for (i, line) in self.head.iter().chain(self.tail.iter()).enumerate() {
                 if i > 0 {
                     text.push('\n');
                 }
@@ -237,27 +399,49 @@ impl Capture {
                 lossy,
                 total_lines,
                 total_bytes: self.total_bytes,
+                full_output: None,
             };
         }
-        let budget = self.max_bytes / 2;
-        let mut head = fit_lines(self.head.iter(), budget, &mut lossy);
-        // Head lines the head's bytes could not show are last lines like the tail's: the
-        // tail takes the last 20 of them all (a 5 MB line must not hide the lines after it).
-        let rest: Vec<&KeptLine> = self.head[head.len()..].iter().chain(&self.tail).collect();
-        let from = rest.len().saturating_sub(PREVIEW_TAIL_LINES);
-        let mut tail = fit_lines(rest[from..].iter().rev().copied(), budget, &mut lossy);
+        let head_lines = self.head_line_cap();
+        let tail_lines = self.max_lines - head_lines;
+        let head_budget = self.head_byte_cap();
+        let tail_budget = self.max_bytes - head_budget;
+        let mut head = fit_lines(self.head.iter().take(head_lines), head_budget, &mut lossy);
+        let head_cut = head.last().is_some_and(|l| l.1);
+        // Head lines the head could not show are last lines like the tail's: the tail
+        // takes the last of them all (a 5 MB line must not hide the lines after it).
+        let shown_head = head.len();
+        let rest: Vec<&KeptLine> = self.head[shown_head..].iter().chain(&self.tail).collect();
+        let mut tail = fit_lines(rest.iter().rev().copied(), tail_budget, &mut lossy);
+        tail.truncate(tail_lines);
         tail.reverse();
         let shown = head.len() + tail.len();
-        let mut text = head.join("\n");
-        head.clear();
-        text.push_str(&format!(
-            "\n[preview: {shown} of {total_lines} lines, {} total]\n",
-            format_size(self.total_bytes)
-        ));
-        if !tail.is_empty() {
-            text.push_str("...\n");
-            text.push_str(&tail.join("\n"));
-            if ends_with_newline {
+        let full_output = match self.spill.take() {
+            Some(file) => file.keep(self.total_bytes),
+            None => None,
+        };
+        let next = shown_head - usize::from(head_cut);
+        let mut text = String::new();
+        for (line, _) in head.drain(..) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        match &full_output {
+            Some(path) => text.push_str(&format!(
+                "[preview: {shown} of {total_lines} lines, {} bytes total; full output: {path}]\n\
+                 [to see the rest: read {path} with offset={next} limit={}, or grep it]\n",
+                self.total_bytes, MAX_LINES
+            )),
+            None => text.push_str(&format!(
+                "[preview: {shown} of {total_lines} lines, {} bytes total]\n\
+                 [full output not kept]\n",
+                self.total_bytes
+            )),
+        }
+        let tail_count = tail.len();
+        for (i, (line, _)) in tail.into_iter().enumerate() {
+            text.push_str(&line);
+            if i + 1 < tail_count || ends_with_newline {
                 text.push('\n');
             }
         }
@@ -267,18 +451,20 @@ impl Capture {
             lossy,
             total_lines,
             total_bytes: self.total_bytes,
+            full_output,
         }
     }
 }
 
 /// Takes lines in the given order while they fit `budget` bytes (each counted with its
 /// newline); the first line that does not fit is cut on a character boundary and ends in
-/// `…`, and nothing after it is taken.
+/// `…` — only when nothing was taken yet, so that whole lines are shown where possible —
+/// and nothing after it is taken. Each line comes with whether it was cut.
 fn fit_lines<'a>(
     lines: impl Iterator<Item = &'a KeptLine>,
     budget: usize,
     lossy: &mut bool,
-) -> Vec<String> {
+) -> Vec<(String, bool)> {
     const ELLIPSIS: &str = "…";
     let mut remaining = budget;
     let mut out = Vec::new();
@@ -287,12 +473,14 @@ fn fit_lines<'a>(
         *lossy |= was_lossy;
         if !line.is_cut() && text.len() < remaining {
             remaining -= text.len() + 1;
-            out.push(text.into_owned());
+            out.push((text.into_owned(), false));
             continue;
         }
-        let room = remaining.saturating_sub(ELLIPSIS.len() + 1);
-        let cut = text.floor_char_boundary(room);
-        out.push(format!("{}{ELLIPSIS}", &text[..cut]));
+        if out.is_empty() {
+            let room = remaining.saturating_sub(ELLIPSIS.len() + 1);
+            let cut = text.floor_char_boundary(room);
+            out.push((format!("{}{ELLIPSIS}", &text[..cut]), true));
+        }
         break;
     }
     out
@@ -315,7 +503,7 @@ fn decode(bytes: &[u8]) -> (Cow<'_, str>, bool) {
     }
 }
 
-/// Renders a byte count the way the preview header shows it: `1.5MB`, `2KB`, `300B`.
+/// Renders a byte count for people: `1.5MB`, `2KB`, `300B`.
 pub fn format_size(bytes: u64) -> String {
     const KB: u64 = 1024;
     const MB: u64 = 1024 * 1024;
@@ -329,11 +517,11 @@ pub fn format_size(bytes: u64) -> String {
 }
 
 /// The registry's preview of an in-memory output: `None` when it is within the limits.
-pub fn preview(text: &str, limits: Limits) -> Option<String> {
+pub fn preview(text: &str, limits: Limits) -> Option<Rendered> {
     let mut capture = Capture::new(limits);
     capture.push_str(text);
     let rendered = capture.finish();
-    rendered.truncated.then_some(rendered.text)
+    rendered.truncated.then_some(rendered)
 }
 
 /// Which end of the output [`truncate`] keeps.
@@ -414,86 +602,88 @@ mod tests {
         (1..=n).map(|i| format!("line {i}\n")).collect()
     }
 
-    #[test]
-    fn short_output_is_unchanged() {
-        assert_eq!(preview("short content", Limits::default()), None);
-        let forty: String = (0..40).map(|_| "short line\n").collect();
-        assert_eq!(preview(&forty, Limits::default()), None);
+    fn lim(max_lines: usize, max_bytes: usize) -> Limits {
+        Limits {
+            max_lines,
+            max_bytes,
+            spill: None,
+        }
+    }
+
+    fn text_of(text: &str, limits: Limits) -> String {
+        preview(text, limits).map(|r| r.text).unwrap_or_default()
     }
 
     #[test]
-    fn exactly_fifty_lines_is_unchanged_with_or_without_final_newline() {
-        let fifty = numbered(50);
-        assert_eq!(preview(&fifty, Limits::default()), None);
-        assert_eq!(preview(fifty.trim_end(), Limits::default()), None);
+    fn output_within_the_maxima_is_unchanged() {
+        assert!(preview("short content", Limits::default()).is_none());
+        assert!(preview(&numbered(2_000), Limits::default()).is_none());
+        assert!(preview(numbered(2_000).trim_end(), Limits::default()).is_none());
+        assert!(preview(&"x".repeat(51_200), Limits::default()).is_none());
     }
 
     #[test]
-    fn fifty_one_lines_show_first_thirty_and_last_twenty() {
-        let text = numbered(51);
-        let out = preview(&text, Limits::default()).unwrap();
+    fn one_line_over_shows_head_header_hint_and_tail_with_the_last_line_last() {
+        let text = numbered(2_001);
+        let out = text_of(&text, Limits::default());
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], "line 1");
-        assert_eq!(lines[29], "line 30");
-        assert_eq!(lines[30], "[preview: 50 of 51 lines, 399B total]");
-        assert_eq!(lines[31], "...");
-        assert_eq!(lines[32], "line 32");
-        assert_eq!(*lines.last().unwrap(), "line 51");
-        assert!(out.ends_with("line 51\n"));
+        assert_eq!(lines[1199], "line 1200");
+        assert!(
+            lines[1200].starts_with("[preview: 2000 of 2001 lines, 18903 bytes total]"),
+            "{}",
+            lines[1200]
+        );
+        assert_eq!(lines[1201], "[full output not kept]");
+        assert_eq!(lines[1202], "line 1202");
+        assert_eq!(*lines.last().unwrap(), "line 2001");
+        assert!(out.ends_with("line 2001\n"));
     }
 
     #[test]
-    fn header_counts_whole_output_not_a_cut() {
-        let text: String = (0..200).map(|_| "line content\n").collect();
-        let out = preview(&text, Limits::default()).unwrap();
+    fn header_counts_the_whole_output_not_a_cut() {
+        let text: String = (0..3_000).map(|_| "line content\n").collect();
+        let out = text_of(&text, Limits::default());
         assert!(
-            out.contains("[preview: 50 of 200 lines, 2KB total]"),
-            "{out}"
+            out.contains("[preview: 2000 of 3000 lines, 39000 bytes total]"),
+            "{out:.200}"
         );
     }
 
     #[test]
     fn tail_comes_from_the_end_of_the_whole_output_past_the_byte_limit() {
-        // 300,000 lines: far beyond the byte limit; the tail must be the real last lines.
         let text = numbered(300_000);
-        let out = preview(&text, Limits::default()).unwrap();
+        let out = text_of(&text, Limits::default());
         assert!(out.contains("of 300000 lines"));
         assert!(out.ends_with("line 300000\n"));
-        let tail: Vec<&str> = out.lines().rev().take(20).collect();
-        assert_eq!(tail[0], "line 300000");
-        assert_eq!(tail[19], "line 299981");
+        let (head, tail) = out.split_once("[full output not kept]\n").unwrap();
+        let head = head.rsplit_once("[preview").unwrap().0;
+        assert!(head.len() <= 30_720, "head {}", head.len());
+        assert!(tail.len() <= 20_480, "tail {}", tail.len());
+        assert!(tail.starts_with("line "));
+        let shown = head.lines().count() + tail.lines().count();
+        assert!(out.contains(&format!("[preview: {shown} of 300000 lines")));
     }
 
     #[test]
     fn a_single_huge_line_is_cut_on_a_character_boundary_with_an_ellipsis() {
         let text = "é".repeat(40_000); // 80,000 bytes, one line
-        let out = preview(&text, Limits::default()).unwrap();
+        let out = text_of(&text, Limits::default());
         let first = out.lines().next().unwrap();
         assert!(first.ends_with('…'));
-        assert!(first.len() <= 25_600);
+        assert!(first.len() <= 30_720);
         assert!(first.trim_end_matches('…').chars().all(|c| c == 'é'));
-        assert!(out.contains("[preview: 1 of 1 lines, 78KB total]"), "{out}");
-        assert!(!out.contains("..."));
-    }
-
-    #[test]
-    fn head_and_tail_each_stay_within_half_the_budget() {
-        let line = "x".repeat(2_000);
-        let text: String = (0..100).map(|_| format!("{line}\n")).collect();
-        let out = preview(&text, Limits::default()).unwrap();
-        let (head, rest) = out.split_once("\n[preview:").unwrap();
-        let tail = rest.split_once("...\n").unwrap().1;
-        assert!(head.len() <= 25_600, "head {}", head.len());
-        assert!(tail.len() <= 25_600, "tail {}", tail.len());
-        let shown = head.lines().count() + tail.lines().count();
-        assert!(out.contains(&format!("[preview: {shown} of 100 lines")));
+        assert!(
+            out.contains("[preview: 1 of 1 lines, 80000 bytes total]"),
+            "{out:.100}"
+        );
     }
 
     #[test]
     fn byte_limit_alone_with_few_lines_has_no_repeated_lines() {
         let line = "y".repeat(1_500);
         let text: String = (0..40).map(|i| format!("{i} {line}\n")).collect();
-        let out = preview(&text, Limits::default()).unwrap();
+        let out = text_of(&text, Limits::default());
         let starts: Vec<&str> = out.lines().filter_map(|l| l.split(' ').next()).collect();
         let mut sorted = starts.clone();
         sorted.dedup();
@@ -514,28 +704,36 @@ mod tests {
 
     #[test]
     fn lines_after_a_huge_line_are_shown_in_the_tail() {
-        // A short output whose third line eats the head's bytes: the lines after it are
-        // the last lines of the output and must not disappear.
         let text = format!("HTTP 200 OK\n\n{}\n\n[body cut]", "x".repeat(200_000));
-        let preview = preview(&text, Limits::default()).unwrap();
-        let lines: Vec<&str> = preview.lines().collect();
+        let out = text_of(&text, Limits::default());
+        let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], "HTTP 200 OK");
-        assert!(lines[2].ends_with('…') && lines[2].len() < 25_600);
-        assert_eq!(lines[3], "[preview: 5 of 5 lines, 195KB total]");
-        assert_eq!(&lines[4..], ["...", "", "[body cut]"]);
+        assert_eq!(lines[1], "");
+        assert!(
+            lines[2].starts_with("[preview: 4 of 5 lines"),
+            "{}",
+            lines[2]
+        );
+        assert_eq!(&lines[4..], ["", "[body cut]"]);
     }
 
     #[test]
-    fn capture_in_small_pieces_equals_capture_at_once() {
-        let text = numbered(500);
-        let mut pieces = Capture::new(Limits::default());
-        for chunk in text.as_bytes().chunks(7) {
-            pieces.push(chunk);
+    fn capture_in_pieces_equals_capture_at_once() {
+        for (text, limits) in [
+            (numbered(5_000), Limits::default()),
+            (numbered(300_000), Limits::default()),
+            (numbered(3_000), lim(100, 2_000)),
+            ("ab\n".repeat(100_000), lim(50, 300)),
+        ] {
+            let whole = preview(&text, limits.clone()).unwrap();
+            for size in [7, 4_096, 200_000] {
+                let mut pieces = Capture::new(limits.clone());
+                for chunk in text.as_bytes().chunks(size) {
+                    pieces.push(chunk);
+                }
+                assert_eq!(pieces.finish(), whole, "chunks of {size}");
+            }
         }
-        assert_eq!(
-            pieces.finish().text,
-            preview(&text, Limits::default()).unwrap()
-        );
     }
 
     #[test]
@@ -543,11 +741,11 @@ mod tests {
         let cases: Vec<(String, String)> = vec![
             (numbered(3), numbered(4)),
             ("no newline".into(), "rest\nmore".into()),
-            (numbered(100), "STDERR:\nboom\n".into()),
-            (numbered(10), numbered(200)),
-            (numbered(500), numbered(500)),
-            (String::new(), numbered(60)),
-            (numbered(60), String::new()),
+            (numbered(3_000), "STDERR:\nboom\n".into()),
+            (numbered(10), numbered(20_000)),
+            (numbered(5_000), numbered(5_000)),
+            (String::new(), numbered(6_000)),
+            (numbered(6_000), String::new()),
             ("x".repeat(60_000), "y\n".repeat(5)),
         ];
         for (a, b) in cases {
@@ -564,6 +762,53 @@ mod tests {
     }
 
     #[test]
+    fn a_spilled_preview_names_the_file_that_holds_the_whole_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            spill: Some(crate::spill::Outputs::new(
+                dir.path(),
+                crate::spill::KEEP_BYTES,
+            )),
+            ..Limits::default()
+        };
+        let text = numbered(200_000);
+        let mut out = Capture::new(limits.clone());
+        out.push_str("Command exited with error: exit status 1\n");
+        let mut stdout = Capture::new(limits.clone());
+        for chunk in text.as_bytes().chunks(65_536) {
+            stdout.push(chunk);
+        }
+        out.append(stdout);
+        out.push_str("STDERR:\n");
+        let mut stderr = Capture::new(limits.clone());
+        stderr.push_str("boom\n");
+        out.append(stderr);
+        let rendered = out.finish();
+        let path = rendered.full_output.clone().unwrap();
+        let whole = std::fs::read_to_string(dir.path().join(&path)).unwrap();
+        assert_eq!(
+            whole,
+            format!("Command exited with error: exit status 1\n{text}STDERR:\nboom\n")
+        );
+        assert!(rendered.text.contains(&format!(
+            "lines, {} bytes total; full output: {path}]\n[to see the rest: read {path} with offset=",
+            whole.len()
+        )));
+        assert!(rendered.text.ends_with("STDERR:\nboom\n"));
+        // Within the limits, no file is left behind.
+        let mut small = Capture::new(limits);
+        small.push_str(&"x".repeat(60_000));
+        let mut replaced = Capture::new(Limits::default());
+        replaced.push_str("short\n");
+        small.append(replaced);
+        drop(small);
+        let left: Vec<_> = std::fs::read_dir(dir.path().join(crate::spill::OUTPUTS_DIR))
+            .unwrap()
+            .collect();
+        assert_eq!(left.len(), 1);
+    }
+
+    #[test]
     fn empty_output_has_no_lines() {
         let rendered = Capture::new(Limits::default()).finish();
         assert_eq!(rendered.text, "");
@@ -571,7 +816,7 @@ mod tests {
     }
 
     #[test]
-    fn sizes_format_like_the_reference() {
+    fn sizes_format_for_people() {
         assert_eq!(format_size(300), "300B");
         assert_eq!(format_size(2_600), "2KB");
         assert_eq!(format_size(1_572_864), "1.5MB");

@@ -4,14 +4,16 @@
 //! OpenAI, flat:      {"id": "call_1", "name": "read", "arguments": "{\"file_path\":\"a.rs\"}"}
 //! OpenAI, nested:    {"id": "call_1", "type": "function",
 //!                     "function": {"name": "read", "arguments": "{…}" | {…}}}
-//! OpenAI Responses:  {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{…}"}
+//! OpenAI Responses:  {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": "{…}"}
 //! Anthropic:         {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {…}}
-//! Gemini:            {"functionCall": {"name": "read", "args": {…}}} or {"name": …, "args": {…}}
+//! Gemini:            {"functionCall": {"name": "read", "args": {…}}}, the same in snake_case
+//!                    ({"function_call": …}, as the Python SDK dumps a `Part`), or {"name": …, "args": {…}}
 //! ```
 //!
 //! `arguments` may be a JSON string (repaired by the registry when malformed) or an object;
 //! missing arguments mean `{}`. Other keys of the envelope are ignored. The call's id is
-//! echoed in the result.
+//! echoed in the result: `call_id` when the envelope has one (a Responses item's `id` names
+//! the item, and the function_call_output must quote `call_id`), else `id`.
 
 use std::io::BufRead;
 
@@ -56,13 +58,15 @@ pub fn parse_call_value(value: Value) -> Result<ToolCall, (Option<Value>, String
             format!("Invalid tool call: expected a JSON object. {SHAPES}"),
         ));
     };
-    let id = envelope
-        .remove("id")
-        .or_else(|| envelope.remove("call_id"))
-        .filter(|id| id.is_string() || id.is_number());
+    let call_id = envelope.remove("call_id");
+    let item_id = envelope.remove("id");
+    let id = call_id
+        .filter(|id| id.is_string() || id.is_number())
+        .or_else(|| item_id.filter(|id| id.is_string() || id.is_number()));
     let mut inner = match envelope
         .remove("function")
         .or_else(|| envelope.remove("functionCall"))
+        .or_else(|| envelope.remove("function_call"))
     {
         Some(Value::Object(function)) => function,
         Some(_) => {
@@ -138,14 +142,19 @@ mod tests {
 
     #[test]
     fn responses_and_gemini_shapes() {
-        let call =
-            parse_call(r#"{"type":"function_call","call_id":"x","name":"read","arguments":"{}"}"#)
-                .unwrap();
+        let call = parse_call(
+            r#"{"type":"function_call","id":"fc_9","call_id":"x","name":"read","arguments":"{}"}"#,
+        )
+        .unwrap();
         assert_eq!(call.id, Some(json!("x")));
         let call =
             parse_call(r#"{"functionCall":{"name":"glob","args":{"pattern":"*"}}}"#).unwrap();
         assert_eq!(call.name, "glob");
         assert_eq!(call.id, None);
+        let call =
+            parse_call(r#"{"function_call":{"name":"glob","args":{"pattern":"*"}}}"#).unwrap();
+        assert_eq!(call.name, "glob");
+        assert_eq!(call.arguments, Arguments::Value(json!({"pattern": "*"})));
     }
 
     #[test]

@@ -234,6 +234,7 @@ fn supervise_monitor(
         limits: Limits::default(),
         cancel: Some(setup.stop.clone()),
         isolation: Isolation::Group,
+        sandbox: None,
     };
     let mut watcher = MonitorWatcher {
         store,
@@ -410,7 +411,7 @@ fn supervise_job(
         bail!("job {label} is {}, not starting", row.status);
     }
     let limits = crate::config::Config::load(&setup.dir)
-        .map(|config| config.limits())
+        .map(|config| config.limits_in(&setup.dir))
         .unwrap_or_default();
     let timeout = time_left(row.deadline);
     let request = Request {
@@ -420,9 +421,10 @@ fn supervise_job(
         env: environment::subagent_env(std::env::vars_os(), row.depth.max(0) as u32, None),
         stdin: Some(row.prompt.as_bytes()),
         timeout,
-        limits,
+        limits: limits.clone(),
         cancel: Some(setup.stop.clone()),
         isolation: Isolation::Group,
+        sandbox: None,
     };
     let mut watcher = JobWatcher {
         store,

@@ -104,7 +104,7 @@ fn command_for(registry: &Registry, hidden: bool) -> Command {
                     Arg::new("strict")
                         .long("strict")
                         .action(ArgAction::SetTrue)
-                        .help("With --format openai: strict function schemas (every property required, optionals nullable, objects closed)"),
+                        .help("With --format openai or openai-responses: strict function schemas (every property required, optionals nullable, objects closed); with --format anthropic: Anthropic's strict tool use (objects closed, numeric bounds in the description)"),
                 ),
         )
         .subcommand(
@@ -223,10 +223,16 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
                 .get_one::<String>("format")
                 .map_or("json", String::as_str);
             let strict = sub.get_flag("strict");
-            if strict && format != "openai" {
-                return usage("--strict applies to --format openai only");
+            if strict && !["openai", "openai-responses", "anthropic"].contains(&format) {
+                return usage(
+                    "--strict applies to --format openai, openai-responses and anthropic only",
+                );
             }
-            let visible = registry.visible(&session);
+            let mut visible = registry.visible(&session);
+            if format == "mcp" {
+                // Exactly what `tinytool mcp` lists.
+                visible.retain(|def| !crate::mcp::NOT_SERVED.contains(&def.name));
+            }
             out.json(&dialects::render(&visible, format, strict))
         }
         "mcp" => crate::mcp::serve(&registry, session),
@@ -260,7 +266,7 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
     }
     let mut session = Session::new(id, &dir);
     session.config = crate::config::Config::load(&session.dir)?;
-    session.limits = session.config.limits();
+    session.limits = session.config.limits_in(&session.dir);
     if let Some(spec) = matches.get_one::<String>("events") {
         session.events = EventSink::open(spec)
             .map_err(|e| format!("--events {spec}: cannot open for appending: {e}"))?;
@@ -281,6 +287,7 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         .map(|p| crate::paths::resolve(&session.dir, p));
     let policy = Policy::load(&session.dir, explicit.as_deref())?;
     session.policy_file = explicit;
+    session.sandbox = crate::sandbox::Settings::from_policy(&policy);
     session.gate = Box::new(PolicyGate::new(policy.clone()));
     if let Some(command) = session.config.after_hook.clone() {
         session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));

@@ -179,6 +179,9 @@ fn explain(
         Ok(normalized) => normalized.args,
         Err(problems) => return super::usage(&format!("Invalid arguments: {problems}")),
     };
+    if let Some(problem) = crate::tools::precheck(def.name, &args) {
+        return super::usage(&problem);
+    }
     let gate = PolicyGate::new(policy.clone());
     let ctx = CallContext::new(session, def.name);
     let accesses = def.accesses(&ctx, &args);
@@ -209,6 +212,15 @@ fn explain(
             let mut entry = Map::new();
             entry.insert("permission".into(), json!(d.access.permission));
             entry.insert("pattern".into(), json!(d.access.pattern));
+            // Shell rules judge each simple command: the command this entry decided.
+            let shell = crate::policy::is_shell_permission(&d.access.permission);
+            entry.insert(
+                "command".into(),
+                if shell { json!(d.access.pattern) } else { Value::Null },
+            );
+            if d.access.whole {
+                entry.insert("whole_line".into(), json!(true));
+            }
             entry.insert("action".into(), json!(d.action.as_str()));
             entry.insert(
                 "rule".into(),
@@ -269,6 +281,11 @@ fn explain(
             d.action.as_str(),
             gate::deciding_rule_text(d.rule.as_ref())
         ));
+        if d.access.whole {
+            text.push_str(
+                "    judged whole: the line cannot be split into commands (only a `*` rule allows it)\n",
+            );
+        }
         if let Some(reason) = &d.access.reason {
             text.push_str(&format!("    reason: {reason}\n"));
         }

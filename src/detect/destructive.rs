@@ -79,11 +79,26 @@ pub fn check(argv: &[String]) -> Option<String> {
         _ if name.starts_with("mkfs") => true,
         "passwd" => !args.iter().any(|a| a == "-S" || a == "--status"),
         "chage" => !args.iter().any(|a| a == "-l" || a == "--list"),
-        "find" => args.iter().any(|a| a == "-delete"),
+        "find" => {
+            args.iter().any(|a| a == "-delete")
+                || args.windows(2).any(|w| {
+                    matches!(w[0].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+                        && deletes_files(&w[1])
+                })
+        }
+        // Mass deletion through a file list: `… | xargs rm` deletes whatever it is fed.
+        "xargs" => args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|a| deletes_files(a)),
+        "tar" | "bsdtar" | "gtar" => args.iter().any(|a| a == "--remove-files"),
+        "zip" => args.iter().any(|a| {
+            a == "--move" || (a.starts_with('-') && !a.starts_with("--") && a.contains('m'))
+        }),
         "rsync" => args
             .iter()
             .any(|a| a.starts_with("--delete") || a == "--remove-source-files"),
-        "git" => git(args),
+        "git" => git(args) || git_hooks_path(args),
         "kill" => kill(args),
         "pkill" | "killall" | "killall5" | "skill" => pkill(args),
         "wipefs" => {
@@ -435,6 +450,14 @@ fn is_device_write_target(path: &str) -> bool {
         && !path.starts_with("/dev/shm/")
 }
 
+/// Whether a command word deletes the files it is given.
+fn deletes_files(word: &str) -> bool {
+    matches!(
+        command_name(word),
+        "rm" | "unlink" | "shred" | "srm" | "rmdir"
+    )
+}
+
 fn rm(args: &[String]) -> bool {
     let opts = args::parse(args, Spec::default());
     args::has_short(&opts, 'r')
@@ -443,6 +466,17 @@ fn rm(args: &[String]) -> bool {
         || args::has_long(&opts, "recursive", 3)
         || args::has_long(&opts, "force", 3)
         || args::has_long(&opts, "no-preserve-root", 4)
+}
+
+/// `git config core.hooksPath DIR` / `git -c core.hooksPath=DIR`: every later git
+/// command runs the hooks found there, code nobody has judged.
+fn git_hooks_path(args: &[String]) -> bool {
+    let lower: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
+    let config = lower
+        .iter()
+        .position(|a| a == "config")
+        .is_some_and(|k| lower[k + 1..].iter().any(|a| a == "core.hookspath"));
+    config || lower.iter().any(|a| a.starts_with("core.hookspath="))
 }
 
 fn git(args: &[String]) -> bool {

@@ -38,6 +38,9 @@ const MAX_FIELDS: usize = 64;
 /// How deep static evaluation of nested substitutions goes.
 const MAX_EVAL_DEPTH: usize = 4;
 
+/// How deep nested `${…:-default}` defaults are expanded.
+const MAX_DEFAULT_DEPTH: usize = 16;
+
 type Field = Vec<(char, bool)>;
 
 /// Expands a word into fields, collecting the code of its command substitutions.
@@ -119,6 +122,11 @@ fn expand_at(word: &Word, vars: &Vars, subs: &mut Vec<String>, depth: usize) -> 
 
 /// Expands raw word text (a `${X:-default}` default) into one string.
 fn expand_text(raw: &str, vars: &Vars, subs: &mut Vec<String>, depth: usize) -> String {
+    // Nested defaults (`${a:-${a:-…}}`) are followed only so far: each level lexes the
+    // rest again, so without a bound the work is quadratic and the recursion unbounded.
+    if depth > MAX_DEFAULT_DEPTH {
+        return raw.to_string();
+    }
     let mut texts = Vec::new();
     for token in lex::lex(raw).tokens {
         if let Token::Word(word) = token {

@@ -200,6 +200,9 @@ pub struct Lexed {
     pub tokens: Vec<Token>,
     /// Here-document bodies, referenced by [`Redir::heredoc`].
     pub heredocs: Vec<HereDoc>,
+    /// The byte range of each token in the source, parallel to `tokens` (a newline's
+    /// range also covers the here-document bodies read after it).
+    pub spans: Vec<std::ops::Range<usize>>,
 }
 
 /// Lexes shell source text.
@@ -211,7 +214,19 @@ pub fn lex(src: &str) -> Lexed {
         pending: Vec::new(),
     };
     lexer.run();
-    lexer.out
+    // Spans were recorded in characters; report them in bytes of the source.
+    let mut bytes = Vec::with_capacity(lexer.s.len() + 1);
+    let mut at = 0;
+    for c in &lexer.s {
+        bytes.push(at);
+        at += c.len_utf8();
+    }
+    bytes.push(at);
+    let mut out = lexer.out;
+    for span in &mut out.spans {
+        *span = bytes[span.start.min(bytes.len() - 1)]..bytes[span.end.min(bytes.len() - 1)];
+    }
+    out
 }
 
 /// The parts of a text read as if it were inside double quotes: what an unquoted
@@ -275,6 +290,18 @@ impl Lexer {
 
     fn run(&mut self) {
         while self.i < self.s.len() {
+            let start = self.i;
+            let before = self.out.tokens.len();
+            self.run_one();
+            for _ in before..self.out.tokens.len() {
+                self.out.spans.push(start..self.i);
+            }
+        }
+    }
+
+    /// Lexes what starts at `self.i`: blanks, a comment, an operator or a word.
+    fn run_one(&mut self) {
+        {
             let c = self.s[self.i];
             match c {
                 ' ' | '\t' | '\r' => self.i += 1,
@@ -574,7 +601,9 @@ impl Lexer {
             }
             Some('(') if self.peek(2) == Some('(') => {
                 self.i += 3;
-                let _ = self.balanced_arith();
+                let body = self.balanced_arith();
+                // Substitutions inside arithmetic still run: `$(( $(cmd) + 1 ))`.
+                push_subs(word, &body, quoted);
                 word.parts.push(Part::Arith);
             }
             Some('(') => {
@@ -585,7 +614,13 @@ impl Lexer {
             Some('{') => {
                 self.i += 2;
                 let inner = self.braced();
-                word.parts.push(parameter(&inner, quoted));
+                let part = parameter(&inner, quoted);
+                // Every other `${…}` operator (`${a[$(…)]}`, `${a/$(…)/y}`, `${a:$(…)}`)
+                // runs the substitutions in it; a default is expanded (and judged) itself.
+                if matches!(&part, Part::Var { default: None, .. }) {
+                    push_subs(word, &inner, quoted);
+                }
+                word.parts.push(part);
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 self.i += 1;
@@ -648,9 +683,19 @@ impl Lexer {
         let open = if close == ')' { '(' } else { '{' };
         let start = self.i;
         let mut depth = 1usize;
+        // Open `case … esac` at the outer level: a pattern's `)` there ends no `$(`.
+        let mut cases = 0usize;
         while self.i < self.s.len() {
             let c = self.s[self.i];
+            if close == ')' && depth == 1 && self.at_word_start() {
+                if self.reserved_word_here("case") {
+                    cases += 1;
+                } else if self.reserved_word_here("esac") {
+                    cases = cases.saturating_sub(1);
+                }
+            }
             match c {
+                ')' if close == ')' && depth == 1 && cases > 0 => self.i += 1,
                 '\\' => self.i += 2,
                 '\'' => {
                     self.i += 1;
@@ -688,6 +733,23 @@ impl Lexer {
         let end = self.s.len().min(self.i);
         self.i = self.s.len();
         self.s[start.min(end)..end].iter().collect()
+    }
+
+    /// Whether `self.i` starts a word (after a blank, an operator or the start).
+    fn at_word_start(&self) -> bool {
+        self.i == 0
+            || matches!(
+                self.s[self.i - 1],
+                ' ' | '\t' | '\n' | ';' | '(' | '&' | '|'
+            )
+    }
+
+    /// Whether the reserved word `word` stands at `self.i` (followed by a blank or end).
+    fn reserved_word_here(&self, word: &str) -> bool {
+        self.starts_with(word)
+            && self
+                .peek(word.chars().count())
+                .is_none_or(|c| matches!(c, ' ' | '\t' | '\n' | ';' | ')'))
     }
 
     /// Skips an arithmetic expansion body up to its `))`.
@@ -773,6 +835,19 @@ pub fn code_point(chars: &[char], radix: u32, max: usize) -> (char, usize) {
         taken += 1;
     }
     (char::from_u32(value).unwrap_or('\u{fffd}'), taken)
+}
+
+/// Adds the command substitutions found in `text` (an arithmetic body, a parameter
+/// expansion's operands) to `word` as parts of their own.
+fn push_subs(word: &mut Word, text: &str, quoted: bool) {
+    if !text.contains(['$', '`']) {
+        return;
+    }
+    for part in double_quoted_parts(text) {
+        if let Part::Sub { code, .. } = part {
+            word.parts.push(Part::Sub { code, quoted });
+        }
+    }
 }
 
 /// Reads the inside of `${…}` into a parameter part.

@@ -28,10 +28,12 @@
 //! `secret file: .env`) for `policy explain` and refusals.
 
 pub mod args;
+pub mod commands;
 pub mod destructive;
 pub mod expand;
 pub mod lex;
 pub mod parse;
+pub mod read_only;
 pub mod roles;
 pub mod runs;
 pub mod script;
@@ -155,6 +157,39 @@ pub fn reason(findings: &[Finding], kind: Kind) -> Option<String> {
     }
 }
 
+/// The deepest nesting of brackets (`(`, `{`, `$(`, `${`) a line may have to be parsed.
+pub const MAX_NESTING: usize = 64;
+/// The longest line parsed, in bytes.
+pub const MAX_LEN: usize = 128 * 1024;
+
+/// Whether a line is beyond what the parser follows (nested deeper than [`MAX_NESTING`]
+/// or longer than [`MAX_LEN`]): such a line is judged whole as unparseable, never
+/// walked (a 65 KB `${a:-${a:-…}}` would otherwise exhaust the stack). Quotes are not
+/// read here, so brackets inside them count too: the bound errs on the closed side.
+pub fn too_complex(line: &str) -> bool {
+    if line.len() > MAX_LEN {
+        return true;
+    }
+    let mut depth = 0usize;
+    for b in line.bytes() {
+        match b {
+            b'(' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return true;
+                }
+            }
+            b')' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The reason given for a line [`too_complex`] to judge.
+pub const TOO_COMPLEX: &str =
+    "command too complex to judge (nested deeper than 64 or longer than 128 KiB)";
+
 /// How deep code inside code is followed (`sh -c "ssh h 'bash -c …'"`).
 const MAX_DEPTH: usize = 16;
 /// A bound on the work for one command line, against inputs built to explode.
@@ -246,6 +281,13 @@ impl Judge<'_> {
     /// Judges shell code.
     fn shell(&mut self, code: &str, vars: &mut Vars) {
         if !self.enter() {
+            return;
+        }
+        if too_complex(code) {
+            // Fail closed: what cannot be parsed needs both permissions.
+            self.add(Kind::Secret, TOO_COMPLEX.to_string());
+            self.destructive(TOO_COMPLEX.to_string());
+            self.leave();
             return;
         }
         // A `cd` inside this code (a `sh -c`, a substitution) does not move the caller.
@@ -544,7 +586,9 @@ impl Judge<'_> {
             let line = line.trim();
             let shell = line
                 .strip_prefix("\\!")
-                .or_else(|| line.strip_prefix("system "));
+                .or_else(|| line.strip_prefix("system "))
+                .or_else(|| line.strip_prefix(".shell "))
+                .or_else(|| line.strip_prefix(".system "));
             if let Some(shell) = shell {
                 self.shell(shell, &mut expand::initial_vars());
             }

@@ -188,6 +188,18 @@ impl Parser {
                 if SKIPPED_RESERVED.contains(&text.as_str()) {
                     return i + 1;
                 }
+                // `time [-p] PIPELINE`: the keyword hides nothing (`time ! rm -rf x`).
+                if text == "time" {
+                    let next = tokens.get(i + 1).and_then(|t| match t {
+                        Token::Word(w) => bare(w),
+                        _ => None,
+                    });
+                    return if next.as_deref() == Some("-p") {
+                        i + 2
+                    } else {
+                        i + 1
+                    };
+                }
                 match text.as_str() {
                     "case" => return self.case_header(tokens, i),
                     "for" | "select" => return self.for_header(tokens, i),

@@ -1009,11 +1009,65 @@ pub const GIT_GLOBAL: Spec = Spec::new(
     ],
 );
 
+/// Git settings whose value is shell code git runs (`alias.X` when it starts with `!`).
+fn git_setting_code(key: &str, value: &str) -> Option<String> {
+    let key = key.to_ascii_lowercase();
+    if key.starts_with("alias.") {
+        return value.strip_prefix('!').map(str::to_string);
+    }
+    matches!(
+        key.as_str(),
+        "core.fsmonitor"
+            | "core.sshcommand"
+            | "core.pager"
+            | "core.editor"
+            | "core.askpass"
+            | "sequence.editor"
+            | "diff.external"
+            | "credential.helper"
+    )
+    .then(|| value.strip_prefix('!').unwrap_or(value).to_string())
+}
+
 fn git(args: &[String]) -> Vec<Inner> {
+    // `git -c key=value …`: code hidden in configuration runs as the command runs.
+    let mut found = Vec::new();
+    let mut k = 0;
+    while k < args.len() {
+        let a = args[k].as_str();
+        let setting = if a == "-c" {
+            k += 1;
+            args.get(k).map(String::as_str)
+        } else {
+            a.strip_prefix("-c").filter(|v| v.contains('='))
+        };
+        if let Some((key, value)) = setting.and_then(|s| s.split_once('='))
+            && let Some(code) = git_setting_code(key, value)
+        {
+            found.push(Inner::Code(Lang::Shell, code));
+        }
+        if !a.starts_with('-') {
+            break;
+        }
+        k += 1;
+    }
     let Some(verb_at) = args::first_operand(args, GIT_GLOBAL) else {
-        return Vec::new();
+        return found;
     };
     let rest = &args[verb_at + 1..];
+    // `git config [--global] KEY VALUE` storing code git will run later.
+    if args[verb_at] == "config" {
+        let operands: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
+        if let [key, value, ..] = operands.as_slice()
+            && let Some(code) = git_setting_code(key, value)
+        {
+            found.push(Inner::Code(Lang::Shell, code));
+        }
+        return found;
+    }
+    if !found.is_empty() {
+        return found;
+    }
     match args[verb_at].as_str() {
         "rebase" => {
             let opts = args::parse(

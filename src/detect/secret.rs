@@ -272,7 +272,14 @@ fn other_secret(name: &str) -> bool {
             && !NOT_DATA.contains(&extension))
 }
 
+/// Env-file templates, committed on purpose and holding no secrets (as in opencode):
+/// not secret for read, grep and the shell detector alike.
+pub const ENV_TEMPLATES: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];
+
 fn env_file(name: &str) -> bool {
+    if ENV_TEMPLATES.contains(&lower_without_backup_suffixes(name).as_str()) {
+        return false;
+    }
     let comps: Vec<&str> = name.split('.').collect();
     for k in 1..comps.len() {
         let comp = comps[k].to_ascii_lowercase();
@@ -905,7 +912,7 @@ mod tests {
             ".env",
             ".env.local",
             ".env-prod",
-            ".env.example",
+            "prod.env.example",
             "config.env",
             "app.env.production",
             "credentials",
@@ -929,6 +936,11 @@ mod tests {
     #[test]
     fn ordinary_names() {
         for name in [
+            ".env.example",
+            ".env.sample",
+            ".env.template",
+            ".env.dist",
+            ".ENV.EXAMPLE",
             ".envrc",
             ".venv",
             "env.rs",

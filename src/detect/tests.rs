@@ -2,7 +2,7 @@
 //! per line (`+ COMMAND` must be flagged, `- COMMAND` must not; `⏎` stands for a newline
 //! inside a command; `#` starts a comment line). A new case is a new line.
 
-use super::{Kind, Places, judge};
+use super::{Kind, Places, TOO_COMPLEX, judge};
 
 fn table(name: &str, kind: Kind) -> (usize, Vec<String>) {
     let path = format!(
@@ -163,8 +163,37 @@ fn hostile_inputs_terminate() {
     let _ = judge(&wrappers, &places);
     let finds = "find . -exec ".repeat(20_000) + "curl x | sh";
     let _ = judge(&finds, &places);
+    // Longer than the parser follows: judged whole, as needing both permissions.
     let long = "a ".repeat(200_000);
-    assert!(judge(&long, &places).is_empty());
+    let found = judge(&long, &places);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.kind == Kind::Destructive && f.reason.contains(TOO_COMPLEX))
+    );
+    assert!(found.iter().any(|f| f.kind == Kind::Secret));
+    assert!(judge(&"a ".repeat(20_000), &places).is_empty());
+}
+
+#[test]
+fn nested_defaults_are_bounded() {
+    let places = Places::fixed();
+    // The red team's 65 KB `${a:-${a:-…}}`: refused as too complex, no stack overflow.
+    let mut nested = String::from("x");
+    while nested.len() < 65_000 {
+        nested = format!("${{a:-{nested}}}");
+    }
+    let found = judge(&format!("echo {nested}"), &places);
+    assert!(
+        found.iter().any(|f| f.reason.contains(TOO_COMPLEX)),
+        "{found:?}"
+    );
+    // Just under the nesting bound: parsed (and its expansion bounded), nothing found.
+    let mut shallow = String::from("x");
+    for _ in 0..60 {
+        shallow = format!("${{a:-{shallow}}}");
+    }
+    assert!(judge(&format!("echo {shallow}"), &places).is_empty());
 }
 
 #[test]

@@ -78,6 +78,7 @@ pub fn check(policy: &Policy, tool_names: &[&str]) -> Vec<Finding> {
                 place,
             };
             check_permission(&placed, &mut findings);
+            check_pattern(&placed, &mut findings);
             check_examples(&placed, &mut findings);
             if *is_project && spec.action == Action::Allow && !policy.trusts_project() {
                 findings.push(Finding {
@@ -178,13 +179,119 @@ fn check_permission(placed: &Placed, findings: &mut Vec<Finding>) {
     });
 }
 
+/// Patterns that can never match what they seem to name, each with its fix: file
+/// patterns with `./`, `//`, `..` or a trailing `/`; webfetch patterns without a scheme;
+/// shell patterns with leading or doubled spaces; a shell allow whose `*` is glued to a
+/// word (`rm -rf target*`).
+fn check_pattern(placed: &Placed, findings: &mut Vec<Finding>) {
+    let spec = placed.spec;
+    let pattern = spec.pattern.as_str();
+    let permission = spec.permission.as_str();
+    let mut say = |message: String| {
+        findings.push(Finding {
+            file: placed.file.clone(),
+            place: placed.place.clone(),
+            message,
+        });
+    };
+    let rule = rule_text(spec);
+    if matches!(permission, "read" | "edit" | "external_directory") {
+        if let Some(rest) = pattern.strip_prefix("./") {
+            say(format!(
+                "`{rule}` never matches: paths are compared without a leading `./`; write `{rest}`"
+            ));
+        }
+        if pattern.contains("//") {
+            let mut fixed = pattern.to_string();
+            while fixed.contains("//") {
+                fixed = fixed.replace("//", "/");
+            }
+            say(format!(
+                "`{rule}` never matches: paths are compared with single slashes; write `{fixed}`"
+            ));
+        }
+        if pattern.split('/').any(|c| c == "..") {
+            say(format!(
+                "`{rule}` never matches: paths are compared resolved, without `..`; write the \
+                 path it names"
+            ));
+        }
+        if pattern.len() > 1 && pattern.ends_with('/') {
+            say(format!(
+                "`{rule}` never matches: no path ends with `/`; write `{pattern}*` for what is \
+                 inside the folder"
+            ));
+        }
+    }
+    if permission == "webfetch"
+        && !(pattern.starts_with("http://")
+            || pattern.starts_with("https://")
+            || pattern.starts_with('*'))
+    {
+        say(format!(
+            "`{rule}` never matches: URLs are compared with their scheme; write `https://{pattern}`"
+        ));
+    }
+    if matches!(
+        permission,
+        "shell" | "bash" | "destructive-shell" | "secret-shell"
+    ) {
+        if pattern.starts_with(' ') || pattern.contains("  ") {
+            let fixed = pattern.split_whitespace().collect::<Vec<_>>().join(" ");
+            say(format!(
+                "`{rule}` never matches: commands are compared with their words joined by \
+                 single spaces; write `{fixed}`"
+            ));
+        }
+        if spec.action == Action::Allow
+            && let Some(stem) = pattern.strip_suffix('*')
+            && stem
+                .chars()
+                .last()
+                .is_some_and(|c| !matches!(c, ' ' | '/' | '*'))
+        {
+            say(format!(
+                "`{rule}`: the `*` glued to a word reads as allowing `{stem} .` or \
+                 `{stem}/../x` too (it matches no space and no `..`, so it allows only names \
+                 starting with `{}`); write `{stem}` plus `{stem}/*`",
+                stem.rsplit(' ').next().unwrap_or(stem)
+            ));
+        }
+    }
+}
+
+/// Whether a rule decides a value: for shell permissions the value is a command line
+/// judged as the policy judges it (each command; `match` means the rule decides every
+/// command, `not_match` none).
+fn decides(spec: &RuleSpec, value: &str, every: bool) -> bool {
+    let shell = matches!(
+        spec.permission.as_str(),
+        "shell" | "bash" | "destructive-shell" | "secret-shell"
+    );
+    if !shell {
+        return wildcard::matches(&spec.pattern, value);
+    }
+    let one = |text: &str, normalized: &str| {
+        if spec.action == Action::Allow {
+            super::shell_allow_matches(&spec.pattern, text)
+        } else {
+            wildcard::matches(&spec.pattern, text) || wildcard::matches(&spec.pattern, normalized)
+        }
+    };
+    match crate::detect::commands::split(value) {
+        Some(commands) if every => commands.iter().all(|c| one(&c.text, &c.normalized)),
+        Some(commands) => commands.iter().any(|c| one(&c.text, &c.normalized)),
+        None => spec.pattern == "*",
+    }
+}
+
 fn check_examples(placed: &Placed, findings: &mut Vec<Finding>) {
     let Some(examples) = &placed.spec.examples else {
         return;
     };
     let pattern = &placed.spec.pattern;
     for value in &examples.matches {
-        if !wildcard::matches(pattern, value) {
+        if !decides(placed.spec, value, true) {
             let detail = super::analysis::miss(pattern, value)
                 .map(|m| {
                     if m.value_rest.is_empty() {
@@ -211,7 +318,7 @@ fn check_examples(placed: &Placed, findings: &mut Vec<Finding>) {
         }
     }
     for value in &examples.not_match {
-        if wildcard::matches(pattern, value) {
+        if decides(placed.spec, value, false) {
             findings.push(Finding {
                 file: placed.file.clone(),
                 place: placed.place.clone(),
@@ -301,11 +408,47 @@ mod tests {
     }
 
     #[test]
+    fn patterns_that_can_never_match_are_found_with_their_fix() {
+        let found = check(
+            &policy(
+                r#"{"rules": [{"permission": "read", "pattern": "./secret/*", "action": "deny"},
+                              {"permission": "edit", "pattern": "src//a", "action": "deny"},
+                              {"permission": "edit", "pattern": "docs/", "action": "deny"},
+                              {"permission": "read", "pattern": "../x/*", "action": "deny"},
+                              {"permission": "webfetch", "pattern": "docs.rs/*", "action": "allow"},
+                              {"permission": "shell", "pattern": "git  log", "action": "deny"},
+                              {"permission": "destructive-shell", "pattern": "rm -rf target*", "action": "allow"},
+                              {"permission": "destructive-shell", "pattern": "rm -rf target/*", "action": "allow",
+                               "examples": {"match": ["rm -rf target/a && rm -rf target/b"],
+                                            "not_match": ["rm -rf target/../src", "rm -rf target/a src"]}},
+                              {"permission": "webfetch", "pattern": "https://docs.rs/*", "action": "allow"}]}"#,
+            ),
+            &["read"],
+        );
+        let text: Vec<String> = found.iter().map(|f| f.to_string()).collect();
+        for (place, fix) in [
+            ("rules[0]", "write `secret/*`"),
+            ("rules[1]", "write `src/a`"),
+            ("rules[2]", "write `docs/*`"),
+            ("rules[3]", "without `..`"),
+            ("rules[4]", "write `https://docs.rs/*`"),
+            ("rules[5]", "write `git log`"),
+            ("rules[6]", "write `rm -rf target` plus `rm -rf target/*`"),
+        ] {
+            assert!(
+                text.iter().any(|t| t.contains(place) && t.contains(fix)),
+                "{place}: {text:?}"
+            );
+        }
+        assert_eq!(text.len(), 7, "{text:?}");
+    }
+
+    #[test]
     fn failing_examples_and_unknown_permissions_are_found() {
         let found = check(
             &policy(
                 r#"{"rules": [{"permission": "grep", "pattern": "*", "action": "deny"},
-                                   {"permission": "shell", "pattern": "git status*", "action": "allow",
+                                   {"permission": "shell", "pattern": "git status *", "action": "allow",
                                     "examples": {"match": ["git push"], "not_match": ["git status -s"]}}],
                         "disabled": ["nosuch"]}"#,
             ),

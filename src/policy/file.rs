@@ -10,7 +10,8 @@
 //!   "agents": {"plan": {"rules": [{"permission": "shell", "pattern": "*", "action": "deny"}]}},
 //!   "ask": "deny",
 //!   "disabled": ["websearch"],
-//!   "trust_project": false
+//!   "trust_project": false,
+//!   "sandbox": {"mode": "auto", "network": true, "writable": ["~/.cargo"]}
 //! }
 //! ```
 //!
@@ -139,6 +140,9 @@ pub struct PolicyFile {
     /// Whether the project policy may allow (user policy only).
     #[serde(default)]
     pub trust_project: Option<bool>,
+    /// The kernel sandbox of the commands tinytool runs (DESIGN §10).
+    #[serde(default)]
+    pub sandbox: Option<crate::sandbox::SandboxSpec>,
 }
 
 impl AgentRules {

@@ -41,14 +41,17 @@ impl PolicyGate {
     }
 }
 
-/// The session's agent and the project's approvals, read without creating state.
+/// The session's agent and the project's approvals, read without creating state. The
+/// approvals come from the user's state directory ([`crate::approvals`]): a
+/// `.tinytool/state.db` in the checkout grants nothing.
 pub fn session_facts(session: &Session) -> Result<(String, Vec<(String, String)>), Refusal> {
     let read = session
         .state
-        .read(|store| Ok((store.agent(&session.id)?, store.approvals()?)));
+        .read(|store| store.agent(&session.id))
+        .and_then(|agent| Ok((agent, crate::approvals::load(&session.dir)?)));
     match read {
-        Ok(Some(facts)) => Ok(facts),
-        Ok(None) => Ok((crate::state::DEFAULT_AGENT.to_string(), Vec::new())),
+        Ok((Some(agent), approvals)) => Ok((agent, approvals)),
+        Ok((None, approvals)) => Ok((crate::state::DEFAULT_AGENT.to_string(), approvals)),
         Err(err) => Err(Refusal {
             message: format!(
                 "Refused: the session state {} cannot be read, so the policy cannot be applied \
@@ -78,6 +81,36 @@ impl PermissionGate for PolicyGate {
             }
         }
         Ok(())
+    }
+
+    fn check_project_command(&self, ctx: &CallContext, accesses: &[Access]) -> Result<(), Refusal> {
+        if !self.policy.trusts_project() {
+            let (decisions, _) = self.decide(ctx.session, accesses)?;
+            if let Some(d) = decisions.iter().find(|d| {
+                d.action == Action::Allow
+                    && d.rule
+                        .as_ref()
+                        .is_none_or(|r| matches!(r.source, Source::Default | Source::Project(_)))
+            }) {
+                let mut metadata = Map::new();
+                metadata.insert("refused".into(), json!(true));
+                metadata.insert("permission".into(), json!(d.access.permission));
+                metadata.insert("pattern".into(), json!(d.access.pattern));
+                return Err(Refusal {
+                    message: format!(
+                        "Refused: `{}` is named by the project config, and a command the \
+                         project ships runs only when the user policy allows it (or \
+                         \"trust_project\" is set); it is allowed only by {}. To run it, add to \
+                         the user policy: {}",
+                        d.access.pattern,
+                        deciding_rule_text(d.rule.as_ref()),
+                        suggested_rule(&d.access)
+                    ),
+                    metadata,
+                });
+            }
+        }
+        self.check(ctx, accesses)
     }
 
     fn permits(&self, ctx: &CallContext, access: &Access) -> bool {
@@ -323,10 +356,9 @@ fn prompt(
     match reply {
         "once" => Ok(()),
         "always" => {
-            let stored = ctx
-                .session
-                .state
-                .write(|store| store.add_approval(&access.permission, &access.pattern));
+            // In the user's state directory, never the checkout (issue 24).
+            let stored =
+                crate::approvals::add(&ctx.session.dir, &access.permission, &access.pattern);
             if let Err(err) = stored {
                 let _ = writeln!(
                     writer,

@@ -167,9 +167,32 @@ impl Rule {
         access.pattern.clone()
     }
 
-    /// Whether the rule decides an access.
+    /// Whether the rule decides an access. A shell line judged whole (it could not be
+    /// split into commands) is allowed only by a rule whose pattern is `*`; in a shell
+    /// allow rule a `*` glued to a word matches no space and no `..` segment
+    /// ([`shell_allow_matches`]).
     pub fn matches(&self, access: &Access) -> bool {
-        self.covers_permission(&access.permission) && self.matches_pattern(access)
+        if !self.covers_permission(&access.permission) {
+            return false;
+        }
+        if self.action == Action::Allow && is_shell_permission(&access.permission) {
+            if access.whole {
+                return self.pattern == "*";
+            }
+            return shell_allow_matches(&self.pattern, &access.pattern);
+        }
+        self.matches_pattern(access)
+    }
+
+    /// Whether a deny or ask rule decides a shell command by its normalised form
+    /// (wrappers and git's global options dropped).
+    fn matches_normalized(&self, access: &Access) -> bool {
+        let Some(normalized) = &access.normalized else {
+            return false;
+        };
+        self.action != Action::Allow
+            && self.covers_permission(&access.permission)
+            && wildcard::matches(&self.pattern, normalized)
     }
 }
 
@@ -183,6 +206,67 @@ impl fmt::Display for Rule {
             self.action.as_str()
         )
     }
+}
+
+/// The permissions whose pattern is a shell command, judged per simple command.
+pub fn is_shell_permission(permission: &str) -> bool {
+    matches!(permission, "shell" | "destructive-shell" | "secret-shell")
+}
+
+/// Whether a shell **allow** pattern matches a command: as the wildcard does, except that
+/// a `*` glued to a word (`target*`) matches neither a space nor a `..` path segment, so
+/// `rm -rf target*` allows `rm -rf target/x` but not `rm -rf target .` nor
+/// `rm -rf target/../src`. A `*` standing alone (`git *`, `*`) matches anything.
+pub fn shell_allow_matches(pattern: &str, command: &str) -> bool {
+    let glued = pattern
+        .char_indices()
+        .any(|(i, c)| c == '*' && i > 0 && !pattern[..i].ends_with(' '));
+    if !glued {
+        return wildcard::matches(pattern, command);
+    }
+    // As in the wildcard, a trailing ` *` is optional.
+    if let Some(stem) = pattern.strip_suffix(" *")
+        && glued_match(stem.as_bytes(), command.as_bytes())
+    {
+        return true;
+    }
+    glued_match(pattern.as_bytes(), command.as_bytes())
+}
+
+/// Backtracking match of a pattern whose glued `*` cannot cross a space or `..`, while a
+/// free `*` (after a space or at the start) matches anything.
+fn glued_match(p: &[u8], s: &[u8]) -> bool {
+    fn go(p: &[u8], pi: usize, s: &[u8], si: usize, budget: &mut usize) -> bool {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        if pi == p.len() {
+            return si == s.len();
+        }
+        match p[pi] {
+            b'*' => {
+                let free = pi == 0 || p[pi - 1] == b' ';
+                let mut end = si;
+                loop {
+                    if go(p, pi + 1, s, end, budget) {
+                        return true;
+                    }
+                    if end == s.len() {
+                        return false;
+                    }
+                    if !free && (s[end] == b' ' || s[end..].starts_with(b"..")) {
+                        return false;
+                    }
+                    end += 1;
+                }
+            }
+            b'?' => si < s.len() && go(p, pi + 1, s, si + 1, budget),
+            c => si < s.len() && s[si] == c && go(p, pi + 1, s, si + 1, budget),
+        }
+    }
+    let mut budget = 200_000;
+    go(p, 0, s, 0, &mut budget)
 }
 
 /// Whether a rule's permission (category, `bash` alias, or glob) covers an asked category.
@@ -366,6 +450,8 @@ impl Policy {
                         path.display()
                     )),
                     path: Some(path.clone()),
+                    normalized: None,
+                    whole: false,
                 };
                 decisions.push(self.decide_one(chain, approvals, &outside));
             }
@@ -386,7 +472,24 @@ impl Policy {
                 rule: Some(rule),
             };
         }
-        let rule = chain.iter().rev().find(|r| r.matches(access)).cloned();
+        let mut rule = chain.iter().rev().find(|r| r.matches(access)).cloned();
+        // A command's normalised form: deny and ask rules are matched against it too
+        // (allow rules only as written), and the more restrictive result wins.
+        if access.normalized.is_some() {
+            let normal = chain
+                .iter()
+                .rev()
+                .find(|r| r.matches_normalized(access) || r.matches(access))
+                .cloned();
+            let rank = |r: &Option<Rule>| match r.as_ref().map_or(Action::Ask, |r| r.action) {
+                Action::Deny => 2,
+                Action::Ask => 1,
+                Action::Allow => 0,
+            };
+            if rank(&normal) > rank(&rule) {
+                rule = normal;
+            }
+        }
         let action = rule.as_ref().map_or(Action::Ask, |r| r.action);
         if action == Action::Ask {
             let approved = approvals
@@ -470,15 +573,21 @@ pub fn protected_dirs(dir: &Path) -> Vec<PathBuf> {
 fn defaults() -> Vec<Rule> {
     let mut env = Rule::builtin("read", ".env*", Action::Ask, Source::Default);
     env.basename = true;
-    vec![
-        Rule::builtin("*", "*", Action::Allow, Source::Default),
-        env,
+    let mut rules = vec![Rule::builtin("*", "*", Action::Allow, Source::Default), env];
+    // Templates of an env file hold no secrets (as in opencode): readable by default.
+    for name in crate::detect::secret::ENV_TEMPLATES {
+        let mut template = Rule::builtin("read", name, Action::Allow, Source::Default);
+        template.basename = true;
+        rules.push(template);
+    }
+    rules.extend([
         Rule::builtin("webfetch", "*", Action::Ask, Source::Default),
         Rule::builtin("external_directory", "*", Action::Ask, Source::Default),
         Rule::builtin("destructive-shell", "*", Action::Ask, Source::Default),
         Rule::builtin("secret-shell", "*", Action::Ask, Source::Default),
         Rule::builtin("plan_exit", "*", Action::Ask, Source::Default),
-    ]
+    ]);
+    rules
 }
 
 fn plan_builtins() -> Vec<Rule> {
@@ -533,6 +642,8 @@ mod tests {
             pattern: rel.into(),
             reason: None,
             path: Some(Path::new("/work").join(rel)),
+            normalized: None,
+            whole: false,
         }
     }
 
@@ -559,6 +670,55 @@ mod tests {
         assert_eq!(
             decide(&p, "build", Access::new("plan_exit", "plan_exit")),
             Action::Ask
+        );
+    }
+
+    #[test]
+    fn glued_stars_in_shell_allow_rules_stay_in_one_word() {
+        assert!(shell_allow_matches("rm -rf target/*", "rm -rf target/x"));
+        assert!(shell_allow_matches("rm -rf target*", "rm -rf target-old"));
+        assert!(!shell_allow_matches("rm -rf target*", "rm -rf target ."));
+        assert!(!shell_allow_matches(
+            "rm -rf target/*",
+            "rm -rf target/../src"
+        ));
+        assert!(!shell_allow_matches("rm -rf target/*", "rm -rf target/x /"));
+        assert!(shell_allow_matches("git *", "git push --force"));
+        assert!(shell_allow_matches("git *", "git"));
+        assert!(shell_allow_matches("cargo test*", "cargo test"));
+    }
+
+    #[test]
+    fn deny_rules_also_match_the_normalised_command() {
+        let p = policy(
+            r#"{"rules": [{"permission": "shell", "pattern": "git push*", "action": "deny"},
+                          {"permission": "shell", "pattern": "sudo apt *", "action": "allow"}]}"#,
+            "",
+        );
+        let command = |text: &str, normalized: &str| Access {
+            normalized: Some(normalized.to_string()),
+            ..Access::new("shell", text)
+        };
+        let chain = p.chain("build");
+        let decide = |a: Access| p.decide(&chain, &[], &[a])[0].action;
+        assert_eq!(
+            decide(command("timeout 9 git push -f", "git push -f")),
+            Action::Deny
+        );
+        assert_eq!(decide(command("git -C . push", "git push")), Action::Deny);
+        // Allow rules match as written only, and never loosen.
+        assert_eq!(
+            decide(command("sudo apt install x", "apt install x")),
+            Action::Allow
+        );
+        let whole = Access {
+            whole: true,
+            ..Access::new("shell", "sudo apt $((")
+        };
+        assert_eq!(
+            decide(whole),
+            Action::Allow,
+            "the default `* * allow` is `*`"
         );
     }
 
@@ -608,6 +768,8 @@ mod tests {
             pattern: "/etc/hosts".into(),
             reason: None,
             path: Some(PathBuf::from("/etc/hosts")),
+            normalized: None,
+            whole: false,
         };
         let decisions = p.decide(&p.chain("build"), &[], &[outside]);
         assert_eq!(decisions.len(), 2);

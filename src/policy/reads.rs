@@ -541,6 +541,8 @@ mod tests {
                             pattern: crate::paths::display(&p.dir, Path::new(path)),
                             reason: None,
                             path: Some(PathBuf::from(path)),
+                            normalized: None,
+                            whole: false,
                         };
                         // `read`, and `external_directory` for a path outside.
                         let want = p

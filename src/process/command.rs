@@ -106,6 +106,7 @@ pub fn run_collect(
             limits: Limits::default(),
             cancel: None,
             isolation: Isolation::Session,
+            sandbox: None,
         },
         &mut collector,
     )?;

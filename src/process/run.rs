@@ -114,6 +114,8 @@ pub struct Request<'a> {
     pub cancel: Option<CancelFlag>,
     /// How the command is separated from tinytool.
     pub isolation: Isolation,
+    /// The kernel sandbox the command is started in (`crate::sandbox`); `None`: none.
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::Plan>>,
 }
 
 impl<'a> Request<'a> {
@@ -132,9 +134,10 @@ impl<'a> Request<'a> {
             env,
             stdin: None,
             timeout,
-            limits: session.limits,
-            cancel: Some(session.cancel.clone()),
+            limits: session.limits.clone(),
+            cancel: Some(session.cancel_flag()),
             isolation: Isolation::Session,
+            sandbox: None,
         }
     }
 }
@@ -241,7 +244,7 @@ impl Captures {
     /// Two empty captures.
     pub fn new(limits: Limits) -> Captures {
         Captures {
-            stdout: Capture::new(limits),
+            stdout: Capture::new(limits.clone()),
             stderr: Capture::new(limits),
         }
     }
@@ -271,7 +274,7 @@ impl Watcher for Captures {
 /// Runs a command to completion, timeout or kill (see the module doc), keeping its output
 /// in two captures. `Err` only when it cannot be started or the pipes cannot be watched.
 pub fn run(request: Request) -> io::Result<Finished> {
-    let mut captures = Captures::new(request.limits);
+    let mut captures = Captures::new(request.limits.clone());
     let outcome = run_with(request, &mut captures)?;
     Ok(captures.finish(outcome))
 }
@@ -301,7 +304,17 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
     if let (Some(input), Some(pipe)) = (request.stdin, child.stdin.take()) {
         feed(pipe, input.to_vec());
     }
-    let result = watch(&mut child, pid, &request, start, watcher);
+    // A call whose client wants progress (MCP) learns how many lines came so far.
+    let result = if crate::session::wants_progress() {
+        let mut counting = Counting {
+            inner: watcher,
+            lines: 0,
+            start,
+        };
+        watch(&mut child, pid, &request, start, &mut counting)
+    } else {
+        watch(&mut child, pid, &request, start, watcher)
+    };
     if result.is_err() {
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();
@@ -313,6 +326,32 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
     // Before the subreaper flag goes: what escaped the group was adopted by now.
     adopted::kill_adopted(&token, (Instant::now() + REAP).min(hard_stop));
     result
+}
+
+/// Counts the lines a command writes and reports them as the call's progress.
+struct Counting<'w> {
+    inner: &'w mut dyn Watcher,
+    lines: u64,
+    start: Instant,
+}
+
+impl Watcher for Counting<'_> {
+    fn started(&mut self, pgid: libc::pid_t) -> io::Result<()> {
+        self.inner.started(pgid)
+    }
+
+    fn output(&mut self, stream: Stream, bytes: &[u8]) {
+        self.lines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+        crate::session::report_progress(&crate::session::Progress {
+            elapsed: self.start.elapsed(),
+            lines: self.lines,
+        });
+        self.inner.output(stream, bytes);
+    }
+
+    fn tick(&mut self, now: Instant) -> Option<Instant> {
+        self.inner.tick(now)
+    }
 }
 
 /// Writes the input on a thread of its own, then closes the pipe. The thread is not
@@ -420,7 +459,12 @@ fn spawn(request: &Request, witness: &Witness) -> io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let launcher = witness.launcher(request.timeout + HARD_STOP + BACKSTOP);
-    isolate(&mut command, request.isolation, launcher);
+    isolate(
+        &mut command,
+        request.isolation,
+        launcher,
+        request.sandbox.clone(),
+    );
     let spawned = command.spawn();
     if spawned.is_err()
         && let Some(pgid) = witness.group()
@@ -434,7 +478,12 @@ fn spawn(request: &Request, witness: &Witness) -> io::Result<Child> {
 
 /// Makes the child a session or group leader that dies with tinytool, guarded by a
 /// sentinel.
-fn isolate(command: &mut Command, isolation: Isolation, launcher: Launcher) {
+fn isolate(
+    command: &mut Command,
+    isolation: Isolation,
+    launcher: Launcher,
+    sandbox: Option<std::sync::Arc<crate::sandbox::Plan>>,
+) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe system calls (setsid, setpgid, prctl, getppid, raise, and the
@@ -462,7 +511,12 @@ fn isolate(command: &mut Command, isolation: Isolation, launcher: Launcher) {
             // A command that cannot have its guard does not run: the guarantee that
             // nothing outlives tinytool would not hold (and a system that cannot clone
             // once more could not run the command's own children either).
-            launcher.launch()
+            launcher.launch()?;
+            // The sentinel stays outside the sandbox; the command enters it.
+            match &sandbox {
+                Some(plan) => crate::sandbox::enter(plan),
+                None => Ok(()),
+            }
         });
     }
 }
@@ -727,6 +781,7 @@ mod tests {
             limits: Limits::default(),
             cancel: None,
             isolation: Isolation::Session,
+            sandbox: None,
         }
     }
 

@@ -31,6 +31,7 @@ use serde_json::{Map, Value, json};
 
 use crate::detect::{self, Kind, Places};
 use crate::process::{environment, run};
+use crate::sandbox;
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
@@ -124,10 +125,47 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
 /// destructive; each pattern is the command, each extra access says why.
 pub fn shell_accesses(command: &str, places: &Places) -> Vec<Access> {
     let findings = detect::judge(command, places);
-    let mut accesses = vec![Access::new("shell", command)];
+    let Some(commands) = detect::commands::split(command) else {
+        // Not parseable within the bounds: judged whole, only `*` can allow it.
+        let whole = |access: Access| Access {
+            whole: true,
+            ..access
+        };
+        let mut accesses = vec![whole(Access::new("shell", command))];
+        for kind in [Kind::Secret, Kind::Destructive] {
+            if let Some(reason) = detect::reason(&findings, kind) {
+                accesses.push(whole(
+                    Access::new(kind.permission(), command).because(reason),
+                ));
+            }
+        }
+        return accesses;
+    };
+    let of = |permission: &str, c: &detect::commands::Command| Access {
+        normalized: Some(c.normalized.clone()),
+        ..Access::new(permission, c.text.clone())
+    };
+    let mut accesses: Vec<Access> = commands.iter().map(|c| of("shell", c)).collect();
     for kind in [Kind::Secret, Kind::Destructive] {
-        if let Some(reason) = detect::reason(&findings, kind) {
-            accesses.push(Access::new(kind.permission(), command).because(reason));
+        if detect::reason(&findings, kind).is_none() {
+            continue;
+        }
+        // Only the commands the detector flags are judged; when none is flagged alone
+        // (the finding needs the line's context: `X=rm; $X -rf /`), the line is judged
+        // whole.
+        let mut flagged = false;
+        for c in &commands {
+            let own = detect::judge(&c.text, places);
+            if let Some(reason) = detect::reason(&own, kind) {
+                accesses.push(of(kind.permission(), c).because(reason));
+                flagged = true;
+            }
+        }
+        if !flagged && let Some(reason) = detect::reason(&findings, kind) {
+            accesses.push(Access {
+                whole: true,
+                ..Access::new(kind.permission(), command).because(reason)
+            });
         }
     }
     accesses
@@ -161,14 +199,17 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         return Ok(ToolOutput::error("Command cannot be empty"));
     }
     let timeout = effective_timeout(args.timeout);
-    let request = Request::in_call(
+    let plan = sandbox::plan_for(ctx.session, sandbox::Purpose::default());
+    let mut request = Request::in_call(
         ctx.session,
         Program::Shell(&args.command),
         environment::child_env(std::env::vars_os()),
         timeout,
     );
+    request.sandbox = plan.clone();
     let finished = match run::run(request) {
         Ok(finished) => finished,
+        Err(_) if let Some(refusal) = sandbox::refusal(&plan) => return Ok(refusal),
         Err(err) => {
             return Ok(ToolOutput::error(format!(
                 "Command exited with error: cannot run sh in {}: {err}",
@@ -176,11 +217,16 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
-    Ok(compose(finished, timeout, ctx))
+    Ok(compose(finished, timeout, ctx, plan.as_deref()))
 }
 
 /// The tool output of a finished run (see the module doc for the shape).
-fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutput {
+fn compose(
+    finished: Finished,
+    timeout: Duration,
+    ctx: &CallContext,
+    plan: Option<&sandbox::Plan>,
+) -> ToolOutput {
     let Finished {
         stdout,
         stderr,
@@ -202,9 +248,13 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
             )),
         }
     };
+    let explanation = failure
+        .as_ref()
+        .and(plan)
+        .and_then(|plan| plan.explain(&[&stdout, &stderr]));
     let stdout_bytes = stdout.total_bytes();
     let stderr_bytes = stderr.total_bytes();
-    let mut output = Capture::new(ctx.session.limits);
+    let mut output = Capture::new(ctx.session.limits.clone());
     if let Some(line) = &failure {
         output.push_str(line);
         output.push_str("\n");
@@ -216,6 +266,10 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
         }
         output.push_str("STDERR:\n");
         output.append(stderr);
+    }
+    if let Some(line) = explanation {
+        output.push_str("\n");
+        output.push_str(&line);
     }
     let mut result = ToolOutput::captured(output)
         .with("exit_code", ending.exit_code())
@@ -229,6 +283,9 @@ fn compose(finished: Finished, timeout: Duration, ctx: &CallContext) -> ToolOutp
     }
     if cancelled {
         result = result.with("cancelled", true);
+    }
+    if let Some(plan) = plan {
+        result = result.with("sandbox", plan.metadata());
     }
     result.is_error = failure.is_some();
     result
@@ -315,10 +372,14 @@ mod tests {
     fn permissions(command: &str) -> Vec<(String, Option<String>)> {
         shell_accesses(command, &Places::fixed())
             .into_iter()
-            .map(|a| {
-                assert_eq!(a.pattern, command);
-                (a.permission, a.reason)
-            })
+            .map(|a| (a.permission, a.reason))
+            .collect()
+    }
+
+    fn patterns(command: &str) -> Vec<String> {
+        shell_accesses(command, &Places::fixed())
+            .into_iter()
+            .map(|a| format!("{} {}", a.permission, a.pattern))
             .collect()
     }
 
@@ -343,6 +404,7 @@ mod tests {
             permissions("cat .env && git push --force origin main"),
             [
                 ("shell".into(), None),
+                ("shell".into(), None),
                 ("secret-shell".into(), Some("secret file: .env".into())),
                 (
                     "destructive-shell".into(),
@@ -363,13 +425,28 @@ mod tests {
     }
 
     #[test]
-    fn several_findings_of_a_kind_share_one_access() {
-        let accesses = permissions("rm -rf a; kill -9 1");
-        assert_eq!(accesses.len(), 2);
+    fn each_command_is_its_own_access() {
         assert_eq!(
-            accesses[1].1.as_deref(),
-            Some("destructive: rm -rf a; destructive: kill -9 1")
+            patterns("rm -rf a; kill -9 1 && ls"),
+            [
+                "shell rm -rf a",
+                "shell kill -9 1",
+                "shell ls",
+                "destructive-shell rm -rf a",
+                "destructive-shell kill -9 1"
+            ]
         );
+        // A finding that needs the line's context judges the line whole.
+        let accesses = shell_accesses("X=rm; $X -rf /", &Places::fixed());
+        let whole = accesses.last().unwrap();
+        assert_eq!(whole.permission, "destructive-shell");
+        assert!(whole.whole);
+        assert_eq!(whole.pattern, "X=rm; $X -rf /");
+        // Past the parser's bounds: one whole access per permission.
+        let deep = format!("echo {}", "${a:-".repeat(100));
+        let accesses = shell_accesses(&deep, &Places::fixed());
+        assert!(accesses.iter().all(|a| a.whole && a.pattern == deep));
+        assert_eq!(accesses.len(), 3);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `exit`: ends an `exec --jsonl` or `mcp` loop cleanly (reference §14).
+//! `exit`: ends an `exec --jsonl` loop cleanly (reference §14). Not served over MCP, where
+//! no tool may end the server under its client.
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -12,14 +13,14 @@ pub fn definition() -> ToolDef {
     ToolDef {
         name: "exit",
         summary: "End the session's tool loop",
-        description: "Signal that the work is finished. Ends a persistent `exec --jsonl` or MCP \
+        description: "Signal that the work is finished. Ends a persistent `exec --jsonl` \
             session after this call's result has been written.",
         permission: "",
         schema: parameters,
         execute,
         access: None,
         doc: ToolDoc {
-            output: "`Exiting: REASON`. In `exec --jsonl` and `mcp`, no further calls are read.",
+            output: "`Exiting: REASON`. In `exec --jsonl`, no further calls are read (not served over MCP).",
             errors: "None.",
             examples: &[(
                 "Finish a persistent session",

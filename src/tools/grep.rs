@@ -214,7 +214,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         &search,
         candidates,
         max_count,
-        Capture::new(ctx.session.limits),
+        Capture::new(ctx.session.limits.clone()),
     );
     let skipped = Skipped {
         over_size,
@@ -951,7 +951,7 @@ mod tests {
         let ctx = CallContext::new(session, "grep");
         let output = execute(&ctx, args.as_object().unwrap().clone()).unwrap();
         let text = match output.body {
-            Body::Text(text) => text,
+            Body::Text(text) | Body::Paged(text) => text,
             Body::Captured(capture) => capture.finish().text,
             Body::Image(_) => unreachable!(),
         };

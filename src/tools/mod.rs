@@ -50,6 +50,24 @@ pub const ALL_NAMES: &[&str] = &[
     "websearch",
 ];
 
+/// Checks, before the policy is asked, the arguments a call's permission pattern is made
+/// of, where they decide what would be asked (issue 24): syntax only, never whether a
+/// path exists. An error message for a call that cannot be right.
+pub fn precheck(tool: &str, args: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    match tool {
+        "webfetch" => webfetch::precheck(args),
+        _ => {
+            // A path with a NUL byte names no file on any system.
+            ["file_path", "path"].iter().find_map(|key| {
+                let value = args.get(*key)?.as_str()?;
+                value
+                    .contains('\0')
+                    .then(|| format!("{key}: a path cannot contain a NUL byte"))
+            })
+        }
+    }
+}
+
 /// The registry of every built-in tool, in the reference's order (spec 8.1 `RegisterBuiltins`,
 /// then `RegisterConditional`). `websearch` is registered only when `EXA_API_KEY` is set.
 pub fn builtin() -> Registry {

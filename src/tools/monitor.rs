@@ -512,8 +512,9 @@ mod tests {
         assert_eq!(
             perms(json!({"command": "rm -rf build; sleep 100"})),
             [
-                "shell rm -rf build; sleep 100",
-                "destructive-shell rm -rf build; sleep 100"
+                "shell rm -rf build",
+                "shell sleep 100",
+                "destructive-shell rm -rf build"
             ]
         );
         assert_eq!(perms(json!({"action": "list"})), ["shell monitor"]);

@@ -28,8 +28,8 @@ pub fn definition() -> ToolDef {
         doc: ToolDoc {
             output: "write: `Saved note \"KEY\" (N bytes)`; read: the note; list: `N notes:` then \
                 `  KEY: first line` per note (`No notes stored.` when empty); delete: \
-                `Deleted note \"KEY\"`. A missing key reads as `key \"KEY\" not found`.",
-            errors: "A missing key or content for the action, a note over 10 KiB, a full notepad.",
+                `Deleted note \"KEY\"`.",
+            errors: "A key with no note (read, delete: `key \"KEY\" not found`, an error), a missing key or content for the action, a note over 10 KiB, a full notepad.",
             examples: &[
                 (
                     "Save a note",
@@ -50,6 +50,13 @@ fn parameters() -> Value {
         }),
         &["action"],
     )
+}
+
+/// The error for a key the session has no note under.
+fn not_found(key: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "key \"{key}\" not found; `notepad --action list` shows the keys"
+    ))
 }
 
 #[derive(Debug, Deserialize)]
@@ -108,9 +115,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
                 .state
                 .read(|store| store.note(session, key))?
                 .flatten();
-            Ok(ToolOutput::text(
-                note.unwrap_or_else(|| format!("key \"{key}\" not found")),
-            ))
+            // A missing note is an error, so a caller that checks only the status (exit 1,
+            // `is_error`) cannot mistake the message for the note's text.
+            Ok(note.map_or_else(|| not_found(key), ToolOutput::text))
         }
         "delete" => {
             let Some(key) = key else {
@@ -120,11 +127,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
                 .session
                 .state
                 .write(|store| store.delete_note(session, key))?;
-            Ok(ToolOutput::text(if deleted {
-                format!("Deleted note \"{key}\"")
+            Ok(if deleted {
+                ToolOutput::text(format!("Deleted note \"{key}\""))
             } else {
-                format!("key \"{key}\" not found")
-            }))
+                not_found(key)
+            })
         }
         _ => {
             let notes = ctx

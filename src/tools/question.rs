@@ -28,8 +28,9 @@ pub fn definition() -> ToolDef {
         access: None,
         doc: ToolDoc {
             output: "The answer text. metadata: source (answers file or terminal), answer.",
-            errors: "With no answers file entry left and no terminal: a message saying how to \
-                supply answers (`--answers FILE` or `TINYTOOL_ANSWERS`, a JSON list of strings). \
+            errors: "With no answers file entry left and no terminal: a message telling the model that \
+                no user is reachable and to proceed with its best judgement or stop; stderr says \
+                how to supply answers (`--answers FILE` or `TINYTOOL_ANSWERS`, a JSON list of strings). \
                 An answers file that is not a JSON list is an error naming the file.",
             examples: &[
                 (
@@ -105,15 +106,21 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     if let Some(answer) = ask_terminal(&args)? {
         return Ok(answered(answer, "terminal"));
     }
-    Ok(ToolOutput::error(format!(
-        "No answer is available for the question {:?}: there is no terminal and {}. \
-         Supply answers with --answers FILE (or TINYTOOL_ANSWERS): a JSON list of strings, \
-         used in order, one per question asked in the session.",
+    // The hint on supplying answers is for the person running tinytool (stderr and the
+    // man page); the model cannot pass flags, so its message says what it can do.
+    eprintln!(
+        "tinytool: question {:?} had no answer ({}); supply answers with --answers FILE \
+         (or TINYTOOL_ANSWERS): a JSON list of strings, used in order",
         args.question,
         match &ctx.session.answers {
             Some(path) => format!("every answer in {} has been used", path.display()),
-            None => "no answers file was given".to_string(),
+            None => "no terminal and no answers file".to_string(),
         }
+    );
+    Ok(ToolOutput::error(format!(
+        "No user is reachable to answer the question {:?}. Proceed with your best judgement \
+         (say which assumption you made), or stop if you cannot continue safely.",
+        args.question
     )))
 }
 

@@ -1,9 +1,20 @@
 //! `read`: a page of a file's lines, numbered `N<TAB>content` (spec 8.3, reference §6).
 //!
-//! The file is streamed: lines before `offset` are skipped, the page goes into a bounded
-//! capture, and the rest is only counted for the "more lines" footer, so memory depends on
-//! the page, never on the file — a 1 GB file, or one without a single newline, is no
-//! different. Lines are cut at 2,000 characters (on a character boundary, marked `...`),
+//! The file is streamed: lines before `offset` are skipped, the page is built within the
+//! output limits, and the rest is only counted for the "more lines" footer, so memory
+//! depends on the page, never on the file — a 1 GB file, or one without a single newline,
+//! is no different.
+//!
+//! read pages itself instead of being previewed (DESIGN §3): a page holds at most `limit`
+//! lines (and at most `max_lines`), and as many whole numbered lines as fit `max_bytes`
+//! minus room for the footer. When the file goes on, the last line says where:
+//!
+//! ```text
+//! [lines A-B of T shown, R more lines; continue with offset=B]
+//! ```
+//!
+//! `A` and `B` are 1-based line numbers; `offset=B` is the 0-based offset to send next.
+//! No spill file is written: the file itself is the source. Lines are cut at 2,000 characters (on a character boundary, marked `...`),
 //! a trailing CR is not shown, and bytes that are not UTF-8 are replaced (`metadata.lossy`).
 //! Deliberate differences from the reference: a trailing newline does not produce an extra
 //! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
@@ -23,7 +34,6 @@ use serde_json::{Map, Value, json};
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
-use crate::truncate::Capture;
 
 /// Lines shown when no `limit` is given.
 pub const DEFAULT_LIMIT: u64 = 2_000;
@@ -165,8 +175,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         )));
     }
     let reader = BufReader::with_capacity(256 * 1024, std::io::Cursor::new(sniff).chain(file));
-    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-    let page = read_page(reader, args.offset, limit, Capture::new(ctx.session.limits))?;
+    let limits = &ctx.session.limits;
+    let limit = args
+        .limit
+        .unwrap_or(DEFAULT_LIMIT)
+        .min(limits.max_lines.saturating_sub(1).max(1) as u64);
+    let budget = limits.max_bytes.saturating_sub(FOOTER_ROOM).max(1);
+    let page = read_page(reader, args.offset, limit, budget)?;
     if page.total_lines == 0 && args.offset == 0 {
         return Ok(ToolOutput::text("(empty file)")
             .with("path", shown)
@@ -178,16 +193,18 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             args.offset, page.total_lines
         )));
     }
-    let end = page.total_lines.min(args.offset.saturating_add(limit));
-    let mut capture = page.capture;
+    let end = page.end;
+    let mut text = page.text;
     if end < page.total_lines {
-        capture.push_str(&format!(
-            "\n... ({} more lines not shown, use offset/limit to read more)\n",
+        text.push_str(&format!(
+            "[lines {}-{end} of {} shown, {} more lines; continue with offset={end}]\n",
+            args.offset + 1,
+            page.total_lines,
             page.total_lines - end
         ));
     }
     let mut output = ToolOutput {
-        body: Body::Captured(Box::new(capture)),
+        body: Body::Paged(text),
         is_error: false,
         metadata: Map::new(),
     }
@@ -201,24 +218,30 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     Ok(output)
 }
 
+/// Bytes of the output budget kept free for read's footer.
+const FOOTER_ROOM: usize = 160;
+
 /// A page of numbered lines and what was learned about the whole file on the way.
 struct Page {
-    capture: Capture,
+    text: String,
+    /// 0-based index of the first line not shown.
+    end: u64,
     total_lines: u64,
     lossy: bool,
 }
 
-/// Streams `reader`, writing lines `offset..offset+limit` into `capture` as
-/// `N<TAB>content` and counting every line.
+/// Streams `reader`, writing lines `offset..offset+limit` as `N<TAB>content` while they
+/// fit `budget` bytes (the first line always does), and counting every line.
 fn read_page(
     mut reader: impl BufRead,
     offset: u64,
     limit: u64,
-    mut capture: Capture,
+    budget: usize,
 ) -> std::io::Result<Page> {
     // Enough bytes for 2,000 characters of up to 4 bytes each, plus a possible CR.
     const KEEP_BYTES: usize = 4 * MAX_LINE_CHARS + 1;
-    let end = offset.saturating_add(limit);
+    let mut end = offset.saturating_add(limit);
+    let mut text = String::new();
     let mut index: u64 = 0;
     let mut kept: Vec<u8> = Vec::new();
     let mut line_len: u64 = 0;
@@ -254,7 +277,13 @@ fn read_page(
             pos += segment.len() + usize::from(newline);
             if newline {
                 if index >= offset && index < end {
-                    lossy |= emit_line(&mut capture, index, &kept, line_len);
+                    let (line, was_lossy) = format_line(index, &kept, line_len);
+                    if text.is_empty() || text.len() + line.len() <= budget {
+                        text.push_str(&line);
+                        lossy |= was_lossy;
+                    } else {
+                        end = index;
+                    }
                 }
                 kept.clear();
                 line_len = 0;
@@ -276,19 +305,26 @@ fn read_page(
     if line_len > 0 {
         // A last line without a newline.
         if index >= offset && index < end {
-            lossy |= emit_line(&mut capture, index, &kept, line_len);
+            let (line, was_lossy) = format_line(index, &kept, line_len);
+            if text.is_empty() || text.len() + line.len() <= budget {
+                text.push_str(&line);
+                lossy |= was_lossy;
+            } else {
+                end = index;
+            }
         }
         index += 1;
     }
     Ok(Page {
-        capture,
+        text,
+        end: end.min(index),
         total_lines: index,
         lossy,
     })
 }
 
-/// Writes one numbered line; returns whether bytes had to be replaced.
-fn emit_line(capture: &mut Capture, index: u64, kept: &[u8], full_len: u64) -> bool {
+/// One numbered line and whether bytes had to be replaced.
+fn format_line(index: u64, kept: &[u8], full_len: u64) -> (String, bool) {
     let complete = kept.len() as u64 == full_len;
     let bytes = match kept {
         [rest @ .., b'\r'] if complete => rest,
@@ -307,8 +343,7 @@ fn emit_line(capture: &mut Capture, index: u64, kept: &[u8], full_len: u64) -> b
         None if !complete => format!("{}\t{text}...\n", index + 1),
         None => format!("{}\t{text}\n", index + 1),
     };
-    capture.push_str(&line);
-    lossy
+    (line, lossy)
 }
 
 /// The reference's binary score: NUL counts 10, bytes 0x01–0x07 and 0x0E–0x1F (but ESC)
@@ -395,11 +430,10 @@ pub(crate) fn suggest_similar(path: &Path) -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::truncate::Limits;
 
     fn page(text: &[u8], offset: u64, limit: u64) -> (String, u64) {
-        let page = read_page(text, offset, limit, Capture::new(Limits::default())).unwrap();
-        (page.capture.finish().text, page.total_lines)
+        let page = read_page(text, offset, limit, 51_000).unwrap();
+        (page.text, page.total_lines)
     }
 
     #[test]
@@ -444,18 +478,31 @@ mod tests {
     #[test]
     fn crlf_is_not_shown_and_invalid_utf8_is_replaced() {
         assert_eq!(page(b"a\r\nb\r\n", 0, 10).0, "1\ta\n2\tb\n");
-        let page = read_page(&b"ok\n\xff\n"[..], 0, 10, Capture::new(Limits::default())).unwrap();
+        let page = read_page(&b"ok\n\xff\n"[..], 0, 10, 51_000).unwrap();
         assert!(page.lossy);
-        assert_eq!(page.capture.finish().text, "1\tok\n2\t\u{fffd}\n");
+        assert_eq!(page.text, "1\tok\n2\t\u{fffd}\n");
+    }
+
+    #[test]
+    fn a_page_holds_whole_lines_within_the_budget_and_ends_where_it_stopped() {
+        let text: String = (1..=100).map(|i| format!("{i:039}\n")).collect();
+        let page = read_page(text.as_bytes(), 0, 2000, 1_000).unwrap();
+        // Each numbered line is "N\t" + 39 digits + newline.
+        assert!(page.text.len() <= 1_000, "{}", page.text.len());
+        assert_eq!(page.end, page.text.lines().count() as u64);
+        assert_eq!(page.end, 23);
+        assert_eq!(page.total_lines, 100);
+        let next = read_page(text.as_bytes(), page.end, 2000, 1_000).unwrap();
+        assert!(next.text.starts_with("24\t"), "{}", &next.text[..10]);
     }
 
     #[test]
     fn tiny_buffers_give_the_same_page() {
         let text: String = (1..=50).map(|i| format!("line number {i}\n")).collect();
         let reader = BufReader::with_capacity(3, text.as_bytes());
-        let got = read_page(reader, 7, 9, Capture::new(Limits::default())).unwrap();
+        let got = read_page(reader, 7, 9, 51_000).unwrap();
         assert_eq!(got.total_lines, 50);
-        assert_eq!(got.capture.finish().text, page(text.as_bytes(), 7, 9).0);
+        assert_eq!(got.text, page(text.as_bytes(), 7, 9).0);
     }
 
     #[test]

@@ -205,6 +205,16 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let Some(subagent) = ctx.session.config.subagents.get(&kind) else {
         return Ok(ToolOutput::error(missing_subagent(ctx, &kind)));
     };
+    // A subagent the project config names runs only when the user policy allows it.
+    if ctx
+        .session
+        .config
+        .from_project
+        .contains(&format!("subagents.{kind}"))
+        && let Err(refusal) = ctx.allows_project_command(&command_accesses(ctx, &subagent.command))
+    {
+        return Ok(ToolOutput::error(refusal.message).with("refused", true));
+    }
     let start = Start {
         kind: &kind,
         command: &subagent.command,

@@ -11,7 +11,7 @@ use crate::session::CallContext;
 use crate::state::Todo;
 use crate::tool::{ToolDef, ToolDoc, ToolOutput};
 
-const STATUSES: &[&str] = &["pending", "in_progress", "done"];
+const STATUSES: &[&str] = &["pending", "in_progress", "done", "cancelled"];
 const PRIORITIES: &[&str] = &["high", "normal", "low"];
 
 /// The `todowrite` tool's definition.
@@ -20,7 +20,8 @@ pub fn definition() -> ToolDef {
         name: "todowrite",
         summary: "Replace the session's todo list",
         description: "Replace the session's todo list with the given items. Each item has \
-            content, status (pending, in_progress, done) and priority (high, normal, low). \
+            content, status (pending, in_progress, done, cancelled) and priority (high, normal, low; \
+            default normal). \
             Send the whole list every time: it replaces what was stored. An empty list clears it.",
         permission: "edit",
         schema: parameters,
@@ -30,7 +31,7 @@ pub fn definition() -> ToolDef {
             output: "`Successfully updated N todos for session ID`. metadata: count.",
             errors: "`Validation errors:` followed by one line per problem, e.g. \
                 `todo[0]: content is required`, `todo[1]: invalid status \"x\" (must be \
-                pending/in_progress/done)`, `todo[2]: invalid priority \"x\" (must be high/normal/low)`.",
+                pending/in_progress/done/cancelled)`, `todo[2]: invalid priority \"x\" (must be high/normal/low)`.",
             examples: &[(
                 "Record two todos",
                 "tinytool todowrite --todos '[{\"content\":\"write tests\",\"status\":\"in_progress\",\"priority\":\"high\"},{\"content\":\"docs\",\"status\":\"pending\",\"priority\":\"low\"}]'",
@@ -52,7 +53,7 @@ fn parameters() -> Value {
                         "status": {"type": "string", "enum": STATUSES},
                         "priority": {"type": "string", "enum": PRIORITIES}
                     },
-                    "required": ["content", "status", "priority"],
+                    "required": ["content", "status"],
                     "additionalProperties": false
                 }
             }
@@ -106,13 +107,19 @@ fn validate(items: &[Value]) -> (Vec<Todo>, Vec<String>) {
                 .unwrap_or("")
                 .to_string()
         };
-        let (content, status, priority) = (text("content"), text("status"), text("priority"));
+        let (content, status) = (text("content"), text("status"));
+        // Priority is optional (aliases fill it in before the schema; a direct caller of
+        // this function may still leave it out).
+        let priority = match text("priority") {
+            p if p.is_empty() && !fields.contains_key("priority") => "normal".to_string(),
+            p => p,
+        };
         if content.trim().is_empty() {
             problems.push(format!("todo[{i}]: content is required"));
         }
         if !STATUSES.contains(&status.as_str()) {
             problems.push(format!(
-                "todo[{i}]: invalid status \"{status}\" (must be pending/in_progress/done)"
+                "todo[{i}]: invalid status \"{status}\" (must be pending/in_progress/done/cancelled)"
             ));
         }
         if !PRIORITIES.contains(&priority.as_str()) {
@@ -152,7 +159,7 @@ mod tests {
             problems,
             [
                 "todo[0]: content is required",
-                "todo[0]: invalid status \"bad\" (must be pending/in_progress/done)",
+                "todo[0]: invalid status \"bad\" (must be pending/in_progress/done/cancelled)",
                 "todo[0]: invalid priority \"bad\" (must be high/normal/low)",
                 "todo[2]: invalid priority \"critical\" (must be high/normal/low)",
                 "todo[2]: unknown field \"id\" (fields are content, status, priority)",

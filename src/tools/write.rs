@@ -130,6 +130,10 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
+    // A read-only mark is honoured (checked from the mode, so even for root).
+    if let Some(refusal) = atomic::refuse_change(&path, &shown, None) {
+        return Ok(ToolOutput::error(refusal));
+    }
     let (conventions, created) = match atomic::read_regular(&path) {
         Ok(bytes) => (Conventions::detect(&bytes), false),
         Err(err) if err.kind() == ErrorKind::NotFound => (Conventions::default(), true),

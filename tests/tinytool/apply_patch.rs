@@ -6,6 +6,7 @@
 //! contain; the tree must then be unchanged). An optional `output` file holds a substring the
 //! successful output must contain. A new case is a new folder.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -26,6 +27,9 @@ fn copy_tree(from: &Path, to: &Path) {
             copy_tree(&path, &dest);
         } else {
             std::fs::copy(&path, &dest).unwrap();
+            // The shared scenario files may be read-only on disk; a checkout's are 0644,
+            // and tinytool refuses to change a file without a write bit.
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o644)).unwrap();
         }
     }
 }
@@ -220,8 +224,8 @@ fn output_shape_and_events() {
 #[test]
 fn a_formatter_runs_on_each_written_file() {
     let room = Room::new();
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"formatters": {"*.txt": ["sh", "-c", "printf formatted > \"$0\"", "{file}"]}})
             .to_string(),
     );

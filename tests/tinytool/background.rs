@@ -255,11 +255,9 @@ fn only_the_newest_hundred_unread_lines_are_kept() {
         lines[1],
         "[150 earlier lines dropped: a monitor keeps its newest 100 unread lines]"
     );
-    // 102 lines are over the preview's 50: the registry shows the first 30 and last 20.
+    // 102 lines are within the preview's maxima: all of them are shown.
     assert_eq!(lines[2], "151");
-    assert_eq!(lines[29], "178");
-    assert_eq!(lines[30], "[preview: 50 of 102 lines, 523B total]");
-    assert_eq!(lines[32], "231");
+    assert_eq!(lines.len(), 102);
     assert_eq!(lines.last(), Some(&"250"));
     // Read lines are gone; the end was reported, so it left the list.
     assert!(read(&room, &id).ends_with("(no new output)"));
@@ -350,8 +348,11 @@ fn processes_that_left_a_monitors_group_are_killed_when_it_ends_or_at_its_deadli
 #[test]
 fn a_monitor_started_by_a_bash_command_outlives_the_call() {
     // Unlike what escapes a command, a supervisor is meant to outlive the call that
-    // started it: it is recorded, and it ends its work at its own deadline.
+    // started it: it is recorded, and it ends its work at its own deadline. Only without
+    // the sandbox: inside it, `.tinytool/` is read-only and the PID namespace ends with
+    // the call (tests/tinytool/sandbox.rs).
     let room = Room::new();
+    room.write_user("policy.json", r#"{"sandbox": {"mode": "off"}}"#);
     let sleep = marked_sleep(&room);
     let run = room.call(
         "bash",
@@ -514,11 +515,10 @@ fn the_policy_decides_a_monitor_as_it_decides_bash() {
     assert_eq!(run("ls").code, 3);
     let destructive = run("echo x; rm -rf build");
     assert_eq!(destructive.code, 3, "{destructive:?}");
-    assert_eq!(
-        destructive.json()["metadata"]["permission"],
-        "destructive-shell"
-    );
-    let secret = run("echo x; cat .env");
+    // Each command is judged: `rm -rf build` is not an `echo`.
+    assert_eq!(destructive.json()["metadata"]["permission"], "shell");
+    assert_eq!(destructive.json()["metadata"]["pattern"], "rm -rf build");
+    let secret = run("echo x < .env");
     assert_eq!(secret.json()["metadata"]["permission"], "secret-shell");
     assert_eq!(run("echo allowed").code, 0);
 }
@@ -526,8 +526,8 @@ fn the_policy_decides_a_monitor_as_it_decides_bash() {
 /// A room whose config has the test subagents.
 fn task_room() -> Room {
     let room = Room::new();
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({
             "subagents": {
                 "build": {"command": ["sh", "-c", "echo depth=$TINYTOOL_SUBAGENT_DEPTH; cat"]},
@@ -565,8 +565,8 @@ fn a_foreground_task_returns_the_subagents_output_at_depth_one() {
 
 /// Makes the default subagent (`build`) the shell command line `agent`.
 fn use_shell_subagent(room: &Room, agent: &str) {
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"subagents": {"build": {"command": ["sh", "-c", agent]}}}).to_string(),
     );
 }
@@ -685,8 +685,8 @@ fn a_failed_background_task_records_the_error() {
 fn cancel_and_deadline_end_a_job_and_leave_nothing() {
     let room = task_room();
     let sleep = marked_sleep(&room);
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({
             "subagents": {"sleepy": {"command": [format!("./{sleep}"), "30"]},
                           "trapped": {"command": ["sh", "-c", format!("trap '' TERM; ./{sleep} 30 & ./{sleep} 31")]}},
@@ -718,8 +718,8 @@ fn cancel_and_deadline_end_a_job_and_leave_nothing() {
     assert_nothing_left(&token, &sleep);
 
     // Cancel: at once, whatever the deadline.
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"subagents": {"sleepy": {"command": [format!("./{sleep}"), "30"]}}}).to_string(),
     );
     let id = start("sleepy");
@@ -811,7 +811,9 @@ fn the_subagent_command_line_is_what_the_policy_decides() {
     room.write(
         "policy.json",
         r#"{"rules": [{"permission": "shell", "pattern": "*", "action": "deny"},
-                      {"permission": "shell", "pattern": "sh -c 'echo depth=*", "action": "allow"}]}"#,
+                      {"permission": "shell", "pattern": "sh -c *", "action": "allow"},
+                      {"permission": "shell", "pattern": "echo depth=*", "action": "allow"},
+                      {"permission": "shell", "pattern": "cat", "action": "allow"}]}"#,
     );
     let allowed = room.run(&["--policy", "policy.json", "task"], Some(&args));
     assert_eq!(allowed.code, 0, "{allowed:?}");
@@ -846,8 +848,8 @@ fn task_errors() {
     let text = crate::util::redact(&missing.output(), &room.home, "[HOME]");
     crate::snapshot_text!("task_missing_subagent", text);
     let unstartable = Room::new();
-    unstartable.write(
-        ".tinytool/config.json",
+    unstartable.write_user(
+        "config.json",
         r#"{"subagents": {"build": {"command": ["/nonexistent/agent"]}}}"#,
     );
     for background in [false, true] {
@@ -869,8 +871,8 @@ fn task_errors() {
 #[test]
 fn an_explicit_policy_is_handed_on_to_subagents() {
     let room = Room::new();
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"subagents": {"build": {"command": ["sh", "-c", "echo policy=$TINYTOOL_POLICY"]}}})
             .to_string(),
     );

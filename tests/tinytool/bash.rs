@@ -263,11 +263,42 @@ fn long_output_is_previewed_with_its_real_last_lines() {
     let out = result["output"].as_str().unwrap();
     assert!(out.starts_with("1\n2\n3\n"));
     assert!(
-        out.contains("[preview: 50 of 200000 lines, 1.2MB total]"),
-        "{out}"
+        out.contains("of 200000 lines, 1288895 bytes total; full output: .tinytool/outputs/"),
+        "{out:.300}"
+    );
+    let header = out.lines().find(|l| l.starts_with("[preview:")).unwrap();
+    assert!(
+        out.len() <= 51_200 + 2 * header.len() + 100,
+        "{}",
+        out.len()
     );
     assert!(out.ends_with("\n199999\n200000\n"));
     assert_eq!(result["metadata"]["stdout_bytes"], 1_288_895);
+    let path = result["metadata"]["full_output"].as_str().unwrap();
+    assert!(path.starts_with(".tinytool/outputs/"), "{path}");
+    let line = room.call(
+        "read",
+        json!({"file_path": path, "offset": 100000, "limit": 1}),
+    );
+    assert!(
+        line.output().starts_with("100001\t100001\n"),
+        "{}",
+        line.output()
+    );
+}
+
+#[test]
+fn a_failure_message_in_the_middle_is_kept_in_the_spill_file() {
+    let room = Room::new();
+    let run = room.call(
+        "bash",
+        json!({"command": "seq 1 3000; echo 'panicked at src/lib.rs: boom'; seq 1 3000"}),
+    );
+    let result = run.json();
+    assert!(!result["output"].as_str().unwrap().contains("boom"));
+    let path = result["metadata"]["full_output"].as_str().unwrap();
+    let whole = std::fs::read_to_string(room.path(path)).unwrap();
+    assert!(whole.contains("panicked at src/lib.rs: boom\n"));
 }
 
 #[test]
@@ -275,11 +306,11 @@ fn the_preview_ends_with_stderr_when_both_streams_are_long() {
     let room = Room::new();
     let run = room.call(
         "bash",
-        json!({"command": "seq 1 1000; seq 5001 5100 >&2; exit 2"}),
+        json!({"command": "seq 1 3000; seq 5001 5100 >&2; exit 2"}),
     );
     let out = run.output();
     assert!(out.starts_with("Command exited with error: exit status 2\n1\n2\n"));
-    assert!(out.contains("of 1103 lines"), "{out}");
+    assert!(out.contains("of 3103 lines"), "{out}");
     assert!(out.ends_with("5099\n5100\n"));
 }
 
@@ -435,29 +466,37 @@ fn policy_explain_shows_each_detection_with_its_reason() {
         None,
     );
     let result = run.json();
-    let permissions: Vec<(String, String)> = result["permissions"]
+    let permissions: Vec<(String, String, String)> = result["permissions"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| {
             (
                 p["permission"].as_str().unwrap().to_string(),
+                p["command"].as_str().unwrap().to_string(),
                 p["reason"].as_str().unwrap_or_default().to_string(),
             )
         })
         .collect();
+    // One `shell` entry per command, then each flagged command with its reason.
+    let sudo = "sudo git -C repo push --force origin main";
+    let cat = "cat ~/.aws/credentials";
     assert_eq!(permissions[0].0, "shell");
+    assert_eq!(permissions[0].1, sudo);
+    assert_eq!(permissions[1].1, cat);
     assert_eq!(
-        permissions[1],
+        permissions[2],
         (
             "secret-shell".to_string(),
+            cat.to_string(),
             "secret file: ~/.aws/credentials".to_string()
         )
     );
     assert_eq!(
-        permissions[2],
+        permissions[3],
         (
             "destructive-shell".to_string(),
+            sudo.to_string(),
             "destructive: git -C repo push --force origin main".to_string()
         )
     );

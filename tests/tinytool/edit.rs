@@ -271,8 +271,8 @@ fn mode_is_kept_and_an_event_names_the_resolved_path() {
 #[test]
 fn the_formatter_runs_after_an_edit_and_its_failure_is_only_reported() {
     let room = Room::new();
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"formatters": {
             "*.up": ["sh", "-c", "tr a-z A-Z < \"$0\" > \"$0.t\" && mv \"$0.t\" \"$0\"", "{file}"],
             "*.bad": ["sh", "-c", "echo cannot parse >&2; exit 2"]

@@ -191,3 +191,49 @@ fn the_exit_tool_ends_a_stream() {
     assert_eq!(lines[1]["output"], "Exiting: done");
     assert_eq!(lines[0]["id"], 1);
 }
+
+#[test]
+fn a_65_kb_nested_default_is_refused_and_the_stream_survives() {
+    let room = room_with_file();
+    let mut nested = String::from("x");
+    while nested.len() < 65_000 {
+        nested = format!("${{a:-{nested}}}");
+    }
+    let mut input = String::new();
+    for (id, name, arguments) in [
+        ("c1", "bash", json!({"command": format!("echo {nested}")})),
+        (
+            "c2",
+            "monitor",
+            json!({"command": format!("echo {nested}")}),
+        ),
+        ("c3", "read", json!({"file_path": "a.txt"})),
+    ] {
+        input.push_str(&json!({"id": id, "name": name, "arguments": arguments}).to_string());
+        input.push('\n');
+    }
+    let run = room.run(&["exec", "--jsonl"], Some(&input));
+    let lines = run.lines();
+    assert_eq!(lines.len(), 3, "{run:?}");
+    for refused in &lines[..2] {
+        assert_eq!(refused["is_error"], true);
+        let reason = refused["metadata"]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("too complex to judge"), "{reason}");
+    }
+    assert_eq!(lines[2]["is_error"], false, "{}", lines[2]);
+}
+
+#[test]
+fn a_responses_function_call_item_is_answered_with_its_call_id() {
+    let room = Room::new();
+    room.write("a.txt", "x\n");
+    let run = room.exec(serde_json::json!({
+        "type": "function_call", "id": "fc_123", "call_id": "call_abc",
+        "name": "read", "arguments": "{\"file_path\":\"a.txt\"}"
+    }));
+    assert_eq!(run.json()["id"], "call_abc");
+    let gemini = room.exec(serde_json::json!({
+        "function_call": {"name": "read", "args": {"file_path": "a.txt"}}
+    }));
+    assert_eq!(gemini.json()["output"], "1\tx\n");
+}

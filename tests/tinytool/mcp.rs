@@ -85,7 +85,7 @@ fn handshake_echoes_known_revisions_and_answers_errors_without_stopping() {
     let parse = client.recv();
     assert_eq!(parse["error"]["code"], -32700);
     assert_eq!(parse["id"], Value::Null);
-    let unknown = client.request(2, "resources/list", json!({}));
+    let unknown = client.request(2, "prompts/list", json!({}));
     assert_eq!(unknown["error"]["code"], -32601);
     assert_eq!(client.request(3, "ping", json!({}))["result"], json!({}));
     assert_eq!(client.finish(), 0);
@@ -137,13 +137,27 @@ fn calls_go_through_the_registry_and_refusals_are_results() {
         json!([{"type": "text", "text": "1\thello\n"}])
     );
     assert_eq!(read["result"]["isError"], false);
-    assert_eq!(read["result"]["structuredContent"]["path"], "a.txt");
+    // Both halves carry the output: clients that read only structuredContent see it too.
+    assert_eq!(
+        read["result"]["structuredContent"],
+        json!({"tool": "read", "output": "1\thello\n", "is_error": false, "truncated": false,
+            "metadata": read["result"]["structuredContent"]["metadata"].clone()})
+    );
+    assert_eq!(
+        read["result"]["structuredContent"]["metadata"]["path"],
+        "a.txt"
+    );
     let refused = client.request(
         3,
         "tools/call",
         json!({"name": "read", "arguments": {"file_path": ".env"}}),
     );
     assert_eq!(refused["result"]["isError"], true);
+    assert_eq!(refused["result"]["structuredContent"]["is_error"], true);
+    assert_eq!(
+        refused["result"]["structuredContent"]["output"],
+        refused["result"]["content"][0]["text"]
+    );
     assert!(
         refused["result"]["content"][0]["text"]
             .as_str()
@@ -165,13 +179,11 @@ fn calls_go_through_the_registry_and_refusals_are_results() {
     );
     assert_eq!(image["result"]["content"][0]["type"], "image");
     assert_eq!(image["result"]["content"][0]["mimeType"], "image/png");
+    // No tool ends the server: `exit` is not served over MCP.
     let exit = client.request(7, "tools/call", json!({"name": "exit", "arguments": {}}));
-    assert_eq!(
-        exit["result"]["content"][0]["text"],
-        "Exiting: task complete"
-    );
-    // The server ended after the exit tool, without waiting for end of input.
-    assert_eq!(client.child.wait().unwrap().code(), Some(0));
+    assert_eq!(exit["error"]["code"], -32602);
+    assert_eq!(client.request(8, "ping", json!({}))["id"], 8);
+    assert_eq!(client.finish(), 0);
 }
 
 #[test]
@@ -348,6 +360,19 @@ fn running(marker: &str) -> bool {
         })
 }
 
+/// Waits (bounded) until no process with `marker` in its command line is left.
+fn wait_gone(marker: &str) {
+    let mut waited = 0;
+    while running(marker) {
+        assert!(
+            waited < 200,
+            "{marker}: the cancelled command's process group survived"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        waited += 1;
+    }
+}
+
 /// Sends request `id`, a bash call sleeping `marker` seconds, and waits (bounded) until
 /// the sleep runs.
 fn start_sleep(client: &mut Client, id: i64, marker: &str) {
@@ -381,10 +406,11 @@ fn cancellation_stops_a_running_call_and_the_server_keeps_serving() {
     // The cancelled call gets no response: the next message is the answer to request 4.
     let next = client.request(4, "tools/list", json!({}));
     assert_eq!(next["id"], 4);
-    assert!(
-        !running(&format!("sleep {marker}")),
-        "the cancelled command's process group survived"
-    );
+    // Calls run concurrently, so the list may be answered before the kill lands: wait
+    // (bounded) for the group to go.
+    wait_gone(&format!("sleep {marker}"));
+    let after = client.request(5, "ping", json!({}));
+    assert_eq!(after["id"], 5, "the cancelled call was answered: {after}");
     client.finish();
 }
 
@@ -395,13 +421,8 @@ fn a_client_that_is_gone_stops_the_running_call_and_the_server() {
     init(&mut client, "2025-06-18", json!({}));
     let marker = "41.321";
     start_sleep(&mut client, 2, marker);
-    client.send(
-        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {"name": "write", "arguments": {"file_path": "late.txt", "content": "x"}}})
-        .to_string(),
-    );
     // Both ends closed: the server must end without waiting for the 41 s command, and
-    // must not run the request queued behind it.
+    // kill it.
     let Client {
         mut child,
         input,
@@ -411,7 +432,25 @@ fn a_client_that_is_gone_stops_the_running_call_and_the_server() {
     drop(input);
     assert_eq!(child.wait().unwrap().code(), Some(0));
     assert!(!running(&format!("sleep {marker}")));
-    assert!(!room.path("late.txt").exists());
+}
+
+#[test]
+fn a_client_that_closes_only_our_output_stops_the_running_call_and_the_server() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-06-18", json!({}));
+    let marker = "43.321";
+    start_sleep(&mut client, 2, marker);
+    // Input stays open: the server notices nobody reads its output.
+    let Client {
+        mut child,
+        input,
+        output,
+    } = client;
+    drop(output);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(!running(&format!("sleep {marker}")));
+    drop(input);
 }
 
 #[test]
@@ -447,10 +486,251 @@ fn end_of_input_still_answers_every_request_received() {
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap()["id"].clone())
         .collect();
-    // The ping is answered by the reader as soon as it is read; the calls in order.
-    let calls: Vec<&Value> = ids.iter().filter(|id| **id != json!(4)).collect();
-    assert_eq!(calls, [&json!(2), &json!(3)], "{text}");
-    assert_eq!(ids.len(), 3, "{text}");
+    // Every request is answered once, in completion order.
+    let mut sorted: Vec<i64> = ids.iter().map(|id| id.as_i64().unwrap()).collect();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [2, 3, 4], "{text}");
     assert_eq!(room.read("a1"), "a\n");
     assert_eq!(room.read("b1"), "b\n");
+}
+
+/// Checks `value` against the subset of JSON Schema the output schemas use: `type`,
+/// `properties`, `required`, `additionalProperties: false`.
+fn conforms(value: &Value, schema: &Value) -> Result<(), String> {
+    let kind = schema["type"].as_str().unwrap_or("");
+    let ok = match kind {
+        "object" => value.is_object(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "" => true,
+        other => return Err(format!("unexpected schema type {other}")),
+    };
+    if !ok {
+        return Err(format!("{value} is not a {kind}"));
+    }
+    if let (Some(object), Some(properties)) = (value.as_object(), schema["properties"].as_object())
+    {
+        for name in schema["required"].as_array().into_iter().flatten() {
+            let name = name.as_str().unwrap();
+            if !object.contains_key(name) {
+                return Err(format!("missing {name}"));
+            }
+        }
+        for (key, item) in object {
+            match properties.get(key) {
+                Some(sub) => conforms(item, sub)?,
+                None if schema["additionalProperties"] == false => {
+                    return Err(format!("unexpected property {key}"));
+                }
+                None => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_result_validates_against_its_tools_output_schema() {
+    let room = Room::new();
+    room.write("a.txt", "hello\n");
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-11-25", json!({}));
+    let list = client.request(2, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap().clone();
+    for tool in &tools {
+        assert!(tool["outputSchema"]["type"] == "object", "{}", tool["name"]);
+        assert!(tool["title"].is_string(), "{}", tool["name"]);
+        for hint in [
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ] {
+            assert!(
+                tool["annotations"][hint].is_boolean(),
+                "{} {hint}",
+                tool["name"]
+            );
+        }
+    }
+    let schema_of =
+        |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["outputSchema"].clone();
+    let calls = [
+        ("read", json!({"file_path": "a.txt"})),
+        ("read", json!({"file_path": "missing.txt"})),
+        ("grep", json!({"pattern": "hello"})),
+        ("glob", json!({"pattern": "*.txt"})),
+        ("notepad", json!({"action": "read", "key": "nope"})),
+        ("todowrite", json!({"todos": []})),
+        ("read", json!({"wrong": 1})),
+    ];
+    for (n, (name, arguments)) in calls.iter().enumerate() {
+        let answer = client.request(
+            10 + n as i64,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        );
+        let result = &answer["result"];
+        conforms(&result["structuredContent"], &schema_of(name))
+            .unwrap_or_else(|e| panic!("{name} {arguments}: {e}: {result}"));
+        assert_eq!(result["structuredContent"]["is_error"], result["isError"]);
+        assert_eq!(
+            result["structuredContent"]["output"], result["content"][0]["text"],
+            "{name}"
+        );
+    }
+    client.finish();
+}
+
+#[test]
+fn answers_come_in_completion_order_and_a_cancelled_queued_write_never_runs() {
+    let room = Room::new();
+    room.write(
+        "p.json",
+        r#"{"rules": [{"permission": "shell", "pattern": "*", "action": "allow"}]}"#,
+    );
+    let mut client = Client::start(&room, &["--policy", "p.json"]);
+    init(&mut client, "2025-11-25", json!({}));
+    // Every worker of the pool busy with a long sleep.
+    for n in 0..16 {
+        start_sleep(&mut client, 100 + n, &format!("53.{n:03}"));
+    }
+    // Queued behind them: a write, cancelled before any worker is free.
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 200, "method": "tools/call",
+        "params": {"name": "write", "arguments": {"file_path": "late.txt", "content": "x"}}})
+        .to_string(),
+    );
+    client
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":200}}"#);
+    // Freeing the workers: every running sleep cancelled.
+    for n in 0..16 {
+        client.send(
+            &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId": 100 + n}})
+                .to_string(),
+        );
+    }
+    // A later call is answered; the cancelled ones never are.
+    let next = client.request(
+        300,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo done"}}),
+    );
+    assert_eq!(next["id"], 300, "{next}");
+    for n in 0..16 {
+        wait_gone(&format!("sleep 53.{n:03}"));
+    }
+    assert!(!room.path("late.txt").exists());
+
+    // A quick call started after a long one is answered first.
+    start_sleep(&mut client, 400, "59.5");
+    let quick = client.request(
+        401,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo quick"}}),
+    );
+    assert_eq!(quick["id"], 401);
+    client
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":400}}"#);
+    client.finish();
+}
+
+#[test]
+fn a_call_with_a_progress_token_reports_progress() {
+    let room = Room::new();
+    room.write(
+        "p.json",
+        r#"{"rules": [{"permission": "shell", "pattern": "*", "action": "allow"}]}"#,
+    );
+    let mut client = Client::start(&room, &["--policy", "p.json"]);
+    init(&mut client, "2025-11-25", json!({}));
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "bash", "_meta": {"progressToken": "tok"},
+            "arguments": {"command": "echo one; echo two; sleep 5.5"}}})
+        .to_string(),
+    );
+    let progress = client.recv();
+    assert_eq!(progress["method"], "notifications/progress", "{progress}");
+    assert_eq!(progress["params"]["progressToken"], "tok");
+    assert!(progress["params"]["progress"].as_f64().unwrap() > 0.0);
+    assert!(
+        progress["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 lines of output"),
+        "{progress}"
+    );
+    assert_eq!(client.recv()["id"], 2);
+    client.finish();
+}
+
+#[test]
+fn spill_files_are_linked_and_served_and_nothing_else_is() {
+    let room = Room::new();
+    room.write(".tinytool/outputs/bash-1a2b.txt", "the whole output\n");
+    room.write("secret.txt", "no\n");
+    let mut client = Client::start(&room, &[]);
+    let init = init(&mut client, "2025-11-25", json!({}));
+    assert!(init["result"]["capabilities"]["resources"].is_object());
+    let read = client.request(
+        2,
+        "resources/read",
+        json!({"uri": "tinytool://output/bash-1a2b.txt"}),
+    );
+    assert_eq!(read["result"]["contents"][0]["text"], "the whole output\n");
+    for uri in [
+        "tinytool://output/../secret.txt",
+        "tinytool://output/nope",
+        "file:///etc/passwd",
+    ] {
+        let refused = client.request(3, "resources/read", json!({"uri": uri}));
+        assert_eq!(refused["error"]["code"], -32602, "{uri}");
+    }
+    client.finish();
+}
+
+#[test]
+fn responses_and_anthropic_strict_formats_keep_their_rules() {
+    let room = Room::new();
+    let responses = room
+        .run(&["tools", "--format", "openai-responses", "--strict"], None)
+        .json();
+    for tool in responses.as_array().unwrap() {
+        assert_eq!(tool["type"], "function");
+        assert_eq!(tool["strict"], true);
+        assert_strict(&tool["parameters"], tool["name"].as_str().unwrap());
+    }
+    let anthropic = room
+        .run(&["tools", "--format", "anthropic", "--strict"], None)
+        .json();
+    let webfetch = anthropic
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "webfetch")
+        .unwrap();
+    assert_eq!(webfetch["strict"], true);
+    let schema = &webfetch["input_schema"];
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["properties"]["headers"]["type"], "string");
+    // Optional properties stay optional under Anthropic's rules.
+    assert_eq!(schema["required"], json!(["url"]));
+    // Headers sent as JSON text are accepted back.
+    let run = room.run(
+        &["exec"],
+        Some(
+            &json!({"type": "tool_use", "id": "t", "name": "webfetch",
+            "input": {"url": "http://127.0.0.1:9/", "headers": "{\"X-A\": \"1\"}"}})
+            .to_string(),
+        ),
+    );
+    assert!(
+        !run.json()["output"]
+            .as_str()
+            .unwrap()
+            .contains("Invalid arguments"),
+        "{}",
+        run.json()
+    );
 }

@@ -320,3 +320,87 @@ fn the_after_hook_comes_from_the_user_config_only_and_can_change_results() {
     assert_eq!(run.output(), "1\ta\n");
     assert!(run.stderr.contains("not allowed"), "{}", run.stderr);
 }
+
+#[test]
+fn env_templates_are_readable_by_default_and_env_files_are_not() {
+    let room = Room::new();
+    for name in [
+        ".env.example",
+        ".env.sample",
+        ".env.template",
+        ".env.dist",
+        ".env",
+    ] {
+        room.write(name, "KEY=1\n");
+    }
+    for name in [".env.example", ".env.sample", ".env.template", ".env.dist"] {
+        let run = room.run(&["read", "--file-path", name], None);
+        assert_eq!(run.code, 0, "{name}: {run:?}");
+    }
+    assert_eq!(room.run(&["read", "--file-path", ".env"], None).code, 3);
+    assert_eq!(
+        room.run(&["bash", "--command", "cat .env.example"], None)
+            .code,
+        0
+    );
+    assert_eq!(room.run(&["bash", "--command", "cat .env"], None).code, 3);
+}
+
+#[test]
+fn a_committed_state_database_grants_nothing() {
+    let room = Room::new();
+    room.write(".env", "TOKEN=1\n");
+    // Any call that stores state creates the database; then fill it with approvals as a
+    // repository could commit them.
+    let todos = json!({"todos": [{"content": "x", "status": "pending", "priority": "low"}]});
+    assert_eq!(room.call("todowrite", todos).code, 0);
+    let db = rusqlite::Connection::open(room.path(".tinytool/state.db")).unwrap();
+    for (permission, pattern) in [
+        ("read", ".env"),
+        ("read", "*"),
+        ("destructive-shell", "*"),
+        ("secret-shell", "*"),
+        ("*", "*"),
+    ] {
+        db.execute(
+            "INSERT OR IGNORE INTO approvals (permission, pattern, time_created) VALUES (?1, ?2, 0)",
+            rusqlite::params![permission, pattern],
+        )
+        .unwrap();
+    }
+    drop(db);
+    assert_eq!(room.call("read", json!({"file_path": ".env"})).code, 3);
+    room.write("victim/a", "x");
+    let run = room.call("bash", json!({"command": "rm -rf victim"}));
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(room.path("victim/a").exists());
+}
+
+#[test]
+fn a_project_formatter_runs_only_when_the_user_policy_allows_it() {
+    let room = Room::new();
+    room.write(
+        ".tinytool/config.json",
+        json!({"formatters": {"*.txt": ["sh", "-c", "printf pwned > \"$0\"", "{file}"]}})
+            .to_string(),
+    );
+    let run = room.call("write", json!({"file_path": "a.txt", "content": "mine\n"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(room.path("a.txt")).unwrap(),
+        "mine\n"
+    );
+    assert!(run.output().contains("user policy"), "{}", run.output());
+    // Allowed by a rule of the user: it runs.
+    user_policy(
+        &room,
+        r#"{"rules": [{"permission": "shell", "pattern": "sh -c *", "action": "allow"},
+                      {"permission": "shell", "pattern": "printf *", "action": "allow"}]}"#,
+    );
+    let run = room.call("write", json!({"file_path": "b.txt", "content": "mine\n"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(room.path("b.txt")).unwrap(),
+        "pwned"
+    );
+}

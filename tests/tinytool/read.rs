@@ -24,7 +24,7 @@ fn flags_and_stdin_are_the_same_call() {
     assert!(
         by_flags
             .output()
-            .contains("(2 more lines not shown, use offset/limit to read more)")
+            .contains("[lines 1-2 of 4 shown, 2 more lines; continue with offset=2]")
     );
 }
 
@@ -43,12 +43,14 @@ fn offset_and_limit_page_through_the_file() {
     assert!(out.starts_with("11\txxxxxxxxxx11\n"), "{out}");
     assert!(out.contains("15\t"));
     assert!(!out.contains("16\t"));
-    assert!(out.ends_with("\n... (85 more lines not shown, use offset/limit to read more)\n"));
+    assert!(
+        out.ends_with("\n[lines 11-15 of 100 shown, 85 more lines; continue with offset=15]\n")
+    );
     assert_eq!(run.json()["metadata"]["total_lines"], 100);
 }
 
 #[test]
-fn a_long_page_is_previewed_with_whole_counts_and_no_broken_character() {
+fn a_long_page_pages_itself_with_whole_lines_and_the_offset_to_continue() {
     let room = Room::new();
     let text: String = (1..=3000)
         .map(|i| format!("ligne {i} — café ✓\n"))
@@ -57,23 +59,44 @@ fn a_long_page_is_previewed_with_whole_counts_and_no_broken_character() {
     let run = room.call("read", json!({"file_path": "long.txt", "limit": 3000}));
     let result = run.json();
     let out = result["output"].as_str().unwrap();
-    assert_eq!(result["truncated"], true);
-    assert!(out.contains("[preview: 50 of 3000 lines, "), "{out}");
+    assert_eq!(result["truncated"], false);
     assert!(!out.contains('\u{fffd}'));
     assert!(out.starts_with("1\tligne 1 — café ✓\n"));
-    assert!(out.ends_with("3000\tligne 3000 — café ✓\n"));
+    let last = out.lines().last().unwrap();
+    let next: u64 = last
+        .rsplit_once("offset=")
+        .and_then(|(_, n)| n.trim_end_matches(']').parse().ok())
+        .unwrap_or_else(|| panic!("{last}"));
+    assert!(next >= 1_000, "{last}");
+    assert!(last.contains("more lines"), "{last}");
+    assert!(out.len() <= 51_200 + last.len() + 1, "{}", out.len());
+    let again = room.call("read", json!({"file_path": "long.txt", "offset": next}));
+    assert!(
+        again
+            .output()
+            .starts_with(&format!("{}\tligne {}", next + 1, next + 1))
+    );
 }
 
 #[test]
-fn a_huge_page_is_previewed_in_bounded_output() {
+fn a_file_within_the_budget_comes_back_whole() {
+    let room = Room::new();
+    let text: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+    room.write("f.txt", text);
+    let out = room.call("read", json!({"file_path": "f.txt"})).output();
+    assert!(out.ends_with("300\tline 300\n"), "{out}");
+}
+
+#[test]
+fn a_huge_page_stays_within_the_budget() {
     let room = Room::new();
     let line = "é".repeat(3000);
     let text: String = (0..500).map(|_| format!("{line}\n")).collect();
     room.write("wide.txt", text);
     let run = room.call("read", json!({"file_path": "wide.txt", "limit": 1000000}));
     let result = run.json();
-    assert_eq!(result["truncated"], true);
-    assert!(result["output"].as_str().unwrap().len() < 60_000);
+    assert_eq!(result["truncated"], false);
+    assert!(result["output"].as_str().unwrap().len() < 52_000);
 }
 
 #[test]

@@ -155,10 +155,17 @@ fn questions_take_answers_in_order_per_session() {
     assert_eq!(ask(&room, "s").output(), "42");
     let exhausted = ask(&room, "s");
     assert_eq!(exhausted.code, 1);
+    // The model is told no user is reachable; the flag hint is for the person (stderr).
     assert!(
-        exhausted.output().contains("--answers"),
+        exhausted.output().contains("No user is reachable")
+            && !exhausted.output().contains("--answers"),
         "{}",
         exhausted.output()
+    );
+    assert!(
+        exhausted.stderr.contains("--answers"),
+        "{}",
+        exhausted.stderr
     );
     assert_eq!(ask(&room, "t").output(), "blue");
 }
@@ -176,10 +183,20 @@ fn notepad_follows_the_reference_messages() {
         pad(json!({"action": "read", "key": "plan"})),
         "step one\nstep two"
     );
-    assert_eq!(
-        pad(json!({"action": "read", "key": "nope"})),
-        "key \"nope\" not found"
-    );
+    // A missing key is an error (exit 1), for read and delete alike.
+    for action in ["read", "delete"] {
+        let missing = room.call("notepad", json!({"action": action, "key": "nope"}));
+        assert_eq!(missing.code, 1, "{action}");
+        assert!(
+            missing.json()["is_error"].as_bool().unwrap_or(false),
+            "{action}"
+        );
+        assert!(
+            missing.output().starts_with("key \"nope\" not found"),
+            "{}",
+            missing.output()
+        );
+    }
     let long = "x".repeat(100);
     pad(json!({"action": "write", "key": "a-long", "content": long}));
     assert_eq!(

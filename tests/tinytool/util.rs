@@ -71,6 +71,10 @@ impl Room {
                 home.join(".config").to_string_lossy().into_owned(),
             ),
             (
+                "XDG_STATE_HOME".to_string(),
+                home.join(".local/state").to_string_lossy().into_owned(),
+            ),
+            (
                 "PATH".to_string(),
                 std::env::var("PATH").unwrap_or_default(),
             ),
@@ -236,6 +240,15 @@ pub fn stable(mut result: Value) -> Value {
         && meta.contains_key("duration_ms")
     {
         meta.insert("duration_ms".into(), json!("[duration]"));
+    }
+    // The sandbox's layers depend on the machine and the user (a user namespace only
+    // when not root); tests/tinytool/sandbox.rs checks them.
+    if let Some(sandbox) = result
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("sandbox"))
+        .and_then(Value::as_object_mut)
+    {
+        sandbox.insert("layers".into(), json!("[layers]"));
     }
     result
 }

@@ -904,3 +904,18 @@ fn a_cut_body_in_a_multibyte_charset_loses_only_its_partial_last_character() {
     assert_eq!(meta["body_truncated"], true);
     assert!(meta.get("lossy").is_none(), "{meta}");
 }
+
+#[test]
+fn a_bad_url_is_a_tool_error_before_the_policy_is_asked() {
+    let room = Room::new();
+    for url in ["not a url", "ftp://example.com/x", "http://"] {
+        let run = room.run(&["webfetch", "--url", url], None);
+        assert_eq!(run.code, 1, "{url}: {run:?}");
+        let result = run.json();
+        assert!(
+            result["metadata"].get("suggested_rule").is_none(),
+            "{result}"
+        );
+        assert!(!run.output().contains("To allow it"), "{result}");
+    }
+}

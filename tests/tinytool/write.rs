@@ -58,8 +58,8 @@ fn an_existing_files_conventions_and_mode_are_kept() {
 #[test]
 fn formatter_and_event() {
     let room = Room::new();
-    room.write(
-        ".tinytool/config.json",
+    room.write_user(
+        "config.json",
         json!({"formatters": {"*.bad": ["sh", "-c", "echo syntax error >&2; exit 1"]}}).to_string(),
     );
     let events = room.path("ev.jsonl");

@@ -110,10 +110,27 @@ pub fn read_entry(path: &Path) -> std::io::Result<Entry> {
         Kind::Special(what) => Ok(Entry::Other(what)),
         Kind::Symlink => Ok(Entry::Link(std::fs::read_link(path)?)),
         Kind::File => Ok(Entry::File {
-            bytes: atomic::read_regular(path)?,
+            bytes: read_bounded(path)?,
             mode: atomic::mode_for(path),
         }),
     }
+}
+
+/// Reads a regular file after checking its size from metadata: a file over
+/// [`atomic::MAX_EDIT_BYTES`] is refused before any of it is read (a sparse file can claim
+/// terabytes).
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    let len = std::fs::metadata(path)?.len();
+    if len > atomic::MAX_EDIT_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "it has {len} bytes, over the limit of {} bytes for patching in place",
+                atomic::MAX_EDIT_BYTES
+            ),
+        ));
+    }
+    atomic::read_regular(path)
 }
 
 /// Where one operation acts on disk (module doc: symlinks).
@@ -353,6 +370,19 @@ fn not_a_file(what: &str, shown: &str, directory: String) -> String {
     }
 }
 
+/// The refusal for an existing file without any write bit (checked from the mode, so a
+/// read-only mark holds even for root, as in an editor).
+fn read_only(mode: u32, verb: &str, shown: &str) -> Result<(), String> {
+    if mode & 0o222 == 0 {
+        return Err(format!(
+            "Cannot {verb} {shown}: it is read-only (mode {:04o}, no write bit). Make it \
+             writable first (chmod u+w) if it is meant to change.",
+            mode & 0o7777
+        ));
+    }
+    Ok(())
+}
+
 /// A link where a file is to be read or written: only when resolving it failed (a loop).
 fn unresolved_link(shown: &str) -> String {
     format!("Cannot use {shown}: it is a symbolic link that does not resolve to a file")
@@ -388,6 +418,7 @@ fn apply_op(
                     bytes,
                     mode: old_mode,
                 } => {
+                    read_only(old_mode, "replace", &show(target))?;
                     let new = Conventions::detect(&bytes).apply_whole(&content);
                     let mode = mode.unwrap_or(old_mode);
                     if new == bytes && mode == old_mode {
@@ -429,7 +460,8 @@ fn apply_op(
                     state.set(target, Entry::Absent)?;
                     Ok(Step::Applied(Vec::new()))
                 }
-                Entry::File { bytes, .. } => {
+                Entry::File { bytes, mode } => {
+                    read_only(mode, "delete", &show(target))?;
                     if let Some(expected) = lines {
                         check_deleted_content(&bytes, expected)
                             .map_err(|e| format!("Cannot delete {}: {e}", show(target)))?;
@@ -454,7 +486,10 @@ fn apply_op(
                 }
             }
             let (bytes, old_mode) = match state.get(content_path)? {
-                Entry::File { bytes, mode } => (bytes, mode),
+                Entry::File { bytes, mode } => {
+                    read_only(mode, "update", &show(content_path))?;
+                    (bytes, mode)
+                }
                 Entry::Other(what) => {
                     return Err(not_a_file(
                         what,

@@ -178,6 +178,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
+    // Checked from metadata, under the lock and before reading: a huge file (a sparse one
+    // can claim terabytes) would exhaust memory, and a read-only mark is honoured.
+    if let Some(refusal) = atomic::refuse_change(&path, &shown, Some(atomic::MAX_EDIT_BYTES)) {
+        return Ok(ToolOutput::error(refusal));
+    }
     // Read under the lock: what another process wrote just before is what we edit.
     let bytes = match atomic::read_regular(&path) {
         Ok(bytes) => bytes,

@@ -186,6 +186,18 @@ fn parameters() -> Value {
     )
 }
 
+/// The syntactic check made before the policy is asked: a URL that does not parse, or
+/// is not http(s), is a tool error, never a question about a rule for it.
+pub fn precheck(args: &Map<String, Value>) -> Option<String> {
+    let url = args.get("url").and_then(Value::as_str)?;
+    match ssrf::parse_url(url) {
+        Err(refusal @ (ssrf::Refusal::Invalid(_) | ssrf::Refusal::Scheme(_))) => {
+            Some(refusal.to_string())
+        }
+        _ => None,
+    }
+}
+
 /// A fetch needs `webfetch` of the URL as given (trimmed).
 fn access(_ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
     let url = args.get("url").and_then(Value::as_str).unwrap_or_default();
@@ -694,7 +706,7 @@ fn size_label(bytes: u64) -> String {
 /// The tool output for a response.
 fn render(ctx: &CallContext, fetched: &Fetched, format: Format) -> ToolOutput {
     let status = fetched.status;
-    let mut capture = Capture::new(ctx.session.limits);
+    let mut capture = Capture::new(ctx.session.limits.clone());
     capture.push_str(&format!("HTTP {}", status.as_u16()));
     if let Some(reason) = status.canonical_reason() {
         capture.push_str(&format!(" {reason}"));

@@ -1,0 +1,119 @@
+//! MCP resources: the whole output of a previewed result, kept in a spill file.
+//!
+//! A result whose `metadata.full_output` is `.tinytool/outputs/NAME` (relative to the
+//! directory) links it as `tinytool://output/NAME`, and `resources/read` serves exactly
+//! those URIs:
+//!
+//! ```text
+//! uri  = "tinytool://output/" NAME
+//! NAME = [A-Za-z0-9] [A-Za-z0-9._-]*     (no slash: the file is directly in the folder)
+//! ```
+//!
+//! Any other URI, a NAME outside the grammar, or a file that is missing or not a regular
+//! file directly under `<dir>/.tinytool/outputs/` (a symlink included) is `-32602`.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+/// The URI prefix of spill files.
+pub const PREFIX: &str = "tinytool://output/";
+/// Where spill files live, relative to the directory.
+const FOLDER: &str = ".tinytool/outputs/";
+/// The largest spill file served (a spill file is bounded by its writer; this keeps a
+/// file put there by hand from filling memory).
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Whether `name` is a valid spill file name.
+pub fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// The `resource_link` content for a result's spill file, when it has one.
+pub fn link_for(metadata: &Map<String, Value>) -> Option<Value> {
+    let path = metadata.get("full_output")?.as_str()?;
+    let name = path.strip_prefix(FOLDER)?;
+    if !valid_name(name) {
+        return None;
+    }
+    Some(json!({
+        "type": "resource_link",
+        "uri": format!("{PREFIX}{name}"),
+        "name": name,
+        "title": "Whole output",
+        "description": "The whole output of this call; the text above is a preview.",
+        "mimeType": "text/plain",
+    }))
+}
+
+/// The `resources/read` result for `uri`, or the error message of a `-32602`.
+pub fn read(dir: &Path, uri: &str) -> Result<Value, String> {
+    let unknown = || format!("Resource not found: {uri}");
+    let name = uri.strip_prefix(PREFIX).ok_or_else(unknown)?;
+    if !valid_name(name) {
+        return Err(unknown());
+    }
+    let path = dir.join(FOLDER).join(name);
+    // Never follow a link out of the folder: only a regular file is served.
+    let meta = std::fs::symlink_metadata(&path).map_err(|_| unknown())?;
+    if !meta.file_type().is_file() {
+        return Err(unknown());
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(format!("Resource too large to serve: {uri}"));
+    }
+    let bytes = std::fs::read(&path).map_err(|err| format!("cannot read {uri}: {err}"))?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}))
+}
+
+/// The `resources/templates/list` result: the one URI template served.
+pub fn templates() -> Value {
+    json!({"resourceTemplates": [{
+        "uriTemplate": format!("{PREFIX}{{name}}"),
+        "name": "output",
+        "title": "Whole output of a previewed result",
+        "mimeType": "text/plain",
+    }]})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_grammar() {
+        for good in ["a", "bash-1a2b.txt", "X_1.log"] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in ["", ".hidden", "-x", "a/b", "..", "a b", "é"] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_spill_files_are_served() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(FOLDER)).unwrap();
+        std::fs::write(dir.path().join(FOLDER).join("bash-1.txt"), "whole").unwrap();
+        std::fs::write(dir.path().join("secret"), "no").unwrap();
+        let ok = read(dir.path(), "tinytool://output/bash-1.txt").unwrap();
+        assert_eq!(ok["contents"][0]["text"], "whole");
+        for bad in [
+            "tinytool://output/../../secret",
+            "tinytool://output/missing",
+            "file:///etc/passwd",
+            "tinytool://output/",
+        ] {
+            assert!(read(dir.path(), bad).is_err(), "{bad}");
+        }
+        std::os::unix::fs::symlink(
+            dir.path().join("secret"),
+            dir.path().join(FOLDER).join("link"),
+        )
+        .unwrap();
+        assert!(read(dir.path(), "tinytool://output/link").is_err());
+    }
+}

@@ -1,0 +1,630 @@
+//! The kernel sandbox of every command tinytool runs (DESIGN §10): what the policy lets
+//! run is then limited by the kernel, not by a parser.
+//!
+//! - [`SandboxSpec`]: the `sandbox` key of a policy file,
+//!   `{"mode": "auto"|"required"|"off", "network": true|false, "writable": ["~/.cargo"]}`;
+//!   [`Settings::from_policy`] merges the user and project policies (the project can only
+//!   tighten: `required` over `auto`, `network: false`; its `writable` is ignored).
+//! - [`Plan`]: everything the forked child needs, prepared in tinytool before the fork
+//!   (paths as C strings, the masked secret files, the uid map), plus a page shared with
+//!   the child in which it records which layers it set up ([`Report`]).
+//! - `namespaces`: what the forked child does between `fork` and `exec`
+//!   (async-signal-safe system calls only): a user namespace when not root, a mount
+//!   namespace (the whole tree read-only, the writable set bound writable, protected
+//!   paths bound read-only on themselves so they are mount points that cannot be renamed,
+//!   secret files covered by an empty read-only file), a network namespace with only its
+//!   own loopback when `network` is false, and a PID namespace whose first process is
+//!   the command: when it ends, or tinytool dies, the kernel kills everything in it.
+//! - `mask`: the bounded scan for secret files to cover.
+//! - `explain`: the last line of a failed command's output naming the rule that stopped it.
+//!
+//! Layer names (in `metadata.sandbox.layers` and `missing[].layer`): `userns`, `mount`,
+//! `pid`, `net`, `mask`.
+
+pub mod explain;
+pub mod mask;
+mod namespaces;
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub use namespaces::enter;
+
+/// The `sandbox` key of a policy file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSpec {
+    /// `auto` (default), `required` or `off`.
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Whether commands have the network (default true).
+    #[serde(default)]
+    pub network: Option<bool>,
+    /// Paths writable besides `--dir` and `/tmp` (`~/` is the home directory).
+    #[serde(default)]
+    pub writable: Vec<String>,
+}
+
+/// How strictly the sandbox is applied, weakest first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// No sandbox.
+    Off,
+    /// Every layer this machine allows (the default).
+    #[default]
+    Auto,
+    /// Refuse to run a command when a layer cannot be set up.
+    Required,
+}
+
+impl Mode {
+    /// The word used in policies and metadata.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Auto => "auto",
+            Mode::Required => "required",
+        }
+    }
+}
+
+/// The effective sandbox settings of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The mode.
+    pub mode: Mode,
+    /// Whether commands have the network.
+    pub network: bool,
+    /// Extra writable paths (absolute).
+    pub writable: Vec<PathBuf>,
+    /// The explicit policy file (`--policy`), protected read-only.
+    pub policy_file: Option<PathBuf>,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            mode: Mode::Auto,
+            network: true,
+            writable: Vec::new(),
+            policy_file: None,
+        }
+    }
+}
+
+/// The environment variable that hands settings to a supervisor, which loads no policy.
+pub const SETTINGS_VAR: &str = "TINYTOOL_SANDBOX";
+
+impl Settings {
+    /// The settings the policies give: the user (or explicit) policy's, tightened by the
+    /// project policy's mode and network.
+    pub fn from_policy(policy: &crate::policy::Policy) -> Settings {
+        let mut settings = Settings::default();
+        if let Some(spec) = policy.user.as_ref().and_then(|u| u.file.sandbox.as_ref()) {
+            settings.mode = spec.mode.unwrap_or_default();
+            settings.network = spec.network.unwrap_or(true);
+            settings.writable = spec.writable.iter().map(|w| expand(w)).collect();
+        }
+        if let Some(spec) = policy
+            .project
+            .as_ref()
+            .and_then(|p| p.file.sandbox.as_ref())
+        {
+            if let Some(mode) = spec.mode
+                && mode > settings.mode
+            {
+                settings.mode = mode;
+            }
+            if spec.network == Some(false) {
+                settings.network = false;
+            }
+        }
+        settings.policy_file = policy.explicit_file().map(Path::to_path_buf);
+        settings
+    }
+
+    /// The settings as one line for [`SETTINGS_VAR`].
+    pub fn encode(&self) -> String {
+        json!({
+            "mode": self.mode.as_str(),
+            "network": self.network,
+            "writable": self.writable,
+            "policy_file": self.policy_file,
+        })
+        .to_string()
+    }
+
+    /// Settings from [`SETTINGS_VAR`]'s value; the defaults when it does not parse.
+    pub fn decode(text: &str) -> Settings {
+        #[derive(Deserialize)]
+        struct Wire {
+            mode: Mode,
+            network: bool,
+            writable: Vec<PathBuf>,
+            policy_file: Option<PathBuf>,
+        }
+        match serde_json::from_str::<Wire>(text) {
+            Ok(w) => Settings {
+                mode: w.mode,
+                network: w.network,
+                writable: w.writable,
+                policy_file: w.policy_file,
+            },
+            Err(_) => Settings {
+                mode: Mode::Required,
+                ..Settings::default()
+            },
+        }
+    }
+}
+
+/// `~/x` is `$HOME/x`; other paths are taken as written.
+fn expand(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The layers, in the order of their bits in [`Report`].
+pub const LAYERS: [&str; 5] = ["userns", "mount", "pid", "net", "mask"];
+
+/// Bit of a layer in [`Report::active`].
+pub(crate) const USERNS: usize = 0;
+pub(crate) const MOUNT: usize = 1;
+pub(crate) const PID: usize = 2;
+pub(crate) const NET: usize = 3;
+pub(crate) const MASK: usize = 4;
+/// Not a layer: where a fresh `/proc` could not be mounted (the PID namespace stays).
+pub(crate) const PROC: usize = 5;
+
+/// What the forked child records for tinytool: the layers it set up and, per layer, the
+/// `errno` of the step that failed.
+#[derive(Debug)]
+pub struct Report {
+    active: AtomicU32,
+    errors: [AtomicI32; 6],
+    /// Which step failed, per layer (an index into `namespaces::STEPS`).
+    steps: [AtomicI32; 6],
+    /// The signal that ended the command (init cannot re-raise it), 0 when none did.
+    signal: AtomicI32,
+}
+
+/// A page shared with the forked child holding a [`Report`]. Unmapped when dropped.
+pub struct Shared {
+    page: NonNull<Report>,
+}
+
+// SAFETY: the page holds only atomics and lives as long as `Shared`.
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.report().fmt(f)
+    }
+}
+
+impl Shared {
+    fn new() -> std::io::Result<Shared> {
+        // SAFETY: an anonymous shared mapping with no address hint; checked before use.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size_of::<Report>(),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if page == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let page = NonNull::new(page.cast::<Report>())
+            .ok_or_else(|| std::io::Error::other("mmap returned a null page"))?;
+        Ok(Shared { page })
+    }
+
+    /// The report (zero-initialised: nothing active, no error).
+    pub fn report(&self) -> &Report {
+        // SAFETY: the page is mapped, zeroed and aligned while `self` lives; all-zero is
+        // a valid `Report` (atomics).
+        unsafe { self.page.as_ref() }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`.
+        unsafe {
+            libc::munmap(self.page.as_ptr().cast(), size_of::<Report>());
+        }
+    }
+}
+
+impl Report {
+    pub(crate) fn set_active(&self, layer: usize) {
+        self.active.fetch_or(1 << layer, Ordering::SeqCst);
+    }
+
+    pub(crate) fn clear_active(&self, layer: usize) {
+        self.active.fetch_and(!(1 << layer), Ordering::SeqCst);
+    }
+
+    pub(crate) fn fail(&self, layer: usize, step: i32, errno: i32) {
+        self.clear_active(layer);
+        if self.errors[layer].load(Ordering::SeqCst) == 0 {
+            self.errors[layer].store(errno.max(1), Ordering::SeqCst);
+            self.steps[layer].store(step, Ordering::SeqCst);
+        }
+    }
+
+    pub(crate) fn set_signal(&self, signal: i32) {
+        self.signal.store(signal, Ordering::SeqCst);
+    }
+
+    pub(crate) fn signal(&self) -> i32 {
+        self.signal.load(Ordering::SeqCst)
+    }
+
+    fn is_active(&self, layer: usize) -> bool {
+        self.active.load(Ordering::SeqCst) & (1 << layer) != 0
+    }
+
+    fn why(&self, layer: usize) -> Option<String> {
+        let errno = self.errors[layer].load(Ordering::SeqCst);
+        (errno != 0).then(|| {
+            let step = namespaces::step_name(self.steps[layer].load(Ordering::SeqCst));
+            format!("{step}: {}", std::io::Error::from_raw_os_error(errno))
+        })
+    }
+}
+
+/// Everything the forked child needs to build the sandbox (module doc).
+#[derive(Debug)]
+pub struct Plan {
+    /// The mode (never `off`: no plan is made then).
+    pub mode: Mode,
+    pub(crate) network: bool,
+    /// Whether a user namespace is needed (not root).
+    pub(crate) userns: bool,
+    pub(crate) uid_map: CString,
+    pub(crate) gid_map: CString,
+    /// Writable mount points, parents first.
+    pub(crate) writable: Vec<CString>,
+    /// Directories made mount points of their own (writable), so they cannot be renamed.
+    pub(crate) anchors: Vec<CString>,
+    /// Paths bound read-only on themselves.
+    pub(crate) protected: Vec<CString>,
+    /// Secret files covered by the empty file.
+    pub(crate) masked: Vec<CString>,
+    /// The empty read-only file secrets are covered with.
+    pub(crate) empty: Option<CString>,
+    /// Whether the secret scan stopped at its cap.
+    pub mask_capped: bool,
+    /// Where the child reports.
+    pub shared: Shared,
+}
+
+/// What a plan is made for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Purpose<'a> {
+    /// `.tinytool/` stays writable (a task subagent is a tinytool user itself).
+    pub tinytool_writable: bool,
+    /// More writable paths (a subagent's `subagents.<name>.writable`).
+    pub extra_writable: &'a [PathBuf],
+}
+
+impl Plan {
+    /// The plan for a command run in `dir` under `settings`; `None` when the mode is off.
+    pub fn new(settings: &Settings, dir: &Path, purpose: Purpose) -> Option<Plan> {
+        if settings.mode == Mode::Off {
+            return None;
+        }
+        let shared = Shared::new().ok()?;
+        // SAFETY: getuid/getgid have no preconditions.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let dir = crate::paths::resolve_symlinks(dir);
+        let mut writable: Vec<PathBuf> = vec![PathBuf::from("/dev"), PathBuf::from("/tmp")];
+        writable.push(std::env::temp_dir());
+        writable.push(dir.clone());
+        writable.extend(settings.writable.iter().cloned());
+        writable.extend(purpose.extra_writable.iter().cloned());
+        let mut writable: Vec<PathBuf> = writable
+            .into_iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        writable.sort_by_key(|p| p.components().count());
+        writable.dedup();
+        let tinytool = crate::project::tinytool_dir(&dir);
+        let mut anchors = Vec::new();
+        let mut protected = Vec::new();
+        for git in git_dirs(&dir) {
+            let hooks = git.join("hooks");
+            if !hooks.exists() {
+                // A missing hooks folder could be created and planted: tinytool creates it
+                // (empty, as `git init` would) so that it can be bound read-only.
+                let _ = std::fs::create_dir(&hooks);
+            }
+            anchors.push(git.clone());
+            protected.push(git.join("config"));
+            protected.push(hooks);
+        }
+        if !purpose.tinytool_writable {
+            let _ = std::fs::create_dir_all(&tinytool);
+            protected.push(tinytool.clone());
+        } else {
+            let _ = std::fs::create_dir_all(&tinytool);
+            anchors.push(tinytool.clone());
+        }
+        if let Some(file) = &settings.policy_file {
+            protected.push(file.clone());
+        }
+        if let Some(config) = crate::config::user_config_dir() {
+            protected.push(config);
+        }
+        let protected: Vec<PathBuf> = protected
+            .into_iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        let anchors: Vec<PathBuf> = anchors
+            .into_iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect();
+        let scan = mask::scan(&dir);
+        let empty = mask::empty_file(&tinytool);
+        Some(Plan {
+            mode: settings.mode,
+            network: settings.network,
+            userns: uid != 0,
+            uid_map: c_string(format!("{uid} {uid} 1\n").as_bytes()),
+            gid_map: c_string(format!("{gid} {gid} 1\n").as_bytes()),
+            writable: writable.iter().map(|p| c_path(p)).collect(),
+            anchors: anchors.iter().map(|p| c_path(p)).collect(),
+            protected: protected.iter().map(|p| c_path(p)).collect(),
+            masked: if empty.is_some() {
+                scan.files.iter().map(|p| c_path(p)).collect()
+            } else {
+                Vec::new()
+            },
+            empty: empty.map(|p| c_path(&p)),
+            mask_capped: scan.capped,
+            shared,
+        })
+    }
+
+    /// Whether `layer` (an index into [`LAYERS`]) was asked for by this plan.
+    fn wanted(&self, layer: usize) -> bool {
+        match layer {
+            USERNS => self.userns,
+            NET => !self.network,
+            MASK => !self.masked.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// The layers wanted but not set up, with why.
+    pub fn missing(&self) -> Vec<(&'static str, String)> {
+        let report = self.shared.report();
+        (0..LAYERS.len())
+            .filter(|&l| self.wanted(l) && !report.is_active(l))
+            .map(|l| {
+                (
+                    LAYERS[l],
+                    report
+                        .why(l)
+                        .unwrap_or_else(|| "not set up (the command did not start)".into()),
+                )
+            })
+            .collect()
+    }
+
+    /// `metadata.sandbox`: the mode, the layers active, the ones missing and why.
+    pub fn metadata(&self) -> Value {
+        let report = self.shared.report();
+        let layers: Vec<&str> = (0..LAYERS.len())
+            .filter(|&l| report.is_active(l))
+            .map(|l| LAYERS[l])
+            .collect();
+        let mut missing: Vec<Value> = self
+            .missing()
+            .into_iter()
+            .map(|(layer, why)| json!({"layer": layer, "why": why}))
+            .collect();
+        if let Some(why) = report.why(PROC) {
+            missing.push(json!({"layer": "proc", "why": why}));
+        }
+        let mut meta = json!({"mode": self.mode.as_str(), "layers": layers, "missing": missing});
+        if self.mask_capped {
+            meta["mask_capped"] = json!(mask::CAP);
+        }
+        meta
+    }
+
+    /// The refusal of `required` mode when a layer is missing, naming each.
+    pub fn refusal(&self) -> Option<String> {
+        if self.mode != Mode::Required {
+            return None;
+        }
+        let missing = self.missing();
+        (!missing.is_empty()).then(|| {
+            let list: Vec<String> = missing
+                .iter()
+                .map(|(layer, why)| format!("{layer} ({why})"))
+                .collect();
+            format!(
+                "sandbox.mode is \"required\" and this machine cannot set up: {}; the command did not run (`tinytool sandbox` shows what is supported)",
+                list.join(", ")
+            )
+        })
+    }
+}
+
+/// The git directories of the project whose `config` and `hooks/` are protected: `.git`
+/// (or the real one a `.git` file points to, and its common directory), and every
+/// `modules/*` and `worktrees/*` below them (one level each).
+fn git_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let dot_git = dir.join(".git");
+    let mut roots = Vec::new();
+    if dot_git.is_dir() {
+        roots.push(dot_git);
+    } else if let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Some(target) = text.trim().strip_prefix("gitdir:")
+    {
+        let real = dir.join(target.trim());
+        if let Ok(common) = std::fs::read_to_string(real.join("commondir")) {
+            roots.push(real.join(common.trim()));
+        }
+        roots.push(real);
+    }
+    for root in roots {
+        for sub in ["modules", "worktrees"] {
+            if let Ok(entries) = std::fs::read_dir(root.join(sub)) {
+                found.extend(
+                    entries
+                        .flatten()
+                        .map(|e| e.path())
+                        .filter(|p| p.is_dir() && p.join("config").exists()),
+                );
+            }
+        }
+        found.insert(0, root);
+    }
+    found
+}
+
+fn c_string(bytes: &[u8]) -> CString {
+    CString::new(
+        bytes
+            .iter()
+            .copied()
+            .filter(|&b| b != 0)
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap_or_default()
+}
+
+fn c_path(path: &Path) -> CString {
+    c_string(path.as_os_str().as_bytes())
+}
+
+/// What this machine supports, one line per layer, for `tinytool sandbox`: runs `true`
+/// under a plan of every layer in `dir`.
+pub fn support_report(dir: &Path) -> (String, bool) {
+    let settings = Settings {
+        mode: Mode::Auto,
+        network: false,
+        ..Settings::default()
+    };
+    let Some(plan) = Plan::new(&settings, dir, Purpose::default()) else {
+        return ("cannot map a shared page\n".into(), false);
+    };
+    let plan = std::sync::Arc::new(plan);
+    let request = crate::process::run::Request {
+        program: crate::process::run::Program::Shell("true"),
+        dir,
+        env: vec![],
+        stdin: None,
+        timeout: std::time::Duration::from_secs(10),
+        limits: crate::truncate::Limits::default(),
+        cancel: None,
+        isolation: crate::process::run::Isolation::Session,
+        sandbox: Some(plan.clone()),
+    };
+    let _ = crate::process::run::run(request);
+    let report = plan.shared.report();
+    let mut out = String::new();
+    let mut all = true;
+    for (l, name) in LAYERS.iter().enumerate() {
+        let line = if report.is_active(l) {
+            format!("{name}: yes\n")
+        } else if !plan.wanted(l) {
+            match l {
+                USERNS => format!("{name}: not needed (running as root)\n"),
+                MASK => format!("{name}: yes (no secret file in this directory to mask)\n"),
+                _ => format!("{name}: not needed\n"),
+            }
+        } else {
+            all = false;
+            format!(
+                "{name}: no: {}\n",
+                report.why(l).unwrap_or_else(|| "not set up".into())
+            )
+        };
+        out.push_str(&line);
+    }
+    if let Some(why) = report.why(PROC) {
+        out.push_str(&format!(
+            "proc: no fresh /proc ({why}); the PID namespace stays\n"
+        ));
+    }
+    (out, all)
+}
+
+/// The plan for a command of `session`; `None` when its sandbox is off.
+pub fn plan_for(
+    session: &crate::session::Session,
+    purpose: Purpose,
+) -> Option<std::sync::Arc<Plan>> {
+    Plan::new(&session.sandbox, &session.dir, purpose).map(std::sync::Arc::new)
+}
+
+/// The result of a command `required` mode kept from running (its spawn failed because a
+/// layer was missing); `None` when that is not why it failed.
+pub fn refusal(plan: &Option<std::sync::Arc<Plan>>) -> Option<crate::tool::ToolOutput> {
+    let plan = plan.as_ref()?;
+    let message = plan.refusal()?;
+    let mut meta = plan.metadata();
+    meta["refused"] = json!(true);
+    Some(crate::tool::ToolOutput::error(message).with("sandbox", meta))
+}
+
+/// Whether a result's metadata says the sandbox refused the command (exit status 3).
+pub fn refused(metadata: &serde_json::Map<String, Value>) -> bool {
+    metadata
+        .get("sandbox")
+        .and_then(|s| s.get("refused"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+impl Plan {
+    /// The explanatory last line for a failed command whose output is in `captures`.
+    pub fn explain(&self, captures: &[&crate::truncate::Capture]) -> Option<String> {
+        let report = self.shared.report();
+        if !report.is_active(MOUNT) && !report.is_active(NET) {
+            return None;
+        }
+        let text: String = captures
+            .iter()
+            .map(|c| c.kept_text())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let names = |list: &[CString]| -> Vec<String> {
+            list.iter()
+                .filter_map(|c| {
+                    let path = Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()));
+                    path.file_name().map(|n| n.to_string_lossy().into_owned())
+                })
+                .collect()
+        };
+        let mut protected = names(&self.protected);
+        protected.extend(names(&self.anchors));
+        explain::explain(
+            &text,
+            !self.network && report.is_active(NET),
+            &names(&self.masked),
+            &protected,
+        )
+    }
+}

@@ -1,0 +1,441 @@
+//! What the forked child does between `fork` and `exec` to enter the sandbox of a
+//! [`Plan`](super::Plan): async-signal-safe system calls only (the parent may have other
+//! threads holding locks), no allocation.
+//!
+//! 1. `unshare` a mount and a PID namespace, a network namespace when the network is off,
+//!    and (not root) a user namespace first, mapping the caller's own uid and gid.
+//! 2. Mounts: everything private; every writable path bound on itself; the whole tree
+//!    made read-only recursively (`mount_setattr`); the writable binds made writable
+//!    again; the git directories (and, for a subagent, `.tinytool/`) bound on themselves
+//!    so they are mount points (`rename` and `rmdir` of a mount point fail with `EBUSY`);
+//!    every protected path bound on itself read-only; every secret file covered by the
+//!    empty read-only file.
+//! 3. With the network off, the namespace's own loopback is brought up.
+//! 4. A fork: the child is the first process (pid 1) of the PID namespace and goes on to
+//!    `exec` the command, after mounting a fresh `/proc` (skipped where refused). When it
+//!    exits, the kernel kills every process left in the namespace (double-forked daemons
+//!    included). The forking process stays outside as the command's leader: it closes its
+//!    other descriptors, waits for pid 1 and exits as it did (same status, same signal).
+//!    It dies with tinytool (`PR_SET_PDEATHSIG`), and pid 1 dies with it.
+//!
+//! A failed step is recorded in the plan's shared report (layer, step, errno); in
+//! `required` mode the spawn fails, otherwise the command runs with what was set up.
+
+use std::io;
+
+use super::{MASK, MOUNT, NET, PID, PROC, Plan, USERNS};
+
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+
+/// Names of the steps recorded in the report.
+const STEPS: [&str; 12] = [
+    "unshare",
+    "uid map",
+    "private mounts",
+    "bind a writable path",
+    "make the tree read-only",
+    "make a writable path writable",
+    "bind a protected path",
+    "cover a secret file",
+    "bring up loopback",
+    "fork the first process",
+    "mount /proc",
+    "anchor a git directory",
+];
+
+/// The name of step `index`.
+pub(crate) fn step_name(index: i32) -> &'static str {
+    STEPS.get(index as usize).copied().unwrap_or("setup")
+}
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// Sets (`set`) or clears the read-only flag of the mount at `path`, recursively or not.
+///
+/// # Safety
+/// `path` must be a valid NUL-terminated string.
+unsafe fn set_read_only(path: *const libc::c_char, set: bool, recursive: bool) -> bool {
+    let attr = MountAttr {
+        attr_set: if set { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if set { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr reads `attr` (size given) and `path`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path,
+            if recursive { AT_RECURSIVE } else { 0 },
+            &attr as *const MountAttr,
+            size_of::<MountAttr>(),
+        ) == 0
+    }
+}
+
+/// # Safety
+/// Valid NUL-terminated strings.
+unsafe fn bind(source: *const libc::c_char, target: *const libc::c_char) -> bool {
+    // SAFETY: mount with valid strings.
+    unsafe {
+        libc::mount(
+            source,
+            target,
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        ) == 0
+    }
+}
+
+/// Writes `data` to the file at `path`.
+///
+/// # Safety
+/// Valid NUL-terminated path.
+unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> bool {
+    // SAFETY: open/write/close with valid buffers.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let written = libc::write(fd, data.as_ptr().cast(), data.len());
+        libc::close(fd);
+        written == data.len() as isize
+    }
+}
+
+/// Builds the sandbox of `plan` in the forked child (module doc). Returns in the child
+/// that goes on to `exec` the command; the process that called it becomes its waiting
+/// leader and never returns.
+///
+/// # Safety
+/// Only in a child forked by `std::process::Command` before `exec`, after it leads its
+/// group and started its sentinel.
+pub unsafe fn enter(plan: &Plan) -> io::Result<()> {
+    let report = plan.shared.report();
+    let required = plan.mode == super::Mode::Required;
+    let fail = |layer: usize, step: i32| {
+        let e = errno();
+        report.fail(layer, step, e);
+        e
+    };
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    if !plan.network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    if plan.userns {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    // SAFETY: unshare with integer flags in a single-threaded forked child.
+    if unsafe { libc::unshare(flags) } != 0 {
+        let e = errno();
+        for layer in [USERNS, MOUNT, PID, NET, MASK] {
+            report.fail(layer, 0, e);
+        }
+        return if required {
+            Err(io::Error::from_raw_os_error(e))
+        } else {
+            Ok(())
+        };
+    }
+    if plan.userns {
+        report.set_active(USERNS);
+        // SAFETY: writes to this process's own files under /proc.
+        let mapped = unsafe {
+            write_file(c"/proc/self/setgroups", b"deny")
+                && write_file(c"/proc/self/uid_map", plan.uid_map.as_bytes())
+                && write_file(c"/proc/self/gid_map", plan.gid_map.as_bytes())
+        };
+        if !mapped {
+            // Without a map nothing below can work, and the namespaces cannot be left.
+            let e = fail(USERNS, 1);
+            return Err(io::Error::from_raw_os_error(e));
+        }
+    }
+    report.set_active(PID);
+    if !plan.network {
+        report.set_active(NET);
+        // SAFETY: socket/ioctl on a local ifreq.
+        if !unsafe { loopback_up() } {
+            fail(NET, 8);
+        }
+    }
+    // The working directory was entered before the new mounts covered it: enter it again,
+    // or the command would work in the old, read-only, unmasked view.
+    let mut cwd = [0 as libc::c_char; 4096];
+    // SAFETY: getcwd writes at most `cwd.len()` bytes into the local buffer.
+    let have_cwd = unsafe { !libc::getcwd(cwd.as_mut_ptr(), cwd.len()).is_null() };
+    // SAFETY: mount calls with valid strings.
+    let mounted = unsafe { build_mounts(plan) };
+    // SAFETY: chdir to the NUL-terminated path getcwd wrote.
+    if have_cwd && unsafe { libc::chdir(cwd.as_ptr()) } != 0 && required {
+        return Err(io::Error::last_os_error());
+    }
+    if !mounted && required {
+        return Err(io::Error::other("the sandbox's mounts could not be set up"));
+    }
+    // SAFETY: a fork-like clone in a single-threaded child; see `first_process`.
+    unsafe { first_process(plan) }
+}
+
+/// The mounts of step 2; false when the read-only tree could not be built.
+///
+/// # Safety
+/// In the child, after `unshare(CLONE_NEWNS)`.
+unsafe fn build_mounts(plan: &Plan) -> bool {
+    let report = plan.shared.report();
+    let fail = |layer: usize, step: i32| {
+        report.fail(layer, step, errno());
+    };
+    // SAFETY: mount calls with valid NUL-terminated strings owned by `plan`.
+    unsafe {
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            fail(MOUNT, 2);
+            fail(MASK, 2);
+            return false;
+        }
+        for path in &plan.writable {
+            if !bind(path.as_ptr(), path.as_ptr()) {
+                fail(MOUNT, 3);
+                fail(MASK, 3);
+                return false;
+            }
+        }
+        if !set_read_only(c"/".as_ptr(), true, true) {
+            fail(MOUNT, 4);
+            fail(MASK, 4);
+            return false;
+        }
+        for path in &plan.writable {
+            if !set_read_only(path.as_ptr(), false, false) {
+                fail(MOUNT, 5);
+                fail(MASK, 5);
+                return false;
+            }
+        }
+        report.set_active(MOUNT);
+        for path in &plan.anchors {
+            if !bind(path.as_ptr(), path.as_ptr()) {
+                fail(MOUNT, 11);
+            }
+        }
+        for path in &plan.protected {
+            if !(bind(path.as_ptr(), path.as_ptr()) && set_read_only(path.as_ptr(), true, true)) {
+                fail(MOUNT, 6);
+            }
+        }
+        if let Some(empty) = &plan.empty
+            && !plan.masked.is_empty()
+        {
+            report.set_active(MASK);
+            for path in &plan.masked {
+                if !(libc::mount(
+                    empty.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ) == 0
+                    && set_read_only(path.as_ptr(), true, false))
+                {
+                    fail(MASK, 7);
+                }
+            }
+        }
+    }
+    report.is_active(MOUNT)
+}
+
+/// Brings up `lo` in the new network namespace.
+///
+/// # Safety
+/// In the child, after `unshare(CLONE_NEWNET)`.
+unsafe fn loopback_up() -> bool {
+    // SAFETY: a datagram socket and two ioctls on a zeroed ifreq naming "lo".
+    unsafe {
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if sock < 0 {
+            return false;
+        }
+        let mut req: libc::ifreq = std::mem::zeroed();
+        req.ifr_name[0] = b'l' as libc::c_char;
+        req.ifr_name[1] = b'o' as libc::c_char;
+        let mut ok = libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut req) == 0;
+        if ok {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            ok = libc::ioctl(sock, libc::SIOCSIFFLAGS, &req) == 0;
+        }
+        libc::close(sock);
+        ok
+    }
+}
+
+/// A fork (`clone` with only `SIGCHLD`): 0 in the child, its pid in the caller, -1 on
+/// failure.
+///
+/// # Safety
+/// As `fork` in a single-threaded forked child: the clone only makes system calls until
+/// it returns to the standard library's exec path.
+unsafe fn fork() -> libc::pid_t {
+    // SAFETY: clone without a new stack behaves as fork.
+    unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        ) as libc::pid_t
+    }
+}
+
+/// Closes every descriptor from 3 up: the leader and init must not hold the exec-error
+/// pipe (the spawn would wait for them) nor anything else of tinytool's.
+///
+/// # Safety
+/// Only in a forked child that will never exec.
+unsafe fn close_inherited() {
+    // SAFETY: plain system calls on this process's own descriptors.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            0,
+        ) != 0
+        {
+            for fd in 3..4096 {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// Waits for `pid`, reaping any other child on the way (orphans re-parented to init).
+///
+/// # Safety
+/// In a child that owns `pid`.
+unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid writes into a local.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r == pid {
+            return status;
+        }
+        if r < 0 && errno() != libc::EINTR {
+            return 127 << 8;
+        }
+    }
+}
+
+/// Step 4 of the module doc: the leader forks init (pid 1 of the namespace), init forks
+/// the command (pid 2), which returns to `exec`. The leader and init block every signal:
+/// what the command sends its own group (`kill -USR1 0`) must not end them, and tinytool's
+/// deadline reaches the command, which is in the same group. Init reaps orphans until the
+/// command ends, records how it ended (a signal cannot be re-raised by an init) and exits;
+/// the kernel then kills the rest of the namespace. The leader ends as the command did.
+///
+/// # Safety
+/// In the child, after `unshare(CLONE_NEWPID)`.
+unsafe fn first_process(plan: &Plan) -> io::Result<()> {
+    let report = plan.shared.report();
+    // SAFETY: signal-mask calls on locals; fork as documented above.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_BLOCK, &all, &mut old);
+        let init = fork();
+        if init < 0 {
+            report.fail(PID, 9, errno());
+            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            return Err(io::Error::last_os_error());
+        }
+        if init == 0 {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            libc::prctl(
+                libc::PR_SET_NAME,
+                c"tinytool-init".as_ptr() as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            if libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            ) != 0
+            {
+                report.fail(PROC, 10, errno());
+            }
+            let command = fork();
+            if command == 0 {
+                // The command: as the standard library left it, on to `exec`.
+                libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+                return Ok(());
+            }
+            close_inherited();
+            if command < 0 {
+                libc::_exit(127);
+            }
+            let status = wait_for(command);
+            if libc::WIFSIGNALED(status) {
+                report.set_signal(libc::WTERMSIG(status));
+                libc::_exit(128 + libc::WTERMSIG(status));
+            }
+            libc::_exit(libc::WEXITSTATUS(status));
+        }
+        // The leader.
+        close_inherited();
+        let status = wait_for(init);
+        let signal = report.signal();
+        if signal == 0 {
+            libc::_exit(if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                128 + libc::WTERMSIG(status)
+            });
+        }
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(signal, &default, std::ptr::null_mut());
+        libc::kill(libc::getpid(), signal);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::_exit(128 + signal);
+    }
+}

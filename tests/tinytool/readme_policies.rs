@@ -1,0 +1,110 @@
+//! The README's ready policies do what their prose promises (issue 24): each is loaded as
+//! the user policy, and the commands it says it allows and refuses are run for real in a
+//! temporary directory, compound lines, wrappers and `git -C` included.
+
+use serde_json::json;
+
+use crate::util::Room;
+
+/// The README's `json policy` blocks, in order: reviewer, build, CI.
+fn readme_policies() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    readme
+        .split("```json policy")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap().to_string())
+        .collect()
+}
+
+fn room_with(policy: usize) -> Room {
+    let room = Room::new();
+    room.write_user("policy.json", &readme_policies()[policy]);
+    room
+}
+
+fn bash(room: &Room, command: &str) -> crate::util::Run {
+    room.call("bash", json!({"command": command}))
+}
+
+#[test]
+fn the_reviewer_runs_no_commands_and_changes_nothing() {
+    let room = room_with(0);
+    room.write("a.txt", "x\n");
+    assert_eq!(room.call("read", json!({"file_path": "a.txt"})).code, 0);
+    for command in ["git log --oneline", "git status && rm -rf src", "ls"] {
+        assert_ne!(bash(&room, command).code, 0, "{command}");
+    }
+    let edit = room.call("write", json!({"file_path": "b.txt", "content": "y"}));
+    assert_ne!(edit.code, 0);
+    assert!(!room.path("b.txt").exists());
+}
+
+#[test]
+fn the_build_policy_allows_target_cleanups_only() {
+    let room = room_with(1);
+    room.write("target/x/f", "1");
+    room.write("target/y/f", "1");
+    room.write("victim/f", "1");
+    let run = bash(&room, "rm -rf target/x; rm -rf victim");
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(run.json()["metadata"]["pattern"], "rm -rf victim");
+    assert!(run.output().contains("rm -rf victim"), "{}", run.output());
+    assert!(room.path("victim/f").exists());
+    assert!(
+        room.path("target/x/f").exists(),
+        "nothing of a refused line runs"
+    );
+    let run = bash(&room, "rm -rf target/x && rm -rf target/y");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!room.path("target/x").exists() && !room.path("target/y").exists());
+    // A glued `*` never reaches past the folder.
+    room.write("src/f", "1");
+    for command in [
+        "rm -rf target/../src",
+        "rm -rf target/x src",
+        "sudo rm -rf src",
+        "cd . && rm -rf src",
+        "sh -c 'rm -rf src'",
+    ] {
+        let run = bash(&room, command);
+        assert_eq!(run.code, 3, "{command}: {run:?}");
+    }
+    assert!(room.path("src/f").exists());
+    for command in [
+        "git push --force origin main",
+        "true && git push --force",
+        "timeout 9 git push --force",
+        "git -C . push --force",
+    ] {
+        assert_eq!(bash(&room, command).code, 3, "{command}");
+    }
+    assert_eq!(bash(&room, "echo ok | wc -l").code, 0);
+    let lock = room.call("write", json!({"file_path": "Cargo.lock", "content": "x"}));
+    assert_eq!(lock.code, 3);
+}
+
+#[test]
+fn the_ci_policy_allows_destruction_but_no_push_and_no_secrets() {
+    let room = room_with(2);
+    room.write("build/f", "1");
+    room.write(".env", "K=1\n");
+    assert_eq!(bash(&room, "rm -rf build").code, 0);
+    assert!(!room.path("build").exists());
+    for command in [
+        "cd . && git push --force",
+        "timeout 9 git push --force",
+        "git -C . push --force",
+        "sudo -u ci git --no-pager push -f",
+        "cat .env",
+        "ls; cat .env",
+    ] {
+        let run = bash(&room, command);
+        assert_eq!(run.code, 3, "{command}: {run:?}");
+    }
+    assert_ne!(
+        room.call("webfetch", json!({"url": "https://example.com/"}))
+            .code,
+        0
+    );
+}

@@ -1,0 +1,288 @@
+//! The kernel sandbox of bash commands (DESIGN §10): real commands, as the user running
+//! the tests and, when that is root, again as an unprivileged user (uid 65534 through
+//! `setpriv`, on a copy of the binary it can execute). A case skips, saying why, only
+//! where the machine cannot set the sandbox up.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::util::{Room, Run, daemon_sleep, living_named, marked_sleep, run_command};
+
+/// Every policy allows the commands: only the sandbox stops them.
+const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
+
+/// Whether this machine sets up the mount layer for the binary (else: why not).
+fn supported(room: &Room) -> Result<(), String> {
+    let run = room.call("bash", json!({"command": "true"}));
+    let layers = &run.json()["metadata"]["sandbox"]["layers"];
+    if layers
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "mount"))
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "no mount layer here: {}",
+            run.json()["metadata"]["sandbox"]
+        ))
+    }
+}
+
+fn git_room(policy: &str) -> Room {
+    let room = Room::new();
+    room.write_user("policy.json", policy);
+    let git = |args: &[&str]| {
+        let mut cmd = Command::new("git");
+        cmd.args(args);
+        room.enter(&mut cmd);
+        assert!(cmd.output().unwrap().status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    room.write(".env", "KEY=hunter2\n");
+    room.write("a.txt", "a\n");
+    room
+}
+
+fn bash(room: &Room, command: &str) -> Run {
+    room.call("bash", json!({"command": command}))
+}
+
+#[test]
+fn writes_outside_and_to_protected_paths_fail_and_say_why() {
+    let room = git_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // /tmp is writable (as the project is, under it): somewhere else outside.
+    let outside =
+        std::path::PathBuf::from(format!("/var/tmp/tinytool-sandbox-{}", std::process::id()));
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"open('{}','w').write('x')\"",
+            outside.display()
+        ),
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let leaked = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!leaked);
+    assert!(run.output().contains("Read-only file system"), "{run:?}");
+    assert!(run.output().trim_end().ends_with(']'), "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
+
+    let run = bash(&room, "echo 'touch pwned' > .git/hooks/pre-commit");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!room.path(".git/hooks/pre-commit").exists());
+    let run = bash(&room, "git config core.fsmonitor 'touch pwned'");
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        !std::fs::read_to_string(room.path(".git/config"))
+            .unwrap()
+            .contains("fsmonitor")
+    );
+    let run = bash(&room, "mv .git .g && mkdir -p .git/hooks");
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(room.path(".git/config").exists());
+    assert!(!room.path(".g").exists());
+    let run = bash(
+        &room,
+        "python3 -c \"open('.'+'tinytool/approvals','w').write('x')\"",
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(!room.path(".tinytool/approvals").exists());
+    let run = bash(
+        &room,
+        "echo '{}' > \"$XDG_CONFIG_HOME/tinytool/config.json\"",
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+
+    // Inside the project, work goes on: builds write, git commits.
+    let run = bash(
+        &room,
+        "mkdir -p target && echo o > target/out && git add a.txt && \
+         git -c user.email=t@t -c user.name=t commit -qm one && git log --oneline | wc -l",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "1\n");
+    assert!(room.path("target/out").exists());
+}
+
+#[test]
+fn a_masked_secret_reads_empty_but_is_still_listed() {
+    let room = git_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let run = bash(
+        &room,
+        "tar c . | tar t | grep -x './.env'; grep -r hunter2 . ; wc -c < .e''nv",
+    );
+    assert!(run.output().contains("./.env"), "{run:?}");
+    assert!(!run.output().contains("hunter2"), "{run:?}");
+    assert!(run.output().ends_with("0\n"), "{run:?}");
+    let layers = &run.json()["metadata"]["sandbox"]["layers"];
+    assert!(
+        layers.as_array().unwrap().iter().any(|l| l == "mask"),
+        "{run:?}"
+    );
+    assert_eq!(room.read(".env"), "KEY=hunter2\n");
+}
+
+#[test]
+fn with_the_network_off_a_loopback_server_of_the_host_is_out_of_reach() {
+    let room = git_room(
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('reached')\""
+        ),
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!run.output().contains("reached"), "{run:?}");
+    assert!(run.output().contains("network"), "{run:?}");
+    let layers = &run.json()["metadata"]["sandbox"]["layers"];
+    assert!(
+        layers.as_array().unwrap().iter().any(|l| l == "net"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_double_forked_daemon_is_gone_when_the_call_returns() {
+    let room = git_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let sleep = marked_sleep(&room);
+    let run = bash(
+        &room,
+        &format!(
+            "env -i sh -c \"{}\"",
+            daemon_sleep(&sleep, 60).replace('"', "\\\"")
+        ),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(living_named(&sleep), Vec::<String>::new());
+}
+
+#[test]
+fn required_mode_refuses_with_exit_3_when_a_layer_is_missing() {
+    // Where every layer can be set up, `required` runs the command and says so; where
+    // one cannot, the command is refused with exit status 3.
+    let room = git_room(r#"{"sandbox": {"mode": "required"}}"#);
+    let run = bash(&room, "echo ok");
+    match supported(&room) {
+        Ok(()) => {
+            assert_eq!(run.code, 0, "{run:?}");
+            assert_eq!(run.json()["metadata"]["sandbox"]["mode"], "required");
+        }
+        Err(_) => {
+            assert_eq!(run.code, 3, "{run:?}");
+            assert!(run.output().contains("required"), "{run:?}");
+        }
+    }
+}
+
+#[test]
+fn as_an_unprivileged_user_the_sandbox_holds_too() {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        eprintln!("skipped: not root, so the tests above already ran unprivileged");
+        return;
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: setpriv is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = root.join("tinytool");
+    std::fs::copy(crate::util::bin(), &bin).unwrap();
+    let dir = root.join("p");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join(".env"), "KEY=hunter2\n").unwrap();
+    std::fs::write(root.join("policy.json"), ALLOW_ALL).unwrap();
+    let chown = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let call = |command: &str| -> Value {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin)
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--policy")
+            .arg(root.join("policy.json"))
+            .args(["bash", "--command", command])
+            .current_dir(&dir)
+            .env_clear()
+            .env("HOME", &dir)
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        run_command(cmd, None).json()
+    };
+    let result = call("true");
+    let layers = result["metadata"]["sandbox"]["layers"].clone();
+    if !layers
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "userns"))
+    {
+        eprintln!(
+            "skipped: no user namespace for uid 65534 here: {}",
+            result["metadata"]["sandbox"]
+        );
+        return;
+    }
+    // A folder outside /tmp that uid 65534 could write without the sandbox.
+    let open = std::path::PathBuf::from(format!("/var/tmp/tinytool-sbx-{}", std::process::id()));
+    std::fs::create_dir_all(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let result = call(&format!(
+        "touch ok; touch {}/x; cat .e''nv; echo $$",
+        open.display()
+    ));
+    let leaked = open.join("x").exists();
+    let _ = std::fs::remove_dir_all(&open);
+    let output = result["output"].as_str().unwrap();
+    assert!(dir.join("ok").exists(), "{result}");
+    assert!(!leaked, "{result}");
+    assert!(!output.contains("hunter2"), "{result}");
+    assert!(output.contains("Read-only file system"), "{result}");
+}
+
+#[test]
+fn a_sigkilled_tinytool_leaves_not_even_a_setsid_child() {
+    let room = git_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let sleep = marked_sleep(&room);
+    let cmd = room.command(&[
+        "bash",
+        "--command",
+        &format!("{}; ./{sleep} 300", crate::util::escaped_sleep(&sleep, 301)),
+    ]);
+    assert_eq!(
+        crate::util::survivors_of_sigkill(cmd, &sleep, 2),
+        Vec::<String>::new()
+    );
+}
