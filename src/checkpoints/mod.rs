@@ -10,5 +10,6 @@
 //! Recording checkpoints around tool calls, the SQLite tables, `tinytool undo` and
 //! `tinytool checkpoints` are not built yet; this module is the part they will stand on.
 
+pub mod record;
 pub mod store;
 pub mod walk;

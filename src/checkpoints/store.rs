@@ -111,6 +111,23 @@ impl BlobStore {
         }
     }
 
+    /// The IDs of the stored blobs (temporary files left out).
+    pub fn ids(&self) -> Result<Vec<String>> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            other => other?,
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            if let Some(name) = entry?.file_name().to_str()
+                && is_blob_id(name)
+            {
+                ids.push(name.to_owned());
+            }
+        }
+        Ok(ids)
+    }
+
     /// Total bytes of the stored blobs (what `max_bytes` caps).
     pub fn total_bytes(&self) -> Result<u64> {
         let entries = match std::fs::read_dir(&self.dir) {
