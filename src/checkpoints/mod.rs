@@ -11,5 +11,7 @@
 //! `tinytool checkpoints` are not built yet; this module is the part they will stand on.
 
 pub mod record;
+pub mod report;
 pub mod store;
+pub mod undo;
 pub mod walk;

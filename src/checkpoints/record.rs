@@ -77,7 +77,7 @@ pub fn describe(tool: &str, args: &Map<String, Value>) -> String {
         "bash" | "monitor" => text("command").map(str::to_owned),
         "task" => text("description").map(str::to_owned),
         "apply_patch" => Some("apply_patch".to_owned()),
-        _ => text("filePath").map(str::to_owned),
+        _ => text("file_path").map(str::to_owned),
     };
     let mut line = described.unwrap_or_default().replace('\n', " ");
     if line.len() > 200 {
