@@ -22,6 +22,9 @@ _tinytool() {
             tinytool,bash)
                 cmd="tinytool__subcmd__bash"
                 ;;
+            tinytool,checkpoints)
+                cmd="tinytool__subcmd__checkpoints"
+                ;;
             tinytool,completions)
                 cmd="tinytool__subcmd__completions"
                 ;;
@@ -85,6 +88,9 @@ _tinytool() {
             tinytool,tools)
                 cmd="tinytool__subcmd__tools"
                 ;;
+            tinytool,undo)
+                cmd="tinytool__subcmd__undo"
+                ;;
             tinytool,webfetch)
                 cmd="tinytool__subcmd__webfetch"
                 ;;
@@ -94,11 +100,26 @@ _tinytool() {
             tinytool,write)
                 cmd="tinytool__subcmd__write"
                 ;;
+            tinytool__subcmd__checkpoints,help)
+                cmd="tinytool__subcmd__checkpoints__subcmd__help"
+                ;;
+            tinytool__subcmd__checkpoints,show)
+                cmd="tinytool__subcmd__checkpoints__subcmd__show"
+                ;;
+            tinytool__subcmd__checkpoints__subcmd__help,help)
+                cmd="tinytool__subcmd__checkpoints__subcmd__help__subcmd__help"
+                ;;
+            tinytool__subcmd__checkpoints__subcmd__help,show)
+                cmd="tinytool__subcmd__checkpoints__subcmd__help__subcmd__show"
+                ;;
             tinytool__subcmd__help,apply_patch)
                 cmd="tinytool__subcmd__help__subcmd__apply_patch"
                 ;;
             tinytool__subcmd__help,bash)
                 cmd="tinytool__subcmd__help__subcmd__bash"
+                ;;
+            tinytool__subcmd__help,checkpoints)
+                cmd="tinytool__subcmd__help__subcmd__checkpoints"
                 ;;
             tinytool__subcmd__help,completions)
                 cmd="tinytool__subcmd__help__subcmd__completions"
@@ -163,6 +184,9 @@ _tinytool() {
             tinytool__subcmd__help,tools)
                 cmd="tinytool__subcmd__help__subcmd__tools"
                 ;;
+            tinytool__subcmd__help,undo)
+                cmd="tinytool__subcmd__help__subcmd__undo"
+                ;;
             tinytool__subcmd__help,webfetch)
                 cmd="tinytool__subcmd__help__subcmd__webfetch"
                 ;;
@@ -171,6 +195,9 @@ _tinytool() {
                 ;;
             tinytool__subcmd__help,write)
                 cmd="tinytool__subcmd__help__subcmd__write"
+                ;;
+            tinytool__subcmd__help__subcmd__checkpoints,show)
+                cmd="tinytool__subcmd__help__subcmd__checkpoints__subcmd__show"
                 ;;
             tinytool__subcmd__help__subcmd__policy,check)
                 cmd="tinytool__subcmd__help__subcmd__policy__subcmd__check"
@@ -203,7 +230,7 @@ _tinytool() {
 
     case "${cmd}" in
         tinytool)
-            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help"
+            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -322,6 +349,124 @@ _tinytool() {
                     return 0
                     ;;
                 --description)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints)
+            opts="-h --json --dir --session --policy --state --events --answers --text --help show help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints__subcmd__help)
+            opts="show help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints__subcmd__show)
+            opts="-h --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -605,7 +750,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help)
-            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help"
+            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -635,6 +780,34 @@ _tinytool() {
         tinytool__subcmd__help__subcmd__bash)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__checkpoints)
+            opts="show"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__checkpoints__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -955,6 +1128,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help__subcmd__tools)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__undo)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1743,6 +1930,44 @@ _tinytool() {
                     COMPREPLY=($(compgen -W "openai openai-responses anthropic gemini mcp json" -- "${cur}"))
                     return 0
                     ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__undo)
+            opts="-h --dry-run --force --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -54,11 +54,25 @@ const MANUAL: &str = "tinytool manual";
 /// assert_eq!(mcp_page().file_name(), "tinytool-mcp.1");
 /// assert_eq!(mcp_page().reference(), "tinytool-mcp(1)");
 /// ```
-pub const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page];
+pub const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page, checkpoints_page, undo_page];
 
 /// `tinytool-mcp(1)`: the MCP server, written by hand as roff beside it.
 fn mcp_page() -> ManPage {
     ManPage::from_roff("tinytool-mcp", 1, include_str!("mcp/mcp.roff"))
+}
+
+/// `tinytool-checkpoints(1)`: checkpoints, their storage and configuration.
+fn checkpoints_page() -> ManPage {
+    ManPage::from_roff(
+        "tinytool-checkpoints",
+        1,
+        include_str!("checkpoints/checkpoints.roff"),
+    )
+}
+
+/// `tinytool-undo(1)`: reverting a checkpoint.
+fn undo_page() -> ManPage {
+    ManPage::from_roff("tinytool-undo", 1, include_str!("checkpoints/undo.roff"))
 }
 
 /// `tinytool-policy(5)`: the policy file format, written by hand as roff beside the policy

@@ -232,7 +232,7 @@ impl Registry {
             "tool.execute.before",
             props(json!({"tool": def.name, "args": raw})),
         );
-        let checkpoint = crate::checkpoints::record::wants(def.name, &args).then(|| {
+        let checkpoint = crate::checkpoints::record::wants(session, def.name, &args).then(|| {
             let call_id = id.as_ref().map(|v| match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),

@@ -6,8 +6,10 @@
 //! [`begin`] walks the tree and brings the stored tree up to date first: on the project's
 //! first checkpoint that is the baseline (every kept file stored; a baseline over
 //! `checkpoints.max_bytes` turns checkpoints off for the project instead), later it picks
-//! up what changed between calls (a person's edits, or the changes of a call whose process
-//! died mid-call, which complete that call's open checkpoint). So every before-image is
+//! up what changed between calls: a person's edits; the changes of a call whose process
+//! died mid-call, which complete that call's open checkpoint; or, while another call is
+//! running, that call's changes so far, added to its open checkpoint (the new checkpoint
+//! records the overlap, and undo treats the paths both touched as conflicts). So every before-image is
 //! stored before the call runs. [`finish`] walks again and records, per path that differs,
 //! the content before (from the stored tree) and after; a call that changed nothing leaves
 //! no checkpoint. Afterwards checkpoints older than `keep_days` and, while the blob store
@@ -53,18 +55,23 @@ pub enum Began {
 }
 
 /// Whether a call of `tool` with `args` may change the project and gets a checkpoint:
-/// the file tools, task, monitor `start`, and bash unless every line is read-only.
-pub fn wants(tool: &str, args: &Map<String, Value>) -> bool {
+/// the file tools, task (unless refused for its depth), monitor `start` of a command, and
+/// bash unless every line is read-only. A call that cannot start anything creates no state.
+pub fn wants(session: &Session, tool: &str, args: &Map<String, Value>) -> bool {
     let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
     match tool {
-        "write" | "edit" | "apply_patch" | "task" => true,
+        "write" | "edit" | "apply_patch" => true,
+        "task" => session.depth < crate::tools::task::MAX_DEPTH,
         "bash" => !text("command")
             .lines()
             .all(crate::detect::read_only::line_is_read_only),
-        "monitor" => match text("action") {
-            "" => text("monitor_id").is_empty() || !text("command").is_empty(),
-            action => action == "start",
-        },
+        "monitor" => {
+            let starts = match text("action") {
+                "" => text("monitor_id").is_empty() || !text("command").is_empty(),
+                action => action == "start",
+            };
+            starts && !text("command").trim().is_empty()
+        }
         _ => false,
     }
 }
@@ -187,6 +194,10 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
             for other in dead {
                 store.close_checkpoint(other.id, &[], &[])?;
             }
+        } else if let Some(running) = alive.first() {
+            // Changed while another call runs: that call's (the newest running one), so
+            // each change is recorded exactly once; both record the overlap.
+            store.add_to_open_checkpoint(running.id, &updates, &changes)?;
         } else {
             store.update_checkpoint_tree(&updates)?;
         }

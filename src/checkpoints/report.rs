@@ -213,11 +213,7 @@ pub fn diff_text(
 }
 
 /// The unified diff of everything checkpoint `changes` did.
-pub fn checkpoint_diff(
-    blobs: &BlobStore,
-    secrets: &Secrets,
-    changes: &[FileChange],
-) -> String {
+pub fn checkpoint_diff(blobs: &BlobStore, secrets: &Secrets, changes: &[FileChange]) -> String {
     let mut out = String::new();
     for change in changes {
         let old = content(blobs, change.before_blob.as_ref());
@@ -227,14 +223,22 @@ pub fn checkpoint_diff(
         };
         let note = missing_note(change.before_mode, &old).or(missing_note(change.after_mode, &new));
         if let Some(note) = note {
-            let shown = if note.is_empty() { "content not kept".into() } else { note };
+            let shown = if note.is_empty() {
+                "content not kept".into()
+            } else {
+                note
+            };
             out.push_str(&format!("--- a/{0}\n+++ b/{0}\n({shown})\n", change.path));
             continue;
         }
         out.push_str(&diff_text(
             &change.path,
-            change.before_mode.map(|_| old.as_deref().unwrap_or_default()),
-            change.after_mode.map(|_| new.as_deref().unwrap_or_default()),
+            change
+                .before_mode
+                .map(|_| old.as_deref().unwrap_or_default()),
+            change
+                .after_mode
+                .map(|_| new.as_deref().unwrap_or_default()),
             secrets.is_secret(&change.path),
             None,
         ));

@@ -16,9 +16,9 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::Value;
 
 use super::Output;
+use crate::checkpoints::record;
 use crate::checkpoints::report::{self, Secrets};
 use crate::checkpoints::undo::{self, Outcome, Plan};
-use crate::checkpoints::record;
 use crate::exit::ExitStatus;
 use crate::session::Session;
 
@@ -208,7 +208,9 @@ pub fn run_undo(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitSt
                 plan.target.id, plan.target.tool, plan.target.command
             );
             match undo_id {
-                Some(u) => text.push_str(&format!(" as checkpoint {u} (`tinytool undo {u}` reverts this undo)\n")),
+                Some(u) => text.push_str(&format!(
+                    " as checkpoint {u} (`tinytool undo {u}` reverts this undo)\n"
+                )),
                 None => text.push_str(": nothing needed restoring\n"),
             }
             text.push_str(&plan_text(&plan));

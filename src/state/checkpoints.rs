@@ -152,6 +152,33 @@ fn update_tree(
     Ok(())
 }
 
+/// Records changes of checkpoint `id`; a path it already changed keeps its earlier
+/// before-state and takes the new after-state.
+fn add_changes(
+    tx: &rusqlite::Transaction,
+    id: i64,
+    changes: &[FileChange],
+) -> rusqlite::Result<()> {
+    let mut put = tx.prepare_cached(
+        "INSERT INTO checkpoint_changes (checkpoint_id, path, before_mode, before_blob,
+         after_mode, after_blob, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (checkpoint_id, path) DO UPDATE SET after_mode = excluded.after_mode,
+         after_blob = excluded.after_blob, note = coalesce(excluded.note, note)",
+    )?;
+    for c in changes {
+        put.execute(params![
+            id,
+            c.path,
+            c.before_mode,
+            c.before_blob,
+            c.after_mode,
+            c.after_blob,
+            c.note
+        ])?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// The stored tree by path.
     pub fn checkpoint_tree(&self) -> Result<BTreeMap<String, TreeEntry>> {
@@ -247,30 +274,35 @@ impl Store {
     ) -> Result<bool> {
         self.write(|tx| {
             update_tree(tx, updates)?;
-            if changes.is_empty() {
+            add_changes(tx, id, changes)?;
+            let count: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM checkpoint_changes WHERE checkpoint_id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            if count == 0 {
                 tx.execute("DELETE FROM checkpoints WHERE id = ?1", params![id])?;
                 return Ok(false);
-            }
-            let mut put = tx.prepare_cached(
-                "INSERT OR REPLACE INTO checkpoint_changes (checkpoint_id, path, before_mode,
-                 before_blob, after_mode, after_blob, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            for c in changes {
-                put.execute(params![
-                    id,
-                    c.path,
-                    c.before_mode,
-                    c.before_blob,
-                    c.after_mode,
-                    c.after_blob,
-                    c.note
-                ])?;
             }
             tx.execute(
                 "UPDATE checkpoints SET status = 'done' WHERE id = ?1",
                 params![id],
             )?;
             Ok(true)
+        })
+    }
+
+    /// Applies tree updates and adds changes to the still open checkpoint `id` (what
+    /// another process's walk saw happen while that call ran), in one transaction.
+    pub fn add_to_open_checkpoint(
+        &mut self,
+        id: i64,
+        updates: &[(String, Option<TreeEntry>)],
+        changes: &[FileChange],
+    ) -> Result<()> {
+        self.write(|tx| {
+            update_tree(tx, updates)?;
+            add_changes(tx, id, changes)
         })
     }
 

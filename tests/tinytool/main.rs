@@ -9,6 +9,7 @@ mod apply_patch;
 mod apply_patch_atomic;
 mod background;
 mod bash;
+mod checkpoints;
 mod cli;
 mod docs;
 mod edit;
