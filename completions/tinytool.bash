@@ -1778,7 +1778,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__state)
-            opts="-h --dir --session --policy --state --events --answers --text --help todos notes findings jobs monitors"
+            opts="-h --dir --session --policy --state --events --answers --text --help todos notes findings jobs monitors disk"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -159,8 +159,13 @@ const FILES: &[(&str, &str)] = &[
         "DIR/.tinytool/state.db",
         "The session state (SQLite, unless `--state` names another file): todos, notes, \
          findings, agent modes, approvals, answers used, background jobs, monitors and their \
-         unread output. Read-only work never creates it. Finished jobs and monitors are \
-         pruned 7 days after they end.",
+         unread output, and the checkpoints' records. Read-only work never creates it. \
+         Finished jobs and monitors are pruned 7 days after they end.",
+    ),
+    (
+        "DIR/.tinytool/checkpoints/",
+        "The contents kept by checkpoints (`blobs/`, one file per distinct content) and their \
+         lock; see tinytool-checkpoints(1). Commands in the sandbox see it empty.",
     ),
     ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
     (

@@ -288,3 +288,25 @@ fn concurrent_processes_keep_the_store_whole() {
         assert_eq!(room.read(&format!("f{i}.txt")), "start\n");
     }
 }
+
+#[test]
+fn state_disk_lists_each_store_against_its_cap() {
+    let room = room();
+    room.write_user(
+        "config.json",
+        r#"{"checkpoints": {"max_bytes": 123456789}}"#,
+    );
+    room.write("a.txt", "a\n");
+    bash(&room, "echo b > a.txt");
+    let disk = room.run(&["state", "disk"], None).json();
+    let stores: Vec<&str> = disk
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["store"].as_str().unwrap())
+        .collect();
+    assert_eq!(stores, ["state", "outputs", "checkpoints", "journal"]);
+    assert_eq!(disk[2]["cap"], 123456789, "{disk}");
+    assert!(disk[2]["bytes"].as_u64().unwrap() >= 4, "{disk}");
+    assert!(disk[0]["bytes"].as_u64().unwrap() > 0, "{disk}");
+}
