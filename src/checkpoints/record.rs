@@ -154,12 +154,33 @@ pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str
 
 /// [`begin`] with the lock held (undo opens its own checkpoint this way).
 pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
+    let alive = match settle_locked(session)? {
+        Err(notice) => return Ok(Began::Notice(notice)),
+        Ok(alive) => alive,
+    };
+    let overlaps: Vec<String> = alive.iter().map(i64::to_string).collect();
+    let overlaps = overlaps.join(",");
+    let new = NewCheckpoint {
+        overlaps: &overlaps,
+        ..new
+    };
+    let id = session
+        .state
+        .write(|store| store.open_checkpoint(&[], &new))?;
+    Ok(Began::Open(Open { id }))
+}
+
+/// Brings the stored tree up to date with the lock held (the first part of [`begin`]):
+/// the baseline, a person's edits, a dead call's changes completing its checkpoint, or a
+/// running call's changes so far. Returns the ids of checkpoints still open in live
+/// processes, or the notice when checkpoints are off for the project.
+pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
     let cfg = session.config.checkpoints;
     let blobs = blobs(session);
     let walked = walk::walk(&session.dir)?;
     session.state.write(|store| {
         if let Some(off) = store.checkpoint_setting("off")? {
-            return Ok(Began::Notice(off));
+            return Ok(Err(off));
         }
         let tree = store.checkpoint_tree()?;
         if store.checkpoint_setting("baseline")?.is_none() {
@@ -176,7 +197,7 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
                     cfg.max_bytes
                 );
                 store.set_checkpoint_setting("off", &notice)?;
-                return Ok(Began::Notice(notice));
+                return Ok(Err(notice));
             }
         }
         let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &tree, &walked.files);
@@ -204,14 +225,7 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
         if store.checkpoint_setting("baseline")?.is_none() {
             store.set_checkpoint_setting("baseline", "done")?;
         }
-        let overlaps: Vec<String> = alive.iter().map(|c| c.id.to_string()).collect();
-        let overlaps = overlaps.join(",");
-        let new = NewCheckpoint {
-            overlaps: &overlaps,
-            ..new
-        };
-        let id = store.open_checkpoint(&[], &new)?;
-        Ok(Began::Open(Open { id }))
+        Ok(Ok(alive.iter().map(|c| c.id).collect()))
     })
 }
 

@@ -215,11 +215,25 @@ pub fn plan_diff(session: &Session, plan: &Plan) -> String {
     out
 }
 
-/// Reverts `id` (or the default target): plans under the checkpoint lock and, when there
-/// are no conflicts or `force` is set, restores inside an `undo` checkpoint.
+/// Brings the checkpoints up to date (a dead call's changes complete its checkpoint) and
+/// plans reverting `id` (or the default target), changing no file (`--dry-run`).
+pub fn plan_settled(session: &Session, id: Option<i64>) -> Result<Plan> {
+    let _lock = record::lock(&session.dir)?;
+    if let Err(notice) = record::settle_locked(session)? {
+        bail!("{notice}");
+    }
+    plan(session, id)
+}
+
+/// Reverts `id` (or the default target): under the checkpoint lock, opens an `undo`
+/// checkpoint (which first completes a dead call's checkpoint), plans, and when there are
+/// no conflicts or `force` is set, restores.
 pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> {
     let _lock = record::lock(&session.dir)?;
-    let mut plan = plan(session, id)?;
+    if let Err(notice) = record::settle_locked(session)? {
+        bail!("{notice}");
+    }
+    let plan = self::plan(session, id)?;
     if !plan.conflicts.is_empty() && !force {
         return Ok(Outcome::Refused(plan));
     }
@@ -242,12 +256,6 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         Began::Notice(notice) => bail!("{notice}"),
         Began::Skipped => bail!("checkpoints are disabled"),
     };
-    // Planned again now that the walk of `begin` completed any dead call's checkpoint.
-    plan = self::plan(session, Some(target.id))?;
-    if !plan.conflicts.is_empty() && !force {
-        record::finish_locked(session, &open)?;
-        return Ok(Outcome::Refused(plan));
-    }
     let targets: Vec<_> = plan
         .steps
         .iter()

@@ -173,7 +173,7 @@ pub fn run_undo(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitSt
     let id = sub.get_one::<i64>("id").copied();
     let force = sub.get_flag("force");
     if sub.get_flag("dry-run") {
-        let plan = match undo::plan(session, id) {
+        let plan = match undo::plan_settled(session, id) {
             Ok(plan) => plan,
             Err(err) => return fail(&format!("{err:#}")),
         };

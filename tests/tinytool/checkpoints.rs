@@ -310,3 +310,27 @@ fn state_disk_lists_each_store_against_its_cap() {
     assert!(disk[2]["bytes"].as_u64().unwrap() >= 4, "{disk}");
     assert!(disk[0]["bytes"].as_u64().unwrap() > 0, "{disk}");
 }
+
+#[test]
+fn a_call_killed_midway_leaves_a_checkpoint_undo_can_use() {
+    let room = room();
+    room.write("a.txt", "before\n");
+    let mut cmd = room.command(&["bash"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let call = json!({"command": "echo during > a.txt; rm -f b.txt; sleep 30"}).to_string();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), call.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while room.read("a.txt") != "during\n" {
+        assert!(std::time::Instant::now() < deadline, "the call never ran");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let undo = room.run(&["undo"], None);
+    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
+    assert_eq!(room.read("a.txt"), "before\n");
+}
