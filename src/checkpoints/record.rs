@@ -407,3 +407,73 @@ fn collect_garbage(store: &Store, blobs: &BlobStore) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn only_calls_that_may_change_the_project_are_checkpointed() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::new("s", dir.path());
+        let wants = |tool: &str, value: Value| wants(&session, tool, &args(value));
+        assert!(wants("write", json!({"file_path": "a"})));
+        assert!(wants("bash", json!({"command": "make clean"})));
+        assert!(wants("bash", json!({"command": "ls\nrm -rf src"})));
+        assert!(!wants("bash", json!({"command": "ls -la && git status"})));
+        assert!(!wants("read", json!({"file_path": "a"})));
+        assert!(wants("monitor", json!({"command": "npm run dev"})));
+        assert!(!wants(
+            "monitor",
+            json!({"action": "read", "monitor_id": "m"})
+        ));
+        assert!(!wants("monitor", json!({"command": ""})));
+    }
+
+    #[test]
+    fn a_changed_file_is_recorded_with_before_and_after_and_a_big_one_is_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "one").unwrap();
+        std::fs::write(root.join("big"), vec![0u8; 100]).unwrap();
+        let blobs = BlobStore::new(&root.join(".tinytool"));
+        let cfg = Checkpoints {
+            max_file_bytes: 50,
+            ..Checkpoints::default()
+        };
+        let first = walk::walk(root).unwrap();
+        let (updates, changes) =
+            observe_changes(root, &blobs, &cfg, &BTreeMap::new(), &first.files);
+        assert_eq!(changes.len(), 2);
+        let tree: BTreeMap<String, TreeEntry> = updates
+            .into_iter()
+            .filter_map(|(p, e)| e.map(|e| (p, e)))
+            .collect();
+        assert!(tree["big"].blob.is_none());
+        assert!(
+            tree["big"]
+                .note
+                .as_deref()
+                .unwrap()
+                .contains("max_file_bytes")
+        );
+        std::fs::write(root.join("a.txt"), "two!").unwrap();
+        let second = walk::walk(root).unwrap();
+        let (_, changes) = observe_changes(root, &blobs, &cfg, &tree, &second.files);
+        assert_eq!(changes.len(), 1);
+        let change = &changes[0];
+        assert_eq!(change.path, "a.txt");
+        assert_eq!(
+            blobs.get(change.before_blob.as_ref().unwrap()).unwrap(),
+            b"one"
+        );
+        assert_eq!(
+            blobs.get(change.after_blob.as_ref().unwrap()).unwrap(),
+            b"two!"
+        );
+    }
+}
