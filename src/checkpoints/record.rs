@@ -234,7 +234,11 @@ pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
 pub fn finish(session: &Session, open: Open) -> Option<Value> {
     let result = lock(&session.dir).and_then(|_lock| {
         let (kept, changes) = finish_locked(session, &open)?;
-        prune(session)?;
+        // Only a kept checkpoint stored new contents: nothing else can push the store
+        // over its cap, and an unchanged tree stays a walk of stat calls.
+        if kept {
+            prune(session)?;
+        }
         Ok((kept, changes))
     });
     match result {
