@@ -128,6 +128,11 @@ pub fn blobs(session: &Session) -> BlobStore {
     BlobStore::new(&crate::project::tinytool_dir(&session.dir))
 }
 
+/// The blob store with one flush for all new blobs ([`BlobStore::sync`]), for walks.
+fn walk_blobs(session: &Session) -> BlobStore {
+    blobs(session).deferred()
+}
+
 /// Opens a checkpoint before a call (module doc).
 pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str) -> Began {
     if !session.config.checkpoints.enabled {
@@ -176,7 +181,7 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
 /// processes, or the notice when checkpoints are off for the project.
 pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
     let cfg = session.config.checkpoints;
-    let blobs = blobs(session);
+    let blobs = walk_blobs(session);
     let walked = walk::walk(&session.dir)?;
     session.state.write(|store| {
         if let Some(off) = store.checkpoint_setting("off")? {
@@ -201,6 +206,9 @@ pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
             }
         }
         let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &tree, &walked.files);
+        if !updates.is_empty() {
+            blobs.sync()?;
+        }
         // Open checkpoints of processes that died mid-call: the changes since belong to
         // the newest of them (its before-images were stored when it began).
         let open: Vec<_> = store
@@ -255,11 +263,14 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
 /// its changes.
 pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileChange>)> {
     let cfg = session.config.checkpoints;
-    let blobs = blobs(session);
+    let blobs = walk_blobs(session);
     let walked = walk::walk(&session.dir)?;
     session.state.write(|store| {
         let tree = store.checkpoint_tree()?;
         let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &tree, &walked.files);
+        if !updates.is_empty() {
+            blobs.sync()?;
+        }
         let kept = store.close_checkpoint(open.id, &updates, &changes)?;
         Ok((kept, changes))
     })

@@ -8,7 +8,8 @@
 //! stored once however many checkpoints refer to them.
 //!
 //! Writes are atomic: the content goes to a temporary file in the blob directory, is
-//! synced, and is linked into place with a rename that never replaces an existing blob.
+//! synced (each one, or all at once with [`BlobStore::sync`] before anything refers to
+//! them), and is linked into place with a rename that never replaces an existing blob.
 //! Two processes storing the same content at once both end with one complete blob; a
 //! process killed mid-write leaves at most a temporary file, never a partial blob.
 
@@ -22,6 +23,9 @@ use anyhow::{Context, Result};
 #[derive(Debug, Clone)]
 pub struct BlobStore {
     dir: PathBuf,
+    /// Whether each blob is flushed on its own; when not, [`BlobStore::sync`] must run
+    /// before anything refers to the new blobs.
+    sync_each: bool,
 }
 
 /// The content ID of `bytes` (see the module doc for its grammar).
@@ -51,7 +55,30 @@ impl BlobStore {
     pub fn new(tinytool_dir: &Path) -> Self {
         BlobStore {
             dir: tinytool_dir.join("checkpoints").join("blobs"),
+            sync_each: true,
         }
+    }
+
+    /// The same store with flushing deferred to one [`BlobStore::sync`] (a baseline of
+    /// thousands of files costs one `syncfs` instead of one `fsync` each).
+    pub fn deferred(mut self) -> Self {
+        self.sync_each = false;
+        self
+    }
+
+    /// Flushes the file system holding the store (`syncfs`), so every blob written so far
+    /// is durable before the state database refers to it.
+    pub fn sync(&self) -> Result<()> {
+        use std::os::fd::AsRawFd;
+        let dir = match std::fs::File::open(&self.dir) {
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            other => other?,
+        };
+        // SAFETY: syncfs on a valid open descriptor.
+        if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
+            return Err(std::io::Error::last_os_error()).context("syncfs of the checkpoint store");
+        }
+        Ok(())
     }
 
     /// Stores `bytes` (once) and returns its blob ID.
@@ -77,7 +104,9 @@ impl BlobStore {
                 .tempfile_in(&self.dir)
                 .with_context(|| format!("cannot write in {}", self.dir.display()))?;
             tmp.write_all(bytes)?;
-            tmp.as_file().sync_all()?;
+            if self.sync_each {
+                tmp.as_file().sync_all()?;
+            }
             match tmp.persist_noclobber(&path) {
                 Ok(_) => return Ok(id),
                 // Another process linked the same ID first: compare with its blob.
