@@ -650,7 +650,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__glob)
-            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include-ignored --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -688,6 +688,10 @@ _tinytool() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --include-ignored)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -696,7 +700,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__grep)
-            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --include-ignored --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -740,6 +744,10 @@ _tinytool() {
                     ;;
                 --max-count)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include-ignored)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1198,12 +1206,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__mcp)
-            opts="-h --dir --session --policy --state --events --answers --text --help"
+            opts="-h --listen --token-file --dir --session --policy --state --events --answers --text --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -58,7 +58,7 @@ complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "state" -d 'Print 
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "checkpoints" -d 'List the checkpoints taken before calls, newest first'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "undo" -d 'Revert the changes of a checkpoint'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "tools" -d 'Print the tool definitions as one JSON array'
-complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol on stdio'
+complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol (stdio, or HTTP with --listen)'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
@@ -130,6 +130,8 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l pattern -d 'R
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l path -d 'Directory to search, or a single file (default: the working directory).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include -d 'Only search files whose base name or relative path matches this glob, e.g. `*.rs` or `*.{ts,tsx}`.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l max-count -d 'Maximum number of matching lines to return (default 500; 0 or less also means 500).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include-ignored -d 'Also search files and directories that .gitignore, .ignore, .git/info/exclude or git\'s global excludes ignore (default false).' -r -f -a "true\t''
+false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
@@ -141,6 +143,8 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l events -d 'Ap
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l pattern -d 'Glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}` (supports `**`). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l path -d 'Directory to search in (default: the working directory).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l include-ignored -d 'Also list files and directories that .gitignore, .ignore, .git/info/exclude or git\'s global excludes ignore (default false).' -r -f -a "true\t''
+false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
@@ -386,6 +390,8 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l answers -d '
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l strict -d 'With --format openai or openai-responses: strict function schemas (every property required, optionals nullable, objects closed); with --format anthropic: Anthropic\'s strict tool use (objects closed, numeric bounds in the description)'
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l listen -d 'Serve Streamable HTTP at http://ADDR:PORT/mcp instead of stdio (port 0: any free port, printed on stderr); an address other than loopback needs --token-file' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l token-file -d 'With --listen: every request must carry `Authorization: Bearer TOKEN`, TOKEN being the first line of FILE' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -427,7 +433,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_s
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help" -f -a "checkpoints" -d 'List the checkpoints taken before calls, newest first'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help" -f -a "undo" -d 'Revert the changes of a checkpoint'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help" -f -a "tools" -d 'Print the tool definitions as one JSON array'
-complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol on stdio'
+complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol (stdio, or HTTP with --listen)'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help" -f -a "completions" -d 'Print a shell completion script'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state checkpoints undo tools mcp completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Check policy files for rules that would not do what they say'

@@ -120,6 +120,12 @@ pub fn format(ctx: &CallContext, path: &Path) -> Formatted {
                 Formatted::Changed { command, name }
             }
         }
+        // A formatter's complaint quotes the file; for a file the caller may not read,
+        // only that it failed is said.
+        Err(_) if crate::secrets::is_secret(ctx, path) => Formatted::Failed {
+            command,
+            error: format!("its messages are not shown: {}", crate::secrets::HIDDEN),
+        },
         Err(error) => Formatted::Failed { command, error },
     }
 }

@@ -9,7 +9,13 @@
 //! apply_patch changes several files at once through [`commit`], all or nothing: every
 //! fallible step happens before anything becomes visible, or is undone when a later step
 //! fails (the function's doc has the steps). Only if undoing fails too (practically never)
-//! does the [`Failure`] list what is left where ([`Damage`]).
+//! does the [`Failure`] list what is left where ([`Damage`]). A kill cannot break that
+//! promise either: the commit's plan is in the project's journal ([`crate::journal`]) from
+//! before the first visible change until the end, and the next call finishes or undoes it.
+//!
+//! A staged temporary file is `flock`ed by its writer until it is renamed or removed, so
+//! one that can be locked was left by a killed process: every write sweeps such files from
+//! the directory it writes in ([`sweep`]).
 //!
 //! Only regular files are ever replaced or read here. What a path names is learned without
 //! opening it ([`kind`], [`kind_of_link`]): opening a FIFO blocks until another process
@@ -192,28 +198,86 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(created)
 }
 
-/// A complete temporary file waiting to be renamed over its target.
+/// A complete temporary file waiting to be renamed over its target. Its handle stays open
+/// with an exclusive `flock` on it, which tells [`sweep`] that its writer is alive.
 #[derive(Debug)]
 pub struct Staged {
     temp: tempfile::TempPath,
     target: PathBuf,
+    held: std::fs::File,
 }
 
 /// Writes `bytes` to a temporary file beside `target` (whose directory must exist), flushes
 /// it and gives it `mode`. Nothing is visible at `target` until [`Staged::commit`]; dropping
-/// the value removes the temporary file.
+/// the value removes the temporary file. Temporary files left in that directory by a
+/// killed writer are removed first ([`sweep`]).
 pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
-    let mut temp = tempfile::Builder::new()
+    sweep(directory_of(target));
+    stage_unswept(target, bytes, mode)
+}
+
+/// [`stage`] without the sweep (a commit sweeps each directory once).
+fn stage_unswept(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+    let dir = directory_of(target);
+    let temp = tempfile::Builder::new()
         .prefix(&format!(".{}.", short_name(target)))
         .suffix(".tinytool.tmp")
-        .tempfile_in(directory_of(target))?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode))?;
+        .tempfile_in(dir)?;
+    let (mut held, temp) = temp.into_parts();
+    held.lock()?;
+    held.write_all(bytes)?;
+    held.sync_all()?;
+    std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode))?;
     Ok(Staged {
-        temp: temp.into_temp_path(),
+        temp,
         target: target.to_path_buf(),
+        held,
     })
+}
+
+/// Age under which a temporary file is never swept: between its creation and its writer's
+/// `flock` there is a moment when it is unlocked although its writer lives.
+const SWEEP_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Removes the temporary files (`.*.tinytool.tmp`) in `dir` whose writer is gone: a live
+/// writer holds an exclusive `flock` on its file until it is renamed or removed, so one
+/// that can be locked (and is not brand new) was left by a killed process. Best effort:
+/// anything unexpected is left alone.
+pub fn sweep(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in listing.flatten() {
+        let name = entry.file_name();
+        let bytes = name.as_encoded_bytes();
+        if !(bytes.starts_with(b".") && bytes.ends_with(b".tinytool.tmp")) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(file) = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(&path)
+        else {
+            continue;
+        };
+        let Ok(meta) = file.metadata() else { continue };
+        let young = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_none_or(|age| age < SWEEP_MIN_AGE);
+        if !meta.is_file() || young || file.try_lock().is_err() {
+            continue;
+        }
+        // Still the file that was locked (not renamed away and replaced meanwhile).
+        if std::fs::symlink_metadata(&path)
+            .is_ok_and(|named| named.dev() == meta.dev() && named.ino() == meta.ino())
+        {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 impl Staged {
@@ -225,9 +289,17 @@ impl Staged {
     /// Renames the temporary file over the target. The rename is durable once the
     /// target's directory is flushed ([`sync_dirs`]).
     pub fn commit(self) -> io::Result<()> {
-        let Staged { temp, target } = self;
+        let Staged { temp, target, held } = self;
         temp.persist(&target).map_err(|err| err.error)?;
+        drop(held);
         Ok(())
+    }
+
+    /// Device and inode of the staged file (the target's, once installed).
+    fn id(&self) -> io::Result<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = self.held.metadata()?;
+        Ok((meta.dev(), meta.ino()))
     }
 }
 
@@ -420,11 +492,19 @@ enum Done {
 /// and every target is as it was. Until step 4 each original still exists under some name,
 /// so undoing needs no data to be written, only renames and removals in directories the
 /// commit already changed.
-pub fn commit(changes: &[Change<'_>]) -> Result<Committed, Failure> {
-    commit_with(changes, &REAL)
+///
+/// Between steps 1 and 2 the plan is recorded in the journal of the project in `dir`
+/// ([`crate::journal`]), and the record is removed at the end: a process killed in
+/// between leaves a record from which the next call finishes or undoes the commit.
+pub fn commit(dir: &Path, changes: &[Change<'_>]) -> Result<Committed, Failure> {
+    commit_with(changes, &REAL, Some(dir))
 }
 
-fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failure> {
+fn commit_with(
+    changes: &[Change<'_>],
+    ops: &Ops<'_>,
+    journal_dir: Option<&Path>,
+) -> Result<Committed, Failure> {
     let fail = |action, target: &Path, error| Failure {
         action,
         target: target.to_path_buf(),
@@ -441,6 +521,14 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
         }
     }
     // 1. Stage.
+    let mut swept: Vec<&Path> = Vec::new();
+    for change in changes {
+        let dir = directory_of(change.target());
+        if !swept.contains(&dir) {
+            sweep(dir);
+            swept.push(dir);
+        }
+    }
     let mut created_dirs: Vec<PathBuf> = Vec::new();
     let mut staged: Vec<Staged> = Vec::new();
     for change in changes {
@@ -454,7 +542,7 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
         };
         let step = create_parents(target).and_then(|dirs| {
             created_dirs.extend(dirs);
-            stage(target, bytes, mode)
+            stage_unswept(target, bytes, mode)
         });
         match step {
             Ok(stage) => staged.push(stage),
@@ -465,19 +553,84 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
             }
         }
     }
+    // The names the previous versions will get, and the record of the plan.
+    let mut asides: Vec<Option<PathBuf>> = Vec::with_capacity(changes.len());
+    let mut entries = Vec::with_capacity(changes.len());
+    for change in changes {
+        let target = change.target();
+        let aside = match std::fs::symlink_metadata(target) {
+            Ok(_) => match aside_name(target) {
+                Ok(aside) => Some(aside),
+                Err(error) => {
+                    let mut failure = fail(Action::Write, target, error);
+                    failure.damage = undo(Vec::new(), staged, &created_dirs, ops);
+                    return Err(failure);
+                }
+            },
+            Err(_) => None,
+        };
+        let temp = match change {
+            Change::Write { .. } => staged
+                .iter()
+                .find(|s| s.target == target)
+                .and_then(|s| s.id().ok().map(|id| (s.temp.to_path_buf(), id))),
+            Change::Delete { .. } => None,
+        };
+        entries.push(crate::journal::Entry {
+            target: target.to_path_buf(),
+            temp,
+            aside: aside.clone(),
+        });
+        asides.push(aside);
+    }
+    let record = match journal_dir {
+        Some(dir) => match crate::journal::Journal::begin(dir, &entries, &created_dirs) {
+            Ok(record) => Some(record),
+            Err(error) => {
+                let target = changes.first().map_or(Path::new(""), Change::target);
+                let error = io::Error::new(
+                    error.kind(),
+                    format!("cannot record the change in .tinytool/journal: {error}"),
+                );
+                let mut failure = fail(Action::Write, target, error);
+                failure.damage = undo(Vec::new(), staged, &created_dirs, ops);
+                return Err(failure);
+            }
+        },
+        None => None,
+    };
+    // Ends the record: removed when every target is as intended or as before; kept (for
+    // the next call to retry) when undoing left damage.
+    let close = |record: Option<crate::journal::Journal>, damage: &[Damage]| {
+        if let Some(record) = record
+            && damage.iter().all(|d| matches!(d, Damage::Leftover { .. }))
+        {
+            record.finish();
+        }
+    };
+    // Visible changes so far, for the test-only kill hook.
+    let mut changed = 0usize;
     // 2. Set aside.
     let mut journal: Vec<Done> = Vec::new();
-    for change in changes {
+    for (change, aside) in changes.iter().zip(asides) {
         let (target, action) = match change {
             Change::Write { target, .. } => (*target, Action::Replace),
             Change::Delete { target } => (*target, Action::Delete),
         };
-        match set_aside(target, action == Action::Replace, ops) {
-            Ok(Some(done)) => journal.push(done),
+        let Some(aside) = aside else { continue };
+        match set_aside(target, aside, action == Action::Replace, ops) {
+            Ok(Some(done)) => {
+                if let Done::Aside { moved: true, .. } = done {
+                    changed += 1;
+                    crate::journal::test_kill_point(changed);
+                }
+                journal.push(done);
+            }
             Ok(None) => {}
             Err(error) => {
                 let mut failure = fail(action, target, error);
                 failure.damage = undo(journal, staged, &created_dirs, ops);
+                close(record, &failure.damage);
                 return Err(failure);
             }
         }
@@ -491,12 +644,15 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
                 // The temporary name is gone: nothing is left for the guard to remove.
                 let _ = stage.temp.keep();
                 journal.push(Done::Installed { target });
+                changed += 1;
+                crate::journal::test_kill_point(changed);
             }
             Err(error) => {
                 let mut rest = vec![stage];
                 rest.extend(pending);
                 let mut failure = fail(Action::Write, &target, error);
                 failure.damage = undo(journal, rest, &created_dirs, ops);
+                close(record, &failure.damage);
                 return Err(failure);
             }
         }
@@ -517,12 +673,15 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
             .map(Change::target)
             .chain(created_dirs.iter().map(PathBuf::as_path)),
     );
+    close(record, &[]);
     Ok(committed)
 }
 
-/// Gives the file or link at `target` a second, hidden name beside it (a hard link when
-/// `keep` and the filesystem allows, else a rename). `None` when nothing is there.
-fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done>> {
+/// Gives the file or link at `target` the second, hidden name `aside` beside it (a hard
+/// link when `keep` and the filesystem allows, else a rename). `None` when nothing is
+/// there. The name is the one the journal recorded, so a name taken since it was found
+/// free (another process with the same id in another pid namespace) fails the commit.
+fn set_aside(target: &Path, aside: PathBuf, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done>> {
     match std::fs::symlink_metadata(target) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(error),
@@ -530,21 +689,9 @@ fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done
         Ok(meta) if meta.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
         Ok(_) => {}
     }
-    let mut aside = aside_name(target)?;
     if keep {
-        // A link never replaces: a name taken since it was found free (another process
-        // with the same id in another pid namespace) means another name.
-        let mut linked = (ops.hard_link)(target, &aside);
-        for _ in 0..16 {
-            match &linked {
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
-                    aside = aside_name(target)?;
-                    linked = (ops.hard_link)(target, &aside);
-                }
-                _ => break,
-            }
-        }
-        match linked {
+        // A link never replaces an existing name.
+        match (ops.hard_link)(target, &aside) {
             Ok(()) => {
                 return Ok(Some(Done::Aside {
                     target: target.to_path_buf(),
@@ -827,7 +974,7 @@ mod tests {
             Change::Delete { target: &gone },
             Change::Delete { target: &link },
         ];
-        commit_with(&changes, ops)
+        commit_with(&changes, ops, None)
     }
 
     type TwoPaths<'a> = Box<dyn Fn(&Path, &Path) -> io::Result<()> + 'a>;
@@ -1016,6 +1163,7 @@ mod tests {
     #[test]
     fn directories_and_doubled_targets_are_refused_before_anything_changes() {
         let tmp = furnished();
+        let project = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("d")).unwrap();
         let before = listing(tmp.path());
         let (a, d) = (tmp.path().join("a"), tmp.path().join("d"));
@@ -1036,7 +1184,7 @@ mod tests {
             ],
             vec![write_a, Change::Delete { target: &a }],
         ] {
-            let failure = commit(&changes).unwrap_err();
+            let failure = commit(project.path(), &changes).unwrap_err();
             assert!(failure.damage.is_empty());
             assert_eq!(listing(tmp.path()), before, "{failure:?}");
         }
@@ -1045,6 +1193,7 @@ mod tests {
     #[test]
     fn helper_names_stay_short_beside_a_long_file_name() {
         let tmp = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
         let target = tmp.path().join("é".repeat(127));
         std::fs::write(&target, "old").unwrap();
         let changes = [Change::Write {
@@ -1052,7 +1201,7 @@ mod tests {
             bytes: b"new",
             mode: NEW_FILE_MODE,
         }];
-        commit(&changes).unwrap();
+        commit(project.path(), &changes).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
     }

@@ -274,7 +274,7 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
             None => atomic::Change::Delete { target },
         })
         .collect();
-    let committed = atomic::commit(&changes);
+    let committed = atomic::commit(&session.dir, &changes);
     let (kept, _) = record::finish_locked(session, &open)?;
     if let Err(failure) = committed {
         bail!(

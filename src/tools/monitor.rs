@@ -71,8 +71,9 @@ pub fn definition() -> ToolDef {
                 new lines (`(no new output)` when there are none); STATE is `running`, \
                 `exited with code N`, `killed by SIGNAL`, `stopped`, `stopped at its deadline \
                 (timeout 5m0s)` or `failed: WHY`; a line `[N earlier lines dropped …]` says \
-                when more than 100 lines arrived between reads; a read of more than 50 lines \
-                is previewed like any output (first 30 and last 20 lines). list: a JSON array of \
+                when more than 100 lines arrived between reads; a read of more than 2000 lines \
+                or 51200 bytes is previewed like any output, its whole text kept in the \
+                spill file named by metadata.full_output. list: a JSON array of \
                 {\"id\", \"description\", \"started\", \"deadline\", \"buffered_lines\", \
                 \"running\"} (RFC 3339 times, UTC), the monitors whose end no read or stop has \
                 reported yet. stop: `Monitor mon_N stopped`. metadata: monitor_id, state, \
