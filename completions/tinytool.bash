@@ -22,6 +22,9 @@ _tinytool() {
             tinytool,bash)
                 cmd="tinytool__subcmd__bash"
                 ;;
+            tinytool,checkpoints)
+                cmd="tinytool__subcmd__checkpoints"
+                ;;
             tinytool,completions)
                 cmd="tinytool__subcmd__completions"
                 ;;
@@ -88,6 +91,9 @@ _tinytool() {
             tinytool,tools)
                 cmd="tinytool__subcmd__tools"
                 ;;
+            tinytool,undo)
+                cmd="tinytool__subcmd__undo"
+                ;;
             tinytool,webfetch)
                 cmd="tinytool__subcmd__webfetch"
                 ;;
@@ -97,11 +103,26 @@ _tinytool() {
             tinytool,write)
                 cmd="tinytool__subcmd__write"
                 ;;
+            tinytool__subcmd__checkpoints,help)
+                cmd="tinytool__subcmd__checkpoints__subcmd__help"
+                ;;
+            tinytool__subcmd__checkpoints,show)
+                cmd="tinytool__subcmd__checkpoints__subcmd__show"
+                ;;
+            tinytool__subcmd__checkpoints__subcmd__help,help)
+                cmd="tinytool__subcmd__checkpoints__subcmd__help__subcmd__help"
+                ;;
+            tinytool__subcmd__checkpoints__subcmd__help,show)
+                cmd="tinytool__subcmd__checkpoints__subcmd__help__subcmd__show"
+                ;;
             tinytool__subcmd__help,apply_patch)
                 cmd="tinytool__subcmd__help__subcmd__apply_patch"
                 ;;
             tinytool__subcmd__help,bash)
                 cmd="tinytool__subcmd__help__subcmd__bash"
+                ;;
+            tinytool__subcmd__help,checkpoints)
+                cmd="tinytool__subcmd__help__subcmd__checkpoints"
                 ;;
             tinytool__subcmd__help,completions)
                 cmd="tinytool__subcmd__help__subcmd__completions"
@@ -169,6 +190,9 @@ _tinytool() {
             tinytool__subcmd__help,tools)
                 cmd="tinytool__subcmd__help__subcmd__tools"
                 ;;
+            tinytool__subcmd__help,undo)
+                cmd="tinytool__subcmd__help__subcmd__undo"
+                ;;
             tinytool__subcmd__help,webfetch)
                 cmd="tinytool__subcmd__help__subcmd__webfetch"
                 ;;
@@ -177,6 +201,9 @@ _tinytool() {
                 ;;
             tinytool__subcmd__help,write)
                 cmd="tinytool__subcmd__help__subcmd__write"
+                ;;
+            tinytool__subcmd__help__subcmd__checkpoints,show)
+                cmd="tinytool__subcmd__help__subcmd__checkpoints__subcmd__show"
                 ;;
             tinytool__subcmd__help__subcmd__policy,check)
                 cmd="tinytool__subcmd__help__subcmd__policy__subcmd__check"
@@ -209,7 +236,7 @@ _tinytool() {
 
     case "${cmd}" in
         tinytool)
-            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state sandbox tools mcp completions help"
+            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state sandbox checkpoints undo tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -328,6 +355,124 @@ _tinytool() {
                     return 0
                     ;;
                 --description)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints)
+            opts="-h --json --dir --session --policy --state --events --answers --text --help show help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints__subcmd__help)
+            opts="show help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoints__subcmd__show)
+            opts="-h --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -619,7 +764,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help)
-            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state sandbox tools mcp completions help"
+            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state sandbox checkpoints undo tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -649,6 +794,34 @@ _tinytool() {
         tinytool__subcmd__help__subcmd__bash)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__checkpoints)
+            opts="show"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__checkpoints__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -983,6 +1156,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help__subcmd__tools)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__undo)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1665,7 +1852,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__state)
-            opts="-h --dir --session --policy --state --events --answers --text --help todos notes findings jobs monitors"
+            opts="-h --dir --session --policy --state --events --answers --text --help todos notes findings jobs monitors disk"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1817,6 +2004,44 @@ _tinytool() {
                     COMPREPLY=($(compgen -W "openai openai-responses anthropic gemini mcp json" -- "${cur}"))
                     return 0
                     ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__undo)
+            opts="-h --dry-run --force --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -10,7 +10,9 @@
 //!   "output": {"max_lines": 2000, "max_bytes": 51200, "keep_bytes": 268435456},
 //!   "webfetch": {"allow_hosts": ["127.0.0.1:8080"]},
 //!   "websearch": {"endpoint": "https://api.exa.ai/search"},
-//!   "after_hook": ["my-hook", "--json"]
+//!   "after_hook": ["my-hook", "--json"],
+//!   "checkpoints": {"enabled": true, "max_file_bytes": 16777216, "max_bytes": 1073741824,
+//!                   "keep_days": 7}
 //! }
 //! ```
 //!
@@ -21,7 +23,8 @@
 //! points at), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
 //! which are taken from the user file only (and `subagents.*.writable`, dropped from the
 //! project file): a cloned repository cannot open the SSRF guard, redirect an API key, hook
-//! every call, or open paths of the sandbox. Commands from config (formatters, subagents,
+//! every call, or open paths of the sandbox. A project's `checkpoints` may lower the caps
+//! but cannot turn checkpoints off (`enabled` is the user's). Commands from config (formatters, subagents,
 //! the after-hook) run only when the policy allows them as a `shell` call.
 
 use std::collections::BTreeMap;
@@ -55,6 +58,33 @@ pub struct Config {
     pub websearch_endpoint: Option<String>,
     /// The after-hook command (user only).
     pub after_hook: Option<Vec<String>>,
+    /// `checkpoints.*` (issue 20).
+    pub checkpoints: Checkpoints,
+}
+
+/// The `checkpoints` section in effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoints {
+    /// Whether calls are checkpointed (user config only).
+    pub enabled: bool,
+    /// Files larger than this are not kept (the checkpoint says so).
+    pub max_file_bytes: u64,
+    /// Cap of the blob store; oldest checkpoints are pruned beyond it, and a baseline
+    /// larger than it turns checkpoints off for the project.
+    pub max_bytes: u64,
+    /// Checkpoints older than this many days are pruned.
+    pub keep_days: u64,
+}
+
+impl Default for Checkpoints {
+    fn default() -> Self {
+        Checkpoints {
+            enabled: true,
+            max_file_bytes: 16 * 1024 * 1024,
+            max_bytes: 1024 * 1024 * 1024,
+            keep_days: 7,
+        }
+    }
 }
 
 /// A `skills.paths` entry and whose choice it was: a folder the project config names is
@@ -99,6 +129,17 @@ struct File {
     websearch: Option<WebsearchSection>,
     #[serde(default)]
     after_hook: Option<Vec<String>>,
+    #[serde(default)]
+    checkpoints: Option<CheckpointsSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckpointsSection {
+    enabled: Option<bool>,
+    max_file_bytes: Option<u64>,
+    max_bytes: Option<u64>,
+    keep_days: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -273,6 +314,22 @@ impl Config {
             if let Some(keep) = output.keep_bytes.filter(|n| *n > 0) {
                 let current = self.keep_bytes.unwrap_or(crate::spill::KEEP_BYTES);
                 self.keep_bytes = Some(if trusted { keep } else { keep.min(current) });
+            }
+        }
+        if let Some(cp) = file.checkpoints {
+            // A project may lower the caps, never raise them or turn checkpoints off: a
+            // cloned repository must not disable the undo the user relies on.
+            let pick = |current: u64, new: Option<u64>| match new {
+                Some(n) if trusted => n,
+                Some(n) => n.min(current),
+                None => current,
+            };
+            let c = &mut self.checkpoints;
+            c.max_file_bytes = pick(c.max_file_bytes, cp.max_file_bytes);
+            c.max_bytes = pick(c.max_bytes, cp.max_bytes);
+            c.keep_days = pick(c.keep_days, cp.keep_days);
+            if trusted && let Some(enabled) = cp.enabled {
+                c.enabled = enabled;
             }
         }
         if trusted {

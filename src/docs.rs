@@ -54,11 +54,25 @@ const MANUAL: &str = "tinytool manual";
 /// assert_eq!(mcp_page().file_name(), "tinytool-mcp.1");
 /// assert_eq!(mcp_page().reference(), "tinytool-mcp(1)");
 /// ```
-pub const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page];
+pub const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page, checkpoints_page, undo_page];
 
 /// `tinytool-mcp(1)`: the MCP server, written by hand as roff beside it.
 fn mcp_page() -> ManPage {
     ManPage::from_roff("tinytool-mcp", 1, include_str!("mcp/mcp.roff"))
+}
+
+/// `tinytool-checkpoints(1)`: checkpoints, their storage and configuration.
+fn checkpoints_page() -> ManPage {
+    ManPage::from_roff(
+        "tinytool-checkpoints",
+        1,
+        include_str!("checkpoints/checkpoints.roff"),
+    )
+}
+
+/// `tinytool-undo(1)`: reverting a checkpoint.
+fn undo_page() -> ManPage {
+    ManPage::from_roff("tinytool-undo", 1, include_str!("checkpoints/undo.roff"))
 }
 
 /// `tinytool-policy(5)`: the policy file format, written by hand as roff beside the policy
@@ -145,8 +159,13 @@ const FILES: &[(&str, &str)] = &[
         "DIR/.tinytool/state.db",
         "The session state (SQLite, unless `--state` names another file): todos, notes, \
          findings, agent modes, approvals, answers used, background jobs, monitors and their \
-         unread output. Read-only work never creates it. Finished jobs and monitors are \
-         pruned 7 days after they end.",
+         unread output, and the checkpoints' records. Read-only work never creates it. \
+         Finished jobs and monitors are pruned 7 days after they end.",
+    ),
+    (
+        "DIR/.tinytool/checkpoints/",
+        "The contents kept by checkpoints (`blobs/`, one file per distinct content) and their \
+         lock; see tinytool-checkpoints(1). Commands in the sandbox see it empty.",
     ),
     ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
     (

@@ -25,6 +25,7 @@ pub mod approvals;
 pub mod atomic;
 pub mod background;
 pub mod binary;
+pub mod checkpoints;
 pub mod cli;
 pub mod config;
 pub mod detect;

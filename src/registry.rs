@@ -6,7 +6,8 @@
 //!    call to `invalid`, then check them against the schema;
 //! 3. make a fresh per-call context;
 //! 4. ask the permission gate (a refusal ends the call with exit status 3);
-//! 5. publish `tool.execute.before`, run the tool;
+//! 5. publish `tool.execute.before`, run the tool (inside a checkpoint when it may change
+//!    the project: `checkpoints::record`);
 //! 6. internal failure: publish `tool.execute.after` with `success: false`; otherwise apply
 //!    the after-hook and publish `tool.execute.after` with the output;
 //! 7. render the head+tail preview (DESIGN §3).
@@ -234,8 +235,17 @@ impl Registry {
             "tool.execute.before",
             props(json!({"tool": def.name, "args": raw})),
         );
+        let checkpoint = crate::checkpoints::record::wants(session, def.name, &args).then(|| {
+            let call_id = id.as_ref().map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            let command = crate::checkpoints::record::describe(def.name, &args);
+            crate::checkpoints::record::begin(session, def.name, call_id.as_deref(), &command)
+        });
         let outcome = (def.execute)(&ctx, args);
         ctx.run_deferred();
+        let checkpoint = checkpoint.and_then(|began| checkpoint_metadata(session, began));
         let output = match outcome {
             Ok(output) => output,
             Err(err) => {
@@ -243,8 +253,11 @@ impl Registry {
                     "tool.execute.after",
                     props(json!({"tool": def.name, "success": false})),
                 );
-                let result =
+                let mut result =
                     CallResult::failure(id, def.name, format!("{err:#}"), ExitStatus::ToolError);
+                if let Some(checkpoint) = checkpoint {
+                    result.metadata.insert("checkpoint".into(), checkpoint);
+                }
                 return finish(session, result, repairs);
             }
         };
@@ -282,6 +295,9 @@ impl Registry {
                 metadata.insert("full_output".into(), Value::String(path));
             }
         }
+        if let Some(checkpoint) = checkpoint {
+            metadata.insert("checkpoint".into(), checkpoint);
+        }
         let refused = is_error && crate::sandbox::refused(&metadata);
         let result = CallResult {
             id,
@@ -299,6 +315,20 @@ impl Registry {
             },
         };
         with_repairs(result, repairs)
+    }
+}
+
+/// Closes a call's checkpoint: `metadata.checkpoint` is `{"id", "files"}` when the call
+/// changed files, a one-line notice when checkpoints are off or failed, absent otherwise.
+fn checkpoint_metadata(
+    session: &Session,
+    began: crate::checkpoints::record::Began,
+) -> Option<Value> {
+    use crate::checkpoints::record::{Began, finish};
+    match began {
+        Began::Skipped => None,
+        Began::Notice(notice) => Some(Value::String(notice)),
+        Began::Open(open) => finish(session, open),
     }
 }
 

@@ -15,7 +15,9 @@
 //! session used), `notes` (notepad), `findings` (report_findings), `monitors` and
 //! `monitor_lines` (monitor: per project, with the lines not read yet), `jobs` (background
 //! tasks, per session). Monitors and jobs record who supervises them (see `background`);
-//! finished ones are pruned after 7 days.
+//! finished ones are pruned after 7 days. `checkpoint_files`, `checkpoints`,
+//! `checkpoint_changes` and `checkpoint_settings` are the checkpoints' (their statements
+//! are in the submodule `checkpoints`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -26,6 +28,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use serde::Serialize;
 
 use crate::events::unix_millis;
+
+mod checkpoints;
+pub use checkpoints::{CheckpointRow, FileChange, NewCheckpoint, TreeEntry};
 
 /// Schema migrations, applied in order; `user_version` counts the ones applied.
 const MIGRATIONS: &[&str] = &[
@@ -130,6 +135,45 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX jobs_session ON jobs (session_id, id);
     CREATE INDEX jobs_status ON jobs (status);",
+    // 2: checkpoints (issue 20): the tree as the last walk saw it, the checkpoints, and
+    // what each changed (a NULL mode is "absent", a NULL blob with a mode "not kept").
+    "CREATE TABLE checkpoint_files (
+        path TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        mode INTEGER NOT NULL,
+        blob TEXT,
+        note TEXT
+    );
+    CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        call_id TEXT,
+        tool TEXT NOT NULL,
+        command TEXT NOT NULL,
+        time_created INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        reverts INTEGER,
+        undone_by INTEGER,
+        overlaps TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX checkpoints_status ON checkpoints (status);
+    CREATE TABLE checkpoint_changes (
+        checkpoint_id INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        before_mode INTEGER,
+        before_blob TEXT,
+        after_mode INTEGER,
+        after_blob TEXT,
+        note TEXT,
+        PRIMARY KEY (checkpoint_id, path)
+    );
+    CREATE INDEX checkpoint_changes_path ON checkpoint_changes (path, checkpoint_id);
+    CREATE TABLE checkpoint_settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );",
 ];
 
 /// The agent a session is in when nothing is stored.

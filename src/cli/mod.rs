@@ -4,6 +4,7 @@
 //!
 //! Nothing here exits the process: [`run`] returns the [`ExitStatus`] for `main`.
 
+mod checkpoints;
 mod direct;
 mod exec;
 mod output;
@@ -86,6 +87,8 @@ fn command_for(registry: &Registry, hidden: bool) -> Command {
         .subcommand(policy::command())
         .subcommand(state::command())
         .subcommand(sandbox::command())
+        .subcommand(checkpoints::checkpoints_command())
+        .subcommand(checkpoints::undo_command())
         .subcommand(
             Command::new("tools")
                 .about("Print the tool definitions as one JSON array")
@@ -261,6 +264,11 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
         "policy" => policy::run(&registry, &session, &policy, sub, &mut out),
         "state" => state::run(&session, sub, &mut out),
         "sandbox" => sandbox::run(&session, sub, &mut out),
+        "checkpoints" => {
+            let filter = matches.get_one::<String>("session").map(String::as_str);
+            checkpoints::run_checkpoints(&session, filter, sub, &mut out)
+        }
+        "undo" => checkpoints::run_undo(&session, sub, &mut out),
         tool => direct::run(&registry, &session, tool, sub, &mut out),
     }
 }

@@ -161,6 +161,24 @@ pub fn empty_file(tinytool: &Path) -> Option<PathBuf> {
     Some(path)
 }
 
+/// The empty read-only directory (`.tinytool/sandbox/empty.d`) that covers the checkpoint
+/// store in the sandbox: the store holds copies of secret files, and the command never
+/// needs it (tinytool itself writes checkpoints, outside the sandbox).
+pub fn empty_dir(tinytool: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = tinytool.join("sandbox").join("empty.d");
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_dir() && std::fs::read_dir(&path).ok()?.next().is_none() => {
+            return Some(path);
+        }
+        Ok(_) => return None,
+        Err(_) => {}
+    }
+    std::fs::create_dir_all(&path).ok()?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o555)).ok()?;
+    Some(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

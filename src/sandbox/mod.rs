@@ -317,6 +317,11 @@ pub struct Plan {
     pub(crate) masked: Vec<CString>,
     /// The empty read-only file secrets are covered with.
     pub(crate) empty: Option<CString>,
+    /// Directories covered by the empty directory (the checkpoint store, which holds
+    /// copies of secret files).
+    pub(crate) hidden: Vec<CString>,
+    /// The empty read-only directory they are covered with.
+    pub(crate) empty_dir: Option<CString>,
     /// Whether the secret scan stopped at its cap.
     pub mask_capped: bool,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
@@ -419,6 +424,16 @@ impl Plan {
         let landlock = landlock::prepare(&writable, settings.network);
         let simulate_no_namespaces = cfg!(debug_assertions)
             && std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|v| !v.is_empty());
+        // The checkpoint store is hidden unless the command is a tinytool user itself.
+        let mut hidden = Vec::new();
+        let empty_dir = if purpose.tinytool_writable {
+            None
+        } else {
+            let store = tinytool.join("checkpoints");
+            let _ = std::fs::create_dir_all(&store);
+            hidden.extend(std::fs::canonicalize(&store).ok());
+            mask::empty_dir(&tinytool)
+        };
         Some(Plan {
             mode: settings.mode,
             network: settings.network,
@@ -434,6 +449,12 @@ impl Plan {
                 Vec::new()
             },
             empty: empty.map(|p| c_path(&p)),
+            hidden: if empty_dir.is_some() {
+                hidden.iter().map(|p| c_path(p)).collect()
+            } else {
+                Vec::new()
+            },
+            empty_dir: empty_dir.map(|p| c_path(&p)),
             mask_capped: scan.capped,
             landlock,
             simulate_no_namespaces,
@@ -447,7 +468,7 @@ impl Plan {
         match layer {
             USERNS => self.userns,
             NET => !self.network,
-            MASK => !self.masked.is_empty(),
+            MASK => !self.masked.is_empty() || !self.hidden.is_empty(),
             LANDLOCK => !self.shared.report().is_active(MOUNT),
             _ => true,
         }

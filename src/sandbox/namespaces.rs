@@ -9,7 +9,8 @@
 //!    again; the git directories (and, for a subagent, `.tinytool/`) bound on themselves
 //!    so they are mount points (`rename` and `rmdir` of a mount point fail with `EBUSY`);
 //!    every protected path bound on itself read-only; every secret file covered by the
-//!    empty read-only file.
+//!    empty read-only file, and the checkpoint store (copies of secret files) by the empty
+//!    read-only directory.
 //! 3. With the network off, the namespace's own loopback is brought up.
 //! 4. A fork: the child is the first process (pid 1) of the PID namespace and goes on to
 //!    `exec` the command, after mounting a fresh `/proc` (skipped where refused). When it
@@ -279,6 +280,16 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
                     && set_read_only(path.as_ptr(), true, false))
                 {
                     fail(MASK, 7);
+                }
+            }
+        }
+        if let Some(empty_dir) = &plan.empty_dir {
+            report.set_active(MASK);
+            for path in &plan.hidden {
+                if !(bind(empty_dir.as_ptr(), path.as_ptr())
+                    && set_read_only(path.as_ptr(), true, false))
+                {
+                    fail(MASK, 8);
                 }
             }
         }

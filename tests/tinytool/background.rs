@@ -604,7 +604,9 @@ fn a_nested_subagent_gets_the_next_depth_and_depth_five_is_refused() {
         json!({"description": "d", "prompt": "p", "background": true}),
     );
     assert_eq!(refused.code, 1);
-    assert!(!room.path(".tinytool/state.db").exists());
+    // No job was recorded (the state exists: the depth-4 task took a checkpoint).
+    let jobs = room.run(&["state", "jobs"], None);
+    assert_eq!(jobs.stdout.trim(), "[]", "{jobs:?}");
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod apply_patch_atomic;
 mod background;
 mod bash;
 mod binary;
+mod checkpoints;
 mod cli;
 mod docs;
 mod edit;

@@ -1,0 +1,494 @@
+//! Taking checkpoints around calls: [`begin`] before a call that may change the project,
+//! [`finish`] after it.
+//!
+//! Both steps run under an exclusive lock on `<dir>/.tinytool/checkpoints/lock` (so two
+//! processes never interleave their walks and updates) and end in one SQLite transaction.
+//! [`begin`] walks the tree and brings the stored tree up to date first: on the project's
+//! first checkpoint that is the baseline (every kept file stored; a baseline over
+//! `checkpoints.max_bytes` turns checkpoints off for the project instead), later it picks
+//! up what changed between calls: a person's edits; the changes of a call whose process
+//! died mid-call, which complete that call's open checkpoint; or, while another call is
+//! running, that call's changes so far, added to its open checkpoint (the new checkpoint
+//! records the overlap, and undo treats the paths both touched as conflicts). So every before-image is
+//! stored before the call runs. [`finish`] walks again and records, per path that differs,
+//! the content before (from the stored tree) and after; a call that changed nothing leaves
+//! no checkpoint. Afterwards checkpoints older than `keep_days` and, while the blob store
+//! exceeds `max_bytes`, the oldest ones are pruned with the blobs nobody refers to.
+//!
+//! Only regular files are kept: a symlink or special file, and a file over
+//! `max_file_bytes`, is recorded with a note saying why it was not kept.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value, json};
+
+use super::store::BlobStore;
+use super::walk::{self, Fingerprint};
+use crate::config::Checkpoints;
+use crate::session::Session;
+use crate::state::{FileChange, NewCheckpoint, Store, TreeEntry};
+
+const S_IFMT: u32 = 0o170000;
+const S_IFREG: u32 = 0o100000;
+const S_IFLNK: u32 = 0o120000;
+
+/// A checkpoint opened by [`begin`], to be closed by [`finish`].
+#[derive(Debug)]
+pub struct Open {
+    /// Its id.
+    pub id: i64,
+}
+
+/// What [`begin`] did.
+#[derive(Debug)]
+pub enum Began {
+    /// The call is not checkpointed (checkpoints disabled by the user).
+    Skipped,
+    /// Checkpoints are off for the project, or failed: the one-line notice for
+    /// `metadata.checkpoint`.
+    Notice(String),
+    /// A checkpoint is open.
+    Open(Open),
+}
+
+/// Whether a call of `tool` with `args` may change the project and gets a checkpoint:
+/// the file tools, task (unless refused for its depth), monitor `start` of a command, and
+/// bash unless every line is read-only. A call that cannot start anything creates no state.
+pub fn wants(session: &Session, tool: &str, args: &Map<String, Value>) -> bool {
+    let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
+    match tool {
+        "write" | "edit" | "apply_patch" => true,
+        "task" => session.depth < crate::tools::task::MAX_DEPTH,
+        "bash" => !text("command")
+            .lines()
+            .all(crate::detect::read_only::line_is_read_only),
+        "monitor" => {
+            let starts = match text("action") {
+                "" => text("monitor_id").is_empty() || !text("command").is_empty(),
+                action => action == "start",
+            };
+            starts && !text("command").trim().is_empty()
+        }
+        _ => false,
+    }
+}
+
+/// What a checkpoint of `tool` shows as its command: bash's command line, the file
+/// tools' paths.
+pub fn describe(tool: &str, args: &Map<String, Value>) -> String {
+    let text = |key: &str| args.get(key).and_then(Value::as_str);
+    let described = match tool {
+        "bash" | "monitor" => text("command").map(str::to_owned),
+        "task" => text("description").map(str::to_owned),
+        "apply_patch" => Some("apply_patch".to_owned()),
+        _ => text("file_path").map(str::to_owned),
+    };
+    let mut line = described.unwrap_or_default().replace('\n', " ");
+    if line.len() > 200 {
+        let mut end = 200;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+        line.push('…');
+    }
+    line
+}
+
+/// The lock that serializes checkpoint work of one project across processes (held until
+/// dropped).
+pub struct Lock {
+    _file: File,
+}
+
+/// Takes the project's checkpoint lock, creating `.tinytool/checkpoints/` when needed.
+pub fn lock(dir: &Path) -> Result<Lock> {
+    let folder = crate::project::ensure_tinytool_dir(dir)
+        .with_context(|| format!("cannot create {}", dir.join(".tinytool").display()))?
+        .join("checkpoints");
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    let path = folder.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    file.lock()
+        .with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok(Lock { _file: file })
+}
+
+/// The blob store of the session's project.
+pub fn blobs(session: &Session) -> BlobStore {
+    BlobStore::new(&crate::project::tinytool_dir(&session.dir))
+}
+
+/// The blob store with one flush for all new blobs ([`BlobStore::sync`]), for walks.
+fn walk_blobs(session: &Session) -> BlobStore {
+    blobs(session).deferred()
+}
+
+/// Opens a checkpoint before a call (module doc).
+pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str) -> Began {
+    if !session.config.checkpoints.enabled {
+        return Began::Skipped;
+    }
+    let _lock = match lock(&session.dir) {
+        Ok(lock) => lock,
+        Err(err) => return Began::Notice(format!("checkpoint not taken: {err:#}")),
+    };
+    let new = NewCheckpoint {
+        kind: "call",
+        session_id: &session.id,
+        call_id,
+        tool,
+        command,
+        reverts: None,
+        overlaps: "",
+    };
+    match begin_locked(session, new) {
+        Ok(began) => began,
+        Err(err) => Began::Notice(format!("checkpoint not taken: {err:#}")),
+    }
+}
+
+/// [`begin`] with the lock held (undo opens its own checkpoint this way).
+pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
+    let alive = match settle_locked(session)? {
+        Err(notice) => return Ok(Began::Notice(notice)),
+        Ok(alive) => alive,
+    };
+    let overlaps: Vec<String> = alive.iter().map(i64::to_string).collect();
+    let overlaps = overlaps.join(",");
+    let new = NewCheckpoint {
+        overlaps: &overlaps,
+        ..new
+    };
+    let id = session
+        .state
+        .write(|store| store.open_checkpoint(&[], &new))?;
+    Ok(Began::Open(Open { id }))
+}
+
+/// Brings the stored tree up to date with the lock held (the first part of [`begin`]):
+/// the baseline, a person's edits, a dead call's changes completing its checkpoint, or a
+/// running call's changes so far. Returns the ids of checkpoints still open in live
+/// processes, or the notice when checkpoints are off for the project.
+pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
+    let cfg = session.config.checkpoints;
+    let blobs = walk_blobs(session);
+    let walked = walk::walk(&session.dir)?;
+    session.state.write(|store| {
+        if let Some(off) = store.checkpoint_setting("off")? {
+            return Ok(Err(off));
+        }
+        let tree = store.checkpoint_tree()?;
+        if store.checkpoint_setting("baseline")?.is_none() {
+            let kept: u64 = walked
+                .files
+                .values()
+                .filter(|fp| fp.mode & S_IFMT == S_IFREG && fp.size <= cfg.max_file_bytes)
+                .map(|fp| fp.size)
+                .sum();
+            if kept > cfg.max_bytes {
+                let notice = format!(
+                    "checkpoints off for this project: its baseline ({kept} bytes) exceeds \
+                     checkpoints.max_bytes ({})",
+                    cfg.max_bytes
+                );
+                store.set_checkpoint_setting("off", &notice)?;
+                return Ok(Err(notice));
+            }
+        }
+        let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &tree, &walked.files);
+        if !updates.is_empty() {
+            blobs.sync()?;
+        }
+        // Open checkpoints of processes that died mid-call: the changes since belong to
+        // the newest of them (its before-images were stored when it began).
+        let open: Vec<_> = store
+            .checkpoints(None)?
+            .into_iter()
+            .filter(|c| c.status == "open")
+            .collect();
+        let (dead, alive): (Vec<_>, Vec<_>) = open.into_iter().partition(|c| !pid_alive(c.pid));
+        let mut dead = dead.into_iter();
+        if let Some(newest) = dead.next() {
+            store.close_checkpoint(newest.id, &updates, &changes)?;
+            for other in dead {
+                store.close_checkpoint(other.id, &[], &[])?;
+            }
+        } else if let Some(running) = alive.first() {
+            // Changed while another call runs: that call's (the newest running one), so
+            // each change is recorded exactly once; both record the overlap.
+            store.add_to_open_checkpoint(running.id, &updates, &changes)?;
+        } else {
+            store.update_checkpoint_tree(&updates)?;
+        }
+        if store.checkpoint_setting("baseline")?.is_none() {
+            store.set_checkpoint_setting("baseline", "done")?;
+        }
+        Ok(Ok(alive.iter().map(|c| c.id).collect()))
+    })
+}
+
+/// Closes a checkpoint after its call and prunes (module doc); the value for
+/// `metadata.checkpoint`, `None` when the call changed nothing.
+pub fn finish(session: &Session, open: Open) -> Option<Value> {
+    let result = lock(&session.dir).and_then(|_lock| {
+        let (kept, changes) = finish_locked(session, &open)?;
+        // Only a kept checkpoint stored new contents: nothing else can push the store
+        // over its cap, and an unchanged tree stays a walk of stat calls.
+        if kept {
+            prune(session)?;
+        }
+        Ok((kept, changes))
+    });
+    match result {
+        Ok((false, _)) => None,
+        Ok((true, changes)) => Some(json!({"id": open.id, "files": changes.len()})),
+        Err(err) => Some(Value::String(format!(
+            "checkpoint {} not completed: {err:#}",
+            open.id
+        ))),
+    }
+}
+
+/// [`finish`] with the lock held, without pruning: whether the checkpoint was kept, and
+/// its changes.
+pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileChange>)> {
+    let cfg = session.config.checkpoints;
+    let blobs = walk_blobs(session);
+    let walked = walk::walk(&session.dir)?;
+    session.state.write(|store| {
+        let tree = store.checkpoint_tree()?;
+        let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &tree, &walked.files);
+        if !updates.is_empty() {
+            blobs.sync()?;
+        }
+        let kept = store.close_checkpoint(open.id, &updates, &changes)?;
+        Ok((kept, changes))
+    })
+}
+
+/// Whether process `pid` exists (a reused pid reads as alive: the overlap is then only
+/// recorded, never lost).
+fn pid_alive(pid: i64) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The stored-tree updates and the content changes between `tree` and a walk's `now`:
+/// every path whose fingerprint differs is looked at (read and stored when kept).
+#[allow(clippy::type_complexity)]
+fn observe_changes(
+    root: &Path,
+    blobs: &BlobStore,
+    cfg: &Checkpoints,
+    tree: &BTreeMap<String, TreeEntry>,
+    now: &BTreeMap<String, Fingerprint>,
+) -> (Vec<(String, Option<TreeEntry>)>, Vec<FileChange>) {
+    let fps: BTreeMap<String, Fingerprint> = tree
+        .iter()
+        .map(|(p, e)| (p.clone(), e.fingerprint))
+        .collect();
+    let mut updates = Vec::new();
+    let mut changes = Vec::new();
+    for (path, _) in walk::diff(&fps, now) {
+        let before = tree.get(&path);
+        let after = now
+            .get(&path)
+            .map(|fp| observe(root, &path, *fp, blobs, cfg));
+        updates.push((path.clone(), after.clone()));
+        let same = match (before, &after) {
+            (Some(b), Some(a)) => b.mode == a.mode && b.blob.is_some() && b.blob == a.blob,
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            changes.push(FileChange {
+                path,
+                before_mode: before.map(|b| b.mode),
+                before_blob: before.and_then(|b| b.blob.clone()),
+                after_mode: after.as_ref().map(|a| a.mode),
+                after_blob: after.as_ref().and_then(|a| a.blob.clone()),
+                note: after
+                    .as_ref()
+                    .and_then(|a| a.note.clone())
+                    .or_else(|| before.and_then(|b| b.note.clone())),
+            });
+        }
+    }
+    (updates, changes)
+}
+
+/// The stored entry of one walked path: its content kept when it is a regular file
+/// within `max_file_bytes`.
+fn observe(
+    root: &Path,
+    path: &str,
+    fp: Fingerprint,
+    blobs: &BlobStore,
+    cfg: &Checkpoints,
+) -> TreeEntry {
+    let entry = |blob: Option<String>, note: Option<String>| TreeEntry {
+        fingerprint: fp,
+        mode: fp.mode,
+        blob,
+        note,
+    };
+    match fp.mode & S_IFMT {
+        S_IFREG => {}
+        S_IFLNK => return entry(None, Some("a symlink: not kept".into())),
+        _ => return entry(None, Some("not a regular file: not kept".into())),
+    }
+    if fp.size > cfg.max_file_bytes {
+        return entry(
+            None,
+            Some(format!(
+                "{} bytes, over checkpoints.max_file_bytes ({}): not kept",
+                fp.size, cfg.max_file_bytes
+            )),
+        );
+    }
+    let full: PathBuf = root.join(path);
+    match crate::atomic::read_regular(&full).map_err(anyhow::Error::from) {
+        Ok(bytes) => match blobs.put(&bytes) {
+            Ok(id) => entry(Some(id), None),
+            Err(err) => entry(None, Some(format!("not stored: {err:#}"))),
+        },
+        Err(err) => entry(None, Some(format!("unreadable: {err:#}"))),
+    }
+}
+
+/// Prunes checkpoints older than `keep_days`, then the oldest while the blob store is over
+/// `max_bytes`, and removes the blobs nobody refers to. Open checkpoints are kept.
+pub fn prune(session: &Session) -> Result<()> {
+    let cfg = session.config.checkpoints;
+    let blobs = blobs(session);
+    let cutoff = crate::events::unix_millis() as i64
+        - i64::try_from(cfg.keep_days.saturating_mul(86_400_000)).unwrap_or(i64::MAX);
+    session.state.write(|store| {
+        let mut oldest_first: Vec<_> = store
+            .checkpoints(None)?
+            .into_iter()
+            .filter(|c| c.status == "done")
+            .collect();
+        oldest_first.reverse();
+        let expired: Vec<i64> = oldest_first
+            .iter()
+            .filter(|c| c.time_created < cutoff)
+            .map(|c| c.id)
+            .collect();
+        let mut pruned = !expired.is_empty();
+        store.delete_checkpoints(&expired)?;
+        let mut rest = oldest_first
+            .into_iter()
+            .filter(|c| c.time_created >= cutoff);
+        if pruned {
+            collect_garbage(store, &blobs)?;
+        }
+        while blobs.total_bytes()? > cfg.max_bytes {
+            let Some(oldest) = rest.next() else { break };
+            store.delete_checkpoints(&[oldest.id])?;
+            pruned = true;
+            collect_garbage(store, &blobs)?;
+        }
+        let _ = pruned;
+        Ok(())
+    })
+}
+
+/// Removes every blob neither the stored tree nor a checkpoint refers to (temporary files
+/// of writers still running start with a dot and are left alone).
+fn collect_garbage(store: &Store, blobs: &BlobStore) -> Result<()> {
+    let referenced = store.referenced_blobs()?;
+    for id in blobs.ids()? {
+        if !referenced.contains(&id) {
+            blobs.remove(&id)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn only_calls_that_may_change_the_project_are_checkpointed() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::new("s", dir.path());
+        let wants = |tool: &str, value: Value| wants(&session, tool, &args(value));
+        assert!(wants("write", json!({"file_path": "a"})));
+        assert!(wants("bash", json!({"command": "make clean"})));
+        assert!(wants("bash", json!({"command": "ls\nrm -rf src"})));
+        assert!(!wants("bash", json!({"command": "ls -la && git status"})));
+        assert!(!wants("read", json!({"file_path": "a"})));
+        assert!(wants("monitor", json!({"command": "npm run dev"})));
+        assert!(!wants(
+            "monitor",
+            json!({"action": "read", "monitor_id": "m"})
+        ));
+        assert!(!wants("monitor", json!({"command": ""})));
+    }
+
+    #[test]
+    fn a_changed_file_is_recorded_with_before_and_after_and_a_big_one_is_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "one").unwrap();
+        std::fs::write(root.join("big"), vec![0u8; 100]).unwrap();
+        let blobs = BlobStore::new(&root.join(".tinytool"));
+        let cfg = Checkpoints {
+            max_file_bytes: 50,
+            ..Checkpoints::default()
+        };
+        let first = walk::walk(root).unwrap();
+        let (updates, changes) =
+            observe_changes(root, &blobs, &cfg, &BTreeMap::new(), &first.files);
+        assert_eq!(changes.len(), 2);
+        let tree: BTreeMap<String, TreeEntry> = updates
+            .into_iter()
+            .filter_map(|(p, e)| e.map(|e| (p, e)))
+            .collect();
+        assert!(tree["big"].blob.is_none());
+        assert!(
+            tree["big"]
+                .note
+                .as_deref()
+                .unwrap()
+                .contains("max_file_bytes")
+        );
+        std::fs::write(root.join("a.txt"), "two!").unwrap();
+        let second = walk::walk(root).unwrap();
+        let (_, changes) = observe_changes(root, &blobs, &cfg, &tree, &second.files);
+        assert_eq!(changes.len(), 1);
+        let change = &changes[0];
+        assert_eq!(change.path, "a.txt");
+        assert_eq!(
+            blobs.get(change.before_blob.as_ref().unwrap()).unwrap(),
+            b"one"
+        );
+        assert_eq!(
+            blobs.get(change.after_blob.as_ref().unwrap()).unwrap(),
+            b"two!"
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! What `tinytool checkpoints` and `checkpoints show` print: a checkpoint's per-file
+//! summary and its unified diff.
+//!
+//! Summary lines: `M path +ADDED -REMOVED` (modified; the counts are lines, left out for
+//! binary contents), `A path` (added), `D path` (deleted), `T path` (only the mode
+//! changed), each followed by `(NOTE)` when a content was not kept. A secret file (one
+//! whose `read` the policy would not allow without asking) has its content replaced by
+//! [`SECRET`] in every diff.
+
+use serde_json::{Value, json};
+
+use super::store::BlobStore;
+use crate::session::{CallContext, Session};
+use crate::state::{CheckpointRow, FileChange};
+
+/// What a diff shows in place of a secret file's content.
+pub const SECRET: &str = "[content of a secret file not shown]";
+
+/// Contents larger than this are not diffed line by line (the summary has no counts).
+const MAX_DIFFED: usize = 4 * 1024 * 1024;
+
+/// Decides which paths are secret: the policy's read judgement, asked once per path.
+pub struct Secrets<'a> {
+    session: &'a Session,
+    judge: crate::policy::ReadJudge,
+}
+
+impl<'a> Secrets<'a> {
+    /// The judge of the session's project.
+    pub fn new(session: &'a Session) -> Self {
+        let ctx = CallContext::new(session, "read");
+        let judge = session.gate.read_judge(&ctx, &session.dir);
+        Secrets { session, judge }
+    }
+
+    /// Whether `path` (relative to the project) may not be shown.
+    pub fn is_secret(&self, path: &str) -> bool {
+        self.judge.may_refuse() && !self.judge.permits(&self.session.dir.join(path))
+    }
+}
+
+/// One letter for what a change did.
+pub fn letter(change: &FileChange) -> char {
+    match (change.before_mode, change.after_mode) {
+        (None, Some(_)) => 'A',
+        (Some(_), None) => 'D',
+        (Some(b), Some(a)) if b != a && change.before_blob == change.after_blob => 'T',
+        _ => 'M',
+    }
+}
+
+fn content(blobs: &BlobStore, blob: Option<&String>) -> Option<Vec<u8>> {
+    blob.and_then(|id| blobs.get(id).ok())
+}
+
+/// `(added, removed)` lines of a modification, when both contents are kept text.
+fn counts(blobs: &BlobStore, change: &FileChange) -> Option<(usize, usize)> {
+    let before = content(blobs, change.before_blob.as_ref())?;
+    let after = content(blobs, change.after_blob.as_ref())?;
+    if before.len() > MAX_DIFFED || after.len() > MAX_DIFFED {
+        return None;
+    }
+    let (before, after) = (
+        std::str::from_utf8(&before).ok()?,
+        std::str::from_utf8(&after).ok()?,
+    );
+    let diff = similar::TextDiff::from_lines(before, after);
+    let (mut added, mut removed) = (0, 0);
+    for op in diff.iter_all_changes() {
+        match op.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    Some((added, removed))
+}
+
+/// The summary line of one change (module doc).
+pub fn summary_line(blobs: &BlobStore, change: &FileChange) -> String {
+    let mut line = format!("{} {}", letter(change), change.path);
+    if letter(change) == 'M'
+        && let Some((added, removed)) = counts(blobs, change)
+    {
+        line.push_str(&format!(" +{added} -{removed}"));
+    }
+    if let Some(note) = &change.note {
+        line.push_str(&format!(" ({note})"));
+    }
+    line
+}
+
+/// The time as `YYYY-MM-DD HH:MM:SS` UTC.
+pub fn time_text(millis: i64) -> String {
+    let secs = millis.div_euclid(1000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// The listing entry of one checkpoint as JSON (`--json`).
+pub fn entry_json(row: &CheckpointRow, changes: &[FileChange]) -> Value {
+    json!({
+        "id": row.id,
+        "kind": row.kind,
+        "tool": row.tool,
+        "time": row.time_created,
+        "session": row.session_id,
+        "command": row.command,
+        "status": row.status,
+        "reverts": row.reverts,
+        "undone_by": row.undone_by,
+        "paths": changes.iter().map(|c| json!({
+            "path": c.path,
+            "change": letter(c).to_string(),
+            "note": c.note,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The listing entry of one checkpoint as text: a header line and the summary lines.
+pub fn entry_text(blobs: &BlobStore, row: &CheckpointRow, changes: &[FileChange]) -> String {
+    let mut head = format!(
+        "{} {} {} {}",
+        row.id,
+        row.kind,
+        time_text(row.time_created),
+        row.tool
+    );
+    if !row.command.is_empty() {
+        head.push_str(&format!(": {}", row.command));
+    }
+    if let Some(reverts) = row.reverts {
+        head.push_str(&format!(" (reverts {reverts})"));
+    }
+    if let Some(by) = row.undone_by {
+        head.push_str(&format!(" [undone by {by}]"));
+    }
+    if row.status == "open" {
+        head.push_str(" [running]");
+    }
+    if !row.overlaps.is_empty() {
+        head.push_str(&format!(" [overlapped {}]", row.overlaps));
+    }
+    let mut text = head;
+    for change in changes {
+        text.push_str("\n  ");
+        text.push_str(&summary_line(blobs, change));
+    }
+    text
+}
+
+/// The unified diff from `old` to `new` content of `path` (`None` = absent), with the
+/// secret and binary cases in words.
+pub fn diff_text(
+    path: &str,
+    old: Option<&[u8]>,
+    new: Option<&[u8]>,
+    secret: bool,
+    note: Option<&str>,
+) -> String {
+    let (a, b) = (
+        if old.is_some() {
+            format!("a/{path}")
+        } else {
+            "/dev/null".into()
+        },
+        if new.is_some() {
+            format!("b/{path}")
+        } else {
+            "/dev/null".into()
+        },
+    );
+    if secret {
+        return format!("--- {a}\n+++ {b}\n{SECRET}\n");
+    }
+    fn text(bytes: Option<&[u8]>) -> Option<&str> {
+        match bytes {
+            None => Some(""),
+            Some(bytes) => std::str::from_utf8(bytes).ok(),
+        }
+    }
+    match (text(old), text(new)) {
+        (Some(x), Some(y)) => {
+            let diff = crate::textdoc::unified_diff(x, y, &a, &b);
+            if diff.is_empty() {
+                format!("--- {a}\n+++ {b}\n(contents equal)\n")
+            } else if diff.ends_with('\n') {
+                diff
+            } else {
+                format!("{diff}\n")
+            }
+        }
+        _ => match note {
+            Some(note) => format!("--- {a}\n+++ {b}\n({note})\n"),
+            None => format!("Binary files {a} and {b} differ\n"),
+        },
+    }
+}
+
+/// The unified diff of everything checkpoint `changes` did.
+pub fn checkpoint_diff(blobs: &BlobStore, secrets: &Secrets, changes: &[FileChange]) -> String {
+    let mut out = String::new();
+    for change in changes {
+        let old = content(blobs, change.before_blob.as_ref());
+        let new = content(blobs, change.after_blob.as_ref());
+        let missing_note = |mode: Option<u32>, bytes: &Option<Vec<u8>>| {
+            (mode.is_some() && bytes.is_none()).then(|| change.note.clone().unwrap_or_default())
+        };
+        let note = missing_note(change.before_mode, &old).or(missing_note(change.after_mode, &new));
+        if let Some(note) = note {
+            let shown = if note.is_empty() {
+                "content not kept".into()
+            } else {
+                note
+            };
+            out.push_str(&format!("--- a/{0}\n+++ b/{0}\n({shown})\n", change.path));
+            continue;
+        }
+        out.push_str(&diff_text(
+            &change.path,
+            change
+                .before_mode
+                .map(|_| old.as_deref().unwrap_or_default()),
+            change
+                .after_mode
+                .map(|_| new.as_deref().unwrap_or_default()),
+            secrets.is_secret(&change.path),
+            None,
+        ));
+    }
+    out
+}

@@ -1,0 +1,303 @@
+//! `tinytool undo`: reverting a checkpoint.
+//!
+//! The target is the given checkpoint, or the newest finished `call` checkpoint nobody has
+//! undone yet (so repeated undos walk back like an editor's). Every path it changed goes
+//! back to its state before that call: its old bytes and mode, or absent. The state a path
+//! is expected in now is the after-state of the newest checkpoint that changed it (the
+//! target or a later one, undos included); a path in any other state was changed by
+//! something the checkpoints do not know (a person's editor) and is a conflict, as is a
+//! path another call may have written while the target's call ran (an overlap). Conflicts
+//! stop the undo unless forced. A path whose earlier content was not kept cannot be
+//! restored and is listed as skipped.
+//!
+//! The restore is one multi-file [`crate::atomic::commit`], inside a checkpoint of kind
+//! `undo` (so an undo is undone by undoing its id); the target is marked undone by it, and
+//! when the target is itself an undo, what that undo reverted counts as not undone again.
+
+use std::collections::BTreeSet;
+
+use anyhow::{Context, Result, bail};
+
+use super::record::{self, Began};
+use super::report::{self, Secrets};
+use crate::atomic;
+use crate::session::Session;
+use crate::state::{CheckpointRow, NewCheckpoint, Store};
+
+/// One path to restore.
+#[derive(Debug)]
+pub struct Step {
+    /// Relative path.
+    pub path: String,
+    /// What is there now: mode and bytes, `None` when absent.
+    pub current: Option<(u32, Vec<u8>)>,
+    /// What it gets: mode and bytes, `None` to remove it.
+    pub goal: Option<(u32, Vec<u8>)>,
+}
+
+/// What an undo would do.
+#[derive(Debug)]
+pub struct Plan {
+    /// The checkpoint reverted.
+    pub target: CheckpointRow,
+    /// The paths to restore.
+    pub steps: Vec<Step>,
+    /// Paths changed outside the checkpoints or by an overlapping call, with why.
+    pub conflicts: Vec<String>,
+    /// Paths that cannot be restored, with why.
+    pub skipped: Vec<String>,
+}
+
+/// How an undo ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Nothing was changed: the plan has conflicts and the undo was not forced.
+    Refused(Plan),
+    /// Restored; the undo's own checkpoint id (`None` when nothing needed restoring).
+    Done(Plan, Option<i64>),
+}
+
+/// The newest finished `call` checkpoint not undone yet.
+fn default_target(store: &Store) -> Result<Option<CheckpointRow>> {
+    Ok(store
+        .checkpoints(None)?
+        .into_iter()
+        .find(|c| c.kind == "call" && c.status == "done" && c.undone_by.is_none()))
+}
+
+/// The target checkpoint: `id`, or the default one.
+fn target(store: &Store, id: Option<i64>) -> Result<CheckpointRow> {
+    match id {
+        Some(id) => {
+            let Some(row) = store.checkpoint(id)? else {
+                bail!("no checkpoint {id} (see `tinytool checkpoints`)");
+            };
+            if row.status != "done" {
+                bail!("checkpoint {id} is still open: its call is running");
+            }
+            Ok(row)
+        }
+        None => match default_target(store)? {
+            Some(row) => Ok(row),
+            None => bail!("nothing to undo: no checkpoint that has not been undone"),
+        },
+    }
+}
+
+fn permissions(mode: u32) -> u32 {
+    mode & 0o7777
+}
+
+/// What is at `path` now; `Err` names what it is when not a regular file.
+fn current(session: &Session, path: &str) -> Result<Option<(u32, Vec<u8>)>, String> {
+    let full = session.dir.join(path);
+    match std::fs::symlink_metadata(&full) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot be read: {e}")),
+        Ok(meta) if meta.file_type().is_file() => {
+            use std::os::unix::fs::MetadataExt;
+            atomic::read_regular(&full)
+                .map(|bytes| Some((meta.mode(), bytes)))
+                .map_err(|e| format!("cannot be read: {e}"))
+        }
+        Ok(meta) if meta.is_dir() => Err("is now a directory".into()),
+        Ok(_) => Err("is now a symlink or special file".into()),
+    }
+}
+
+/// Plans reverting `id` (or the default target) against the tree as it is now.
+pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
+    let blobs = record::blobs(session);
+    session.state.write(|store| {
+        let target = target(store, id)?;
+        let changes = store.checkpoint_changes(target.id)?;
+        let mut overlapping = BTreeSet::new();
+        let others = store.checkpoints(None)?;
+        let overlaps_of = |row: &CheckpointRow| -> Vec<i64> {
+            row.overlaps
+                .split(',')
+                .filter_map(|s| s.parse().ok())
+                .collect()
+        };
+        for other in &others {
+            if overlaps_of(other).contains(&target.id) || overlaps_of(&target).contains(&other.id)
+            {
+                for change in store.checkpoint_changes(other.id)? {
+                    overlapping.insert((change.path, other.id));
+                }
+            }
+        }
+        let mut plan = Plan {
+            target: target.clone(),
+            steps: Vec::new(),
+            conflicts: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for change in changes {
+            let path = change.path.clone();
+            let goal = match (change.before_mode, &change.before_blob) {
+                (None, _) => None,
+                (Some(mode), Some(blob)) => Some((
+                    mode,
+                    blobs
+                        .get(blob)
+                        .with_context(|| format!("the stored content of {path} is gone"))?,
+                )),
+                (Some(_), None) => {
+                    let why = change.note.clone().unwrap_or_else(|| "not kept".into());
+                    plan.skipped
+                        .push(format!("{path}: its earlier content was not kept ({why})"));
+                    continue;
+                }
+            };
+            for (p, other) in &overlapping {
+                if *p == path {
+                    plan.conflicts.push(format!(
+                        "{path}: checkpoint {other} ran at the same time and may have written it"
+                    ));
+                }
+            }
+            let chain = store.path_changes_since(&path, target.id)?;
+            let (last_id, expected) = match chain.last() {
+                Some((id, c)) => (*id, c.clone()),
+                None => (target.id, change.clone()),
+            };
+            let now = match current(session, &path) {
+                Ok(now) => now,
+                Err(what) => {
+                    plan.conflicts.push(format!("{path}: {what}"));
+                    continue;
+                }
+            };
+            let as_expected = match (&now, expected.after_mode, &expected.after_blob) {
+                (None, None, _) => true,
+                (Some((mode, bytes)), Some(want), Some(blob)) => {
+                    permissions(*mode) == permissions(want)
+                        && blobs.get(blob).is_ok_and(|kept| kept == *bytes)
+                }
+                _ => false,
+            };
+            if !as_expected {
+                plan.conflicts.push(format!(
+                    "{path}: changed since checkpoint {last_id} by something outside the checkpoints"
+                ));
+            }
+            let same = match (&now, &goal) {
+                (None, None) => true,
+                (Some((m, b)), Some((gm, gb))) => permissions(*m) == permissions(*gm) && b == gb,
+                _ => false,
+            };
+            if !same {
+                plan.steps.push(Step {
+                    path,
+                    current: now,
+                    goal,
+                });
+            }
+        }
+        Ok(plan)
+    })
+}
+
+/// The diff an undo would apply (`--dry-run`), secret contents hidden.
+pub fn plan_diff(session: &Session, plan: &Plan) -> String {
+    let secrets = Secrets::new(session);
+    let mut out = String::new();
+    for step in &plan.steps {
+        out.push_str(&report::diff_text(
+            &step.path,
+            step.current.as_ref().map(|(_, b)| b.as_slice()),
+            step.goal.as_ref().map(|(_, b)| b.as_slice()),
+            secrets.is_secret(&step.path),
+            None,
+        ));
+    }
+    out
+}
+
+/// Brings the checkpoints up to date (a dead call's changes complete its checkpoint) and
+/// plans reverting `id` (or the default target), changing no file (`--dry-run`).
+pub fn plan_settled(session: &Session, id: Option<i64>) -> Result<Plan> {
+    let _lock = record::lock(&session.dir)?;
+    if let Err(notice) = record::settle_locked(session)? {
+        bail!("{notice}");
+    }
+    plan(session, id)
+}
+
+/// Reverts `id` (or the default target): under the checkpoint lock, opens an `undo`
+/// checkpoint (which first completes a dead call's checkpoint), plans, and when there are
+/// no conflicts or `force` is set, restores.
+pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> {
+    let _lock = record::lock(&session.dir)?;
+    if let Err(notice) = record::settle_locked(session)? {
+        bail!("{notice}");
+    }
+    let plan = self::plan(session, id)?;
+    if !plan.conflicts.is_empty() && !force {
+        return Ok(Outcome::Refused(plan));
+    }
+    let target = plan.target.clone();
+    let command = format!("undo {}", target.id);
+    let began = record::begin_locked(
+        session,
+        NewCheckpoint {
+            kind: "undo",
+            session_id: &session.id,
+            call_id: None,
+            tool: "undo",
+            command: &command,
+            reverts: Some(target.id),
+            overlaps: "",
+        },
+    )?;
+    let open = match began {
+        Began::Open(open) => open,
+        Began::Notice(notice) => bail!("{notice}"),
+        Began::Skipped => bail!("checkpoints are disabled"),
+    };
+    let targets: Vec<_> = plan
+        .steps
+        .iter()
+        .map(|s| session.dir.join(&s.path))
+        .collect();
+    let changes: Vec<atomic::Change> = plan
+        .steps
+        .iter()
+        .zip(&targets)
+        .map(|(step, target)| match &step.goal {
+            Some((mode, bytes)) => atomic::Change::Write {
+                target,
+                bytes,
+                mode: permissions(*mode),
+            },
+            None => atomic::Change::Delete { target },
+        })
+        .collect();
+    let committed = atomic::commit(&session.dir, &changes);
+    let (kept, _) = record::finish_locked(session, &open)?;
+    if let Err(failure) = committed {
+        bail!(
+            "the restore failed on {} ({}); nothing was changed{}",
+            failure.target.display(),
+            failure.error,
+            if failure.damage.is_empty() {
+                String::new()
+            } else {
+                format!(", except: {:?}", failure.damage)
+            }
+        );
+    }
+    let undo_id = kept.then_some(open.id);
+    session.state.write(|store| {
+        store.set_undone_by(target.id, Some(undo_id.unwrap_or(target.id)))?;
+        if target.kind == "undo"
+            && let Some(reverted) = target.reverts
+        {
+            store.set_undone_by(reverted, None)?;
+        }
+        Ok(())
+    })?;
+    record::prune(session)?;
+    Ok(Outcome::Done(plan, undo_id))
+}

@@ -1,0 +1,224 @@
+//! `tinytool checkpoints [--json]`, `tinytool checkpoints show ID` and
+//! `tinytool undo [ID] [--dry-run] [--force]` (issue 20; the work is in
+//! `crate::checkpoints`).
+//!
+//! `checkpoints` prints newest first, per checkpoint a header line
+//! `ID KIND TIME TOOL: COMMAND [notes]` and one indented summary line per file (see
+//! `checkpoints::report`); `--json` prints an array of objects with `id`, `kind`, `tool`,
+//! `time` (milliseconds since the epoch), `paths` and more. The global `--session` (flag
+//! or `TINYTOOL_SESSION`), when given, lists only that session's checkpoints. `undo`
+//! prints what it restored; with conflicts and without `--force` it lists them and exits
+//! 1 having changed nothing.
+
+use std::io::Write;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use serde_json::Value;
+
+use super::Output;
+use crate::checkpoints::record;
+use crate::checkpoints::report::{self, Secrets};
+use crate::checkpoints::undo::{self, Outcome, Plan};
+use crate::exit::ExitStatus;
+use crate::session::Session;
+
+/// The `checkpoints` subcommand.
+pub fn checkpoints_command() -> Command {
+    Command::new("checkpoints")
+        .about("List the checkpoints taken before calls, newest first")
+        .long_about(
+            "List the checkpoints taken before every call that may change the project (write, \
+             edit, apply_patch, bash unless read-only, monitor start, task), newest first: \
+             id, kind (call or undo), time, tool, command or paths, and a summary line per \
+             file (`M path +ADDED -REMOVED`, `A path`, `D path`, and files not kept with why). \
+             With the global --session, only that session's. `checkpoints show ID` prints the \
+             unified diff of one checkpoint; secret files (those whose read the policy \
+             refuses) show `[content of a secret file not shown]`.",
+        )
+        .arg(
+            Arg::new("json")
+                .long("json")
+                .action(ArgAction::SetTrue)
+                .help("Print a JSON array of {id, kind, tool, time, paths, ...}"),
+        )
+        .subcommand(
+            Command::new("show")
+                .about("Print the unified diff of one checkpoint")
+                .arg(
+                    Arg::new("id")
+                        .value_name("ID")
+                        .required(true)
+                        .value_parser(clap::value_parser!(i64))
+                        .help("The checkpoint"),
+                ),
+        )
+}
+
+/// The `undo` subcommand.
+pub fn undo_command() -> Command {
+    Command::new("undo")
+        .about("Revert the changes of a checkpoint")
+        .long_about(
+            "Revert a checkpoint: without an ID the newest call checkpoint not undone yet (so \
+             repeated undos walk back), with an ID that one (an undo's ID reverts the undo). \
+             Every path it changed gets its state before the call back (bytes and mode; created \
+             files are removed); later checkpoints' changes to those paths are reverted with \
+             it. A path changed since by something outside the checkpoints (a person's editor) \
+             or possibly written by a call that ran at the same time is a conflict: the undo \
+             lists the conflicts, changes nothing and exits 1 unless --force is given. The \
+             restore is one multi-file atomic commit and is itself a checkpoint.",
+        )
+        .arg(
+            Arg::new("id")
+                .value_name("ID")
+                .value_parser(clap::value_parser!(i64))
+                .help("The checkpoint to revert [default: the newest not undone]"),
+        )
+        .arg(
+            Arg::new("dry-run")
+                .long("dry-run")
+                .action(ArgAction::SetTrue)
+                .help("Print the diff the undo would apply and change nothing"),
+        )
+        .arg(
+            Arg::new("force")
+                .long("force")
+                .action(ArgAction::SetTrue)
+                .help("Restore conflicting paths too"),
+        )
+}
+
+fn fail(message: &str) -> ExitStatus {
+    let _ = writeln!(std::io::stderr(), "tinytool: {message}");
+    ExitStatus::ToolError
+}
+
+/// Runs `checkpoints`; `session_filter` is the explicitly given session.
+pub fn run_checkpoints(
+    session: &Session,
+    session_filter: Option<&str>,
+    sub: &ArgMatches,
+    out: &mut Output,
+) -> ExitStatus {
+    let blobs = record::blobs(session);
+    if let Some(("show", show)) = sub.subcommand() {
+        let id = show.get_one::<i64>("id").copied().unwrap_or_default();
+        let found = session.state.read(|store| {
+            Ok(match store.checkpoint(id)? {
+                Some(row) => Some((row, store.checkpoint_changes(id)?)),
+                None => None,
+            })
+        });
+        return match found {
+            Ok(Some(Some((row, changes)))) => {
+                let secrets = Secrets::new(session);
+                let mut text = report::entry_text(&blobs, &row, &changes);
+                text.push('\n');
+                text.push_str(&report::checkpoint_diff(&blobs, &secrets, &changes));
+                out.raw(text.as_bytes())
+            }
+            Ok(_) => fail(&format!("no checkpoint {id} (see `tinytool checkpoints`)")),
+            Err(err) => fail(&format!("cannot read the checkpoints: {err:#}")),
+        };
+    }
+    let listed = session.state.read(|store| {
+        let mut entries = Vec::new();
+        for row in store.checkpoints(session_filter)? {
+            let changes = store.checkpoint_changes(row.id)?;
+            entries.push((row, changes));
+        }
+        Ok(entries)
+    });
+    let entries = match listed {
+        Ok(entries) => entries.unwrap_or_default(),
+        Err(err) => return fail(&format!("cannot read the checkpoints: {err:#}")),
+    };
+    if sub.get_flag("json") {
+        let array = entries
+            .iter()
+            .map(|(row, changes)| report::entry_json(row, changes))
+            .collect();
+        return out.json(&Value::Array(array));
+    }
+    let mut text = String::new();
+    for (row, changes) in &entries {
+        text.push_str(&report::entry_text(&blobs, row, changes));
+        text.push('\n');
+    }
+    out.raw(text.as_bytes())
+}
+
+fn plan_text(plan: &Plan) -> String {
+    let mut text = String::new();
+    for conflict in &plan.conflicts {
+        text.push_str(&format!("conflict: {conflict}\n"));
+    }
+    for skipped in &plan.skipped {
+        text.push_str(&format!("skipped: {skipped}\n"));
+    }
+    text
+}
+
+fn step_line(step: &undo::Step) -> String {
+    let letter = match (&step.current, &step.goal) {
+        (None, Some(_)) => 'A',
+        (Some(_), None) => 'D',
+        _ => 'M',
+    };
+    format!("{letter} {}\n", step.path)
+}
+
+/// Runs `undo`.
+pub fn run_undo(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus {
+    let id = sub.get_one::<i64>("id").copied();
+    let force = sub.get_flag("force");
+    if sub.get_flag("dry-run") {
+        let plan = match undo::plan_settled(session, id) {
+            Ok(plan) => plan,
+            Err(err) => return fail(&format!("{err:#}")),
+        };
+        let mut text = format!(
+            "would revert checkpoint {} ({}: {})\n",
+            plan.target.id, plan.target.tool, plan.target.command
+        );
+        text.push_str(&plan_text(&plan));
+        text.push_str(&undo::plan_diff(session, &plan));
+        let status = out.raw(text.as_bytes());
+        return if !plan.conflicts.is_empty() && !force {
+            ExitStatus::ToolError
+        } else {
+            status
+        };
+    }
+    match undo::undo(session, id, force) {
+        Ok(Outcome::Refused(plan)) => {
+            let mut text = plan_text(&plan);
+            text.push_str(&format!(
+                "undo of checkpoint {} refused: {} path(s) changed outside the checkpoints; \
+                 nothing was restored (--force restores them anyway, --dry-run shows the diff)\n",
+                plan.target.id,
+                plan.conflicts.len()
+            ));
+            let _ = out.raw(text.as_bytes());
+            ExitStatus::ToolError
+        }
+        Ok(Outcome::Done(plan, undo_id)) => {
+            let mut text = format!(
+                "reverted checkpoint {} ({}: {})",
+                plan.target.id, plan.target.tool, plan.target.command
+            );
+            match undo_id {
+                Some(u) => text.push_str(&format!(
+                    " as checkpoint {u} (`tinytool undo {u}` reverts this undo)\n"
+                )),
+                None => text.push_str(": nothing needed restoring\n"),
+            }
+            text.push_str(&plan_text(&plan));
+            for step in &plan.steps {
+                text.push_str(&step_line(step));
+            }
+            out.raw(text.as_bytes())
+        }
+        Err(err) => fail(&format!("{err:#}")),
+    }
+}

@@ -1,0 +1,419 @@
+//! The checkpoints' statements (issue 20; the tables are created by migration 2).
+//!
+//! `checkpoint_files` is the tree as the last walk saw it: per path its fingerprint (JSON
+//! of [`Fingerprint`]), mode, and the blob of its content (NULL with a `note` when the
+//! content was not kept). `checkpoints` has one row per checkpoint: `kind` `call` or
+//! `undo`, `status` `open` (the call is running, or its process died) or `done`,
+//! `reverts` (an undo: the checkpoint it reverted) and `undone_by` (the undo that reverted
+//! it). `checkpoint_changes` has one row per path a checkpoint changed: mode and blob
+//! before and after, a NULL mode meaning "absent". `checkpoint_settings` holds
+//! project-wide facts (`off`: why checkpoints are off for the project).
+
+use std::collections::{BTreeMap, HashSet};
+
+use anyhow::Result;
+use rusqlite::{OptionalExtension, params};
+
+use super::Store;
+use crate::checkpoints::walk::Fingerprint;
+
+/// One path of the stored tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// What the last walk saw.
+    pub fingerprint: Fingerprint,
+    /// Its `st_mode`.
+    pub mode: u32,
+    /// The blob of its content; `None` when not kept.
+    pub blob: Option<String>,
+    /// Why the content was not kept.
+    pub note: Option<String>,
+}
+
+/// What one checkpoint did to one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The `/`-separated path relative to the project.
+    pub path: String,
+    /// Mode before; `None` when the path was absent.
+    pub before_mode: Option<u32>,
+    /// Content before; `None` when absent or not kept.
+    pub before_blob: Option<String>,
+    /// Mode after; `None` when the path is absent after.
+    pub after_mode: Option<u32>,
+    /// Content after; `None` when absent or not kept.
+    pub after_blob: Option<String>,
+    /// Why a content was not kept.
+    pub note: Option<String>,
+}
+
+/// One checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointRow {
+    /// Its id (increasing).
+    pub id: i64,
+    /// `call` or `undo`.
+    pub kind: String,
+    /// The session of the call.
+    pub session_id: String,
+    /// The caller's call id, when it had one.
+    pub call_id: Option<String>,
+    /// The tool (`undo` for an undo).
+    pub tool: String,
+    /// The command or the paths, in words.
+    pub command: String,
+    /// Milliseconds since the epoch.
+    pub time_created: i64,
+    /// `open` or `done`.
+    pub status: String,
+    /// The process that took it.
+    pub pid: i64,
+    /// An undo: the checkpoint it reverted.
+    pub reverts: Option<i64>,
+    /// The undo that reverted this checkpoint.
+    pub undone_by: Option<i64>,
+    /// Checkpoints whose window overlapped this one's, comma-separated ids.
+    pub overlaps: String,
+}
+
+/// A checkpoint about to be opened.
+#[derive(Debug, Clone)]
+pub struct NewCheckpoint<'a> {
+    /// `call` or `undo`.
+    pub kind: &'a str,
+    /// The session.
+    pub session_id: &'a str,
+    /// The caller's call id.
+    pub call_id: Option<&'a str>,
+    /// The tool.
+    pub tool: &'a str,
+    /// The command or paths.
+    pub command: &'a str,
+    /// An undo: what it reverts.
+    pub reverts: Option<i64>,
+    /// Ids of checkpoints still open in live processes.
+    pub overlaps: &'a str,
+}
+
+const ROW_COLUMNS: &str = "id, kind, session_id, call_id, tool, command, time_created, status, \
+     pid, reverts, undone_by, overlaps";
+
+fn row(r: &rusqlite::Row) -> rusqlite::Result<CheckpointRow> {
+    Ok(CheckpointRow {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        session_id: r.get(2)?,
+        call_id: r.get(3)?,
+        tool: r.get(4)?,
+        command: r.get(5)?,
+        time_created: r.get(6)?,
+        status: r.get(7)?,
+        pid: r.get(8)?,
+        reverts: r.get(9)?,
+        undone_by: r.get(10)?,
+        overlaps: r.get(11)?,
+    })
+}
+
+const CHANGE_COLUMNS: &str = "path, before_mode, before_blob, after_mode, after_blob, note";
+
+fn change(r: &rusqlite::Row) -> rusqlite::Result<FileChange> {
+    Ok(FileChange {
+        path: r.get(0)?,
+        before_mode: r.get(1)?,
+        before_blob: r.get(2)?,
+        after_mode: r.get(3)?,
+        after_blob: r.get(4)?,
+        note: r.get(5)?,
+    })
+}
+
+/// Writes tree updates (`None` removes the path) inside a transaction.
+fn update_tree(
+    tx: &rusqlite::Transaction,
+    updates: &[(String, Option<TreeEntry>)],
+) -> rusqlite::Result<()> {
+    let mut put = tx.prepare_cached(
+        "INSERT OR REPLACE INTO checkpoint_files (path, fingerprint, mode, blob, note)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut delete = tx.prepare_cached("DELETE FROM checkpoint_files WHERE path = ?1")?;
+    for (path, entry) in updates {
+        match entry {
+            Some(e) => {
+                let fp = serde_json::to_string(&e.fingerprint).unwrap_or_default();
+                put.execute(params![path, fp, e.mode, e.blob, e.note])?;
+            }
+            None => {
+                delete.execute(params![path])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Records changes of checkpoint `id`; a path it already changed keeps its earlier
+/// before-state and takes the new after-state.
+fn add_changes(
+    tx: &rusqlite::Transaction,
+    id: i64,
+    changes: &[FileChange],
+) -> rusqlite::Result<()> {
+    let mut put = tx.prepare_cached(
+        "INSERT INTO checkpoint_changes (checkpoint_id, path, before_mode, before_blob,
+         after_mode, after_blob, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (checkpoint_id, path) DO UPDATE SET after_mode = excluded.after_mode,
+         after_blob = excluded.after_blob, note = coalesce(excluded.note, note)",
+    )?;
+    for c in changes {
+        put.execute(params![
+            id,
+            c.path,
+            c.before_mode,
+            c.before_blob,
+            c.after_mode,
+            c.after_blob,
+            c.note
+        ])?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// The stored tree by path.
+    pub fn checkpoint_tree(&self) -> Result<BTreeMap<String, TreeEntry>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, fingerprint, mode, blob, note FROM checkpoint_files")?;
+        let rows = stmt.query_map([], |r| {
+            let fp: String = r.get(1)?;
+            Ok((r.get::<_, String>(0)?, fp, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?;
+        let mut tree = BTreeMap::new();
+        for item in rows {
+            let (path, fp, mode, blob, note) = item?;
+            // An unreadable fingerprint reads as "changed", so the path is looked at again.
+            let fingerprint = serde_json::from_str(&fp).unwrap_or(Fingerprint {
+                size: u64::MAX,
+                mtime_ns: 0,
+                ino: 0,
+                ctime_ns: 0,
+                mode: 0,
+            });
+            tree.insert(
+                path,
+                TreeEntry {
+                    fingerprint,
+                    mode,
+                    blob,
+                    note,
+                },
+            );
+        }
+        Ok(tree)
+    }
+
+    /// A project-wide checkpoint setting.
+    pub fn checkpoint_setting(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT value FROM checkpoint_settings WHERE key = ?1",
+                params![key],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Sets a project-wide checkpoint setting.
+    pub fn set_checkpoint_setting(&mut self, key: &str, value: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO checkpoint_settings (key, value) VALUES (?1, ?2)",
+                params![key, value],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Applies tree updates and opens a checkpoint, in one transaction; returns its id.
+    pub fn open_checkpoint(
+        &mut self,
+        updates: &[(String, Option<TreeEntry>)],
+        new: &NewCheckpoint,
+    ) -> Result<i64> {
+        let now = super::unix_millis() as i64;
+        self.write(|tx| {
+            update_tree(tx, updates)?;
+            tx.execute(
+                "INSERT INTO checkpoints (kind, session_id, call_id, tool, command, time_created,
+                 status, pid, reverts, overlaps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7, ?8, ?9)",
+                params![
+                    new.kind,
+                    new.session_id,
+                    new.call_id,
+                    new.tool,
+                    new.command,
+                    now,
+                    i64::from(std::process::id()),
+                    new.reverts,
+                    new.overlaps
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// Applies tree updates and closes checkpoint `id` with its changes, in one
+    /// transaction; a checkpoint without changes is removed. Returns whether it was kept.
+    pub fn close_checkpoint(
+        &mut self,
+        id: i64,
+        updates: &[(String, Option<TreeEntry>)],
+        changes: &[FileChange],
+    ) -> Result<bool> {
+        self.write(|tx| {
+            update_tree(tx, updates)?;
+            add_changes(tx, id, changes)?;
+            let count: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM checkpoint_changes WHERE checkpoint_id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            if count == 0 {
+                tx.execute("DELETE FROM checkpoints WHERE id = ?1", params![id])?;
+                return Ok(false);
+            }
+            tx.execute(
+                "UPDATE checkpoints SET status = 'done' WHERE id = ?1",
+                params![id],
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// Applies tree updates and adds changes to the still open checkpoint `id` (what
+    /// another process's walk saw happen while that call ran), in one transaction.
+    pub fn add_to_open_checkpoint(
+        &mut self,
+        id: i64,
+        updates: &[(String, Option<TreeEntry>)],
+        changes: &[FileChange],
+    ) -> Result<()> {
+        self.write(|tx| {
+            update_tree(tx, updates)?;
+            add_changes(tx, id, changes)
+        })
+    }
+
+    /// Applies tree updates only (a person's edits seen by a walk, or a first baseline).
+    pub fn update_checkpoint_tree(
+        &mut self,
+        updates: &[(String, Option<TreeEntry>)],
+    ) -> Result<()> {
+        self.write(|tx| update_tree(tx, updates))
+    }
+
+    /// Checkpoints, newest first; only `session`'s when given; open ones too.
+    pub fn checkpoints(&self, session: Option<&str>) -> Result<Vec<CheckpointRow>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM checkpoints WHERE ?1 IS NULL OR session_id = ?1
+             ORDER BY id DESC"
+        ))?;
+        let rows = stmt.query_map(params![session], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One checkpoint.
+    pub fn checkpoint(&self, id: i64) -> Result<Option<CheckpointRow>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {ROW_COLUMNS} FROM checkpoints WHERE id = ?1"),
+                params![id],
+                row,
+            )
+            .optional()?)
+    }
+
+    /// What checkpoint `id` changed, in path order.
+    pub fn checkpoint_changes(&self, id: i64) -> Result<Vec<FileChange>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {CHANGE_COLUMNS} FROM checkpoint_changes WHERE checkpoint_id = ?1
+             ORDER BY path"
+        ))?;
+        let rows = stmt.query_map(params![id], change)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The changes of `path` by closed checkpoints from `id` on, oldest first.
+    pub fn path_changes_since(&self, path: &str, id: i64) -> Result<Vec<(i64, FileChange)>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT c.checkpoint_id, {} FROM checkpoint_changes c
+             JOIN checkpoints k ON k.id = c.checkpoint_id
+             WHERE c.path = ?1 AND c.checkpoint_id >= ?2 AND k.status = 'done'
+             ORDER BY c.checkpoint_id",
+            CHANGE_COLUMNS
+                .split(", ")
+                .map(|c| format!("c.{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))?;
+        let rows = stmt.query_map(params![path, id], |r| {
+            let id: i64 = r.get(0)?;
+            Ok((
+                id,
+                FileChange {
+                    path: r.get(1)?,
+                    before_mode: r.get(2)?,
+                    before_blob: r.get(3)?,
+                    after_mode: r.get(4)?,
+                    after_blob: r.get(5)?,
+                    note: r.get(6)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Sets (or clears) who undid checkpoint `id`.
+    pub fn set_undone_by(&mut self, id: i64, by: Option<i64>) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE checkpoints SET undone_by = ?2 WHERE id = ?1",
+                params![id, by],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Removes checkpoints and their changes (pruning).
+    pub fn delete_checkpoints(&mut self, ids: &[i64]) -> Result<()> {
+        self.write(|tx| {
+            for id in ids {
+                tx.execute(
+                    "DELETE FROM checkpoint_changes WHERE checkpoint_id = ?1",
+                    params![id],
+                )?;
+                tx.execute("DELETE FROM checkpoints WHERE id = ?1", params![id])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Every blob the stored tree or a checkpoint refers to.
+    pub fn referenced_blobs(&self) -> Result<HashSet<String>> {
+        let mut blobs = HashSet::new();
+        for sql in [
+            "SELECT blob FROM checkpoint_files WHERE blob IS NOT NULL",
+            "SELECT before_blob FROM checkpoint_changes WHERE before_blob IS NOT NULL",
+            "SELECT after_blob FROM checkpoint_changes WHERE after_blob IS NOT NULL",
+        ] {
+            let mut stmt = self.conn.prepare_cached(sql)?;
+            for blob in stmt.query_map([], |r| r.get::<_, String>(0))? {
+                blobs.insert(blob?);
+            }
+        }
+        Ok(blobs)
+    }
+}
