@@ -133,14 +133,8 @@ fn the_ci_policy_has_no_network_and_writes_only_the_checkout_and_tmp() {
         assert!(!room.path("x").exists());
         return;
     }
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let run = bash(
-        &room,
-        &format!(
-            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('reached')\""
-        ),
-    );
+    let (_listener, probe) = crate::util::host_loopback_probe();
+    let run = bash(&room, &probe);
     assert_ne!(run.code, 0, "{run:?}");
     assert!(!run.output().contains("reached"), "{run:?}");
     assert_eq!(run.json()["metadata"]["sandbox"]["mode"], "required");

@@ -172,14 +172,8 @@ fn with_the_network_off_a_loopback_server_of_the_host_is_out_of_reach() {
         eprintln!("skipped: {why}");
         return;
     }
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let run = bash(
-        &room,
-        &format!(
-            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('reached')\""
-        ),
-    );
+    let (_listener, probe) = crate::util::host_loopback_probe();
+    let run = bash(&room, &probe);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(!run.output().contains("reached"), "{run:?}");
     assert!(run.output().contains("network"), "{run:?}");

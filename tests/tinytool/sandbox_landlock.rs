@@ -117,14 +117,8 @@ fn without_namespaces_the_network_off_still_blocks_tcp_to_loopback() {
         eprintln!("skipped: {why}");
         return;
     }
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let run = bash(
-        &room,
-        &format!(
-            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('reached')\""
-        ),
-    );
+    let (_listener, probe) = crate::util::host_loopback_probe();
+    let run = bash(&room, &probe);
     if missing_why(&run, "net").contains("ABI < 4") {
         eprintln!("skipped: this kernel's Landlock cannot limit TCP");
         return;

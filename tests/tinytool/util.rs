@@ -391,3 +391,16 @@ pub fn survivors_of_sigkill(mut cmd: Command, name: &str, count: usize) -> Vec<S
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A TCP listener on the host's loopback (keep it alive while probing) and a shell command
+/// that connects to it and prints `reached` when it got through: the probe of the sandbox's
+/// network-off tests.
+pub fn host_loopback_probe() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let probe = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); \
+         print('reached')\""
+    );
+    (listener, probe)
+}
