@@ -92,24 +92,10 @@ pub fn summary_line(blobs: &BlobStore, change: &FileChange) -> String {
 
 /// The time as `YYYY-MM-DD HH:MM:SS` UTC.
 pub fn time_text(millis: i64) -> String {
-    let secs = millis.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since the epoch (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    // `2026-12-02T09:30:05Z` without its `T` and `Z`.
+    crate::background::rfc3339(millis)
+        .trim_end_matches('Z')
+        .replacen('T', " ", 1)
 }
 
 /// The listing entry of one checkpoint as JSON (`--json`).
