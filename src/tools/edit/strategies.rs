@@ -196,8 +196,29 @@ pub fn escape_normalized(input: Input) -> Vec<Candidate> {
     }
     let (hay, origin) = input.file.escaped(escape_normalize);
     let (needle, _) = escape_normalize(input.old_text);
+    mapped_matches(
+        text,
+        hay,
+        origin,
+        &needle,
+        input.replace_all,
+        "escape-normalized",
+    )
+}
+
+/// The matches of `needle` in `hay` (a transformed copy of `text` whose byte `n` came from
+/// `text[origin[n]]`) that begin and end on whole characters of the original, as regions
+/// of `text`.
+fn mapped_matches(
+    text: &str,
+    hay: &str,
+    origin: &[u32],
+    needle: &str,
+    replace_all: bool,
+    strategy: &'static str,
+) -> Vec<Candidate> {
     let boundary = |n: usize| n == 0 || n == hay.len() || origin[n] != origin[n - 1];
-    byte_matches(hay, &needle, input.replace_all)
+    byte_matches(hay, needle, replace_all)
         .into_iter()
         .filter(|m| boundary(m.start) && boundary(m.end))
         .map(|m| {
@@ -206,7 +227,7 @@ pub fn escape_normalized(input: Input) -> Vec<Candidate> {
             Candidate {
                 region: Region::Bytes(start..end),
                 rank: 0,
-                strategy: "escape-normalized",
+                strategy,
             }
         })
         .collect()
@@ -242,20 +263,14 @@ pub fn unicode_normalized(input: Input) -> Vec<Candidate> {
     }
     let (hay, origin) = fold_with_origin(text);
     let needle = fold(input.old_text);
-    let boundary = |n: usize| n == 0 || n == hay.len() || origin[n] != origin[n - 1];
-    let found: Vec<Candidate> = byte_matches(&hay, &needle, input.replace_all)
-        .into_iter()
-        .filter(|m| boundary(m.start) && boundary(m.end))
-        .map(|m| {
-            let start = origin[m.start] as usize;
-            let end = origin.get(m.end).map_or(text.len(), |&o| o as usize);
-            Candidate {
-                region: Region::Bytes(start..end),
-                rank: 0,
-                strategy: "unicode-normalized",
-            }
-        })
-        .collect();
+    let found = mapped_matches(
+        text,
+        &hay,
+        &origin,
+        &needle,
+        input.replace_all,
+        "unicode-normalized",
+    );
     if !found.is_empty() {
         return found;
     }
