@@ -634,19 +634,22 @@ impl FileSearcher {
     /// the cap the rest of the file is scanned for a NUL without being searched.
     fn search_stream(&mut self, mut file: File, cap: u64, cancel: &AtomicBool) -> Outcome {
         use std::io::{Read, Seek};
-        let mut head = [0u8; 2];
-        let utf16 = {
-            let mut got = 0;
-            while got < 2 {
-                match file.read(&mut head[got..]) {
-                    Ok(0) => break,
-                    Ok(n) => got += n,
-                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => return Outcome::Unreadable,
-                }
+        // The start decides as for small files: a byte-order mark, or a binary start.
+        let mut head = vec![0u8; crate::binary::CHECK_SIZE];
+        let mut got = 0;
+        while got < head.len() {
+            match file.read(&mut head[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return Outcome::Unreadable,
             }
-            got == 2 && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF])
-        };
+        }
+        let head = &head[..got];
+        let utf16 = head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]);
+        if !utf16 && (memchr::memchr(0, head).is_some() || crate::binary::is_binary(head)) {
+            return Outcome::Binary;
+        }
         if file.rewind().is_err() {
             return Outcome::Unreadable;
         }

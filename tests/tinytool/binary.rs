@@ -151,3 +151,20 @@ fn grep_skips_binary_files_and_counts_them() {
     assert_eq!(run.json()["metadata"]["skipped_binary"], 3, "{out}");
     assert!(out.contains(", 3 binary,"), "{out}");
 }
+
+#[test]
+fn a_big_file_named_in_path_is_judged_binary_by_its_start_too() {
+    let room = Room::new();
+    // Over the 1 MB walk limit, so grep streams it; no NUL anywhere, only the signature.
+    let mut bytes = vec![0x1F, 0x8B, 8, 0];
+    bytes.extend(b"a needle in a big haystack\n".repeat(50_000));
+    room.write("big.gz", &bytes);
+    let run = room.call("grep", json!({"pattern": "needle", "path": "big.gz"}));
+    let result = run.json();
+    assert_eq!(result["metadata"]["matches"], 0, "{result}");
+    assert_eq!(result["metadata"]["skipped_binary"], 1, "{result}");
+    room.write("big.txt", &bytes[4..]);
+    let run = room.call("grep", json!({"pattern": "needle", "path": "big.txt"}));
+    // The same text without the signature is searched (up to the default 500 matches).
+    assert_eq!(run.json()["metadata"]["matches"], 500);
+}
