@@ -156,10 +156,10 @@ fn grep_skips_binary_files_and_counts_them() {
 fn a_big_file_named_in_path_is_judged_binary_by_its_start_too() {
     let room = Room::new();
     // Over the 1 MB walk limit, so grep streams it; no NUL anywhere, only the signature.
-    let mut bytes = vec![0x1F, 0x8B, 8, 0];
+    let mut bytes = vec![0x28, 0xB5, 0x2F, 0xFD]; // zstd's magic: no NUL in it
     bytes.extend(b"a needle in a big haystack\n".repeat(50_000));
-    room.write("big.gz", &bytes);
-    let run = room.call("grep", json!({"pattern": "needle", "path": "big.gz"}));
+    room.write("big.zst", &bytes);
+    let run = room.call("grep", json!({"pattern": "needle", "path": "big.zst"}));
     let result = run.json();
     assert_eq!(result["metadata"]["matches"], 0, "{result}");
     assert_eq!(result["metadata"]["skipped_binary"], 1, "{result}");
