@@ -9,6 +9,12 @@
 //! A [`Fingerprint`] is (size, mtime, inode, ctime, mode, kind). Two walks are compared
 //! with [`diff`]: a path whose fingerprint is equal in both is unchanged without reading
 //! it; only added, removed and re-stamped paths need their contents read and hashed.
+//!
+//! The walk is tinytool's own (not `ignore::Walk`) so that it can reuse the previous
+//! walk's directory listings ([`listing`]): an unchanged directory costs one `lstat`,
+//! not a listing plus a probe for each ignore file name. Ignore files are applied with
+//! the `ignore` crate's matchers and precedence (`.ignore`, then `.gitignore` up to the
+//! repository root, then `.git/info/exclude`, then git's global excludes file).
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -77,44 +83,182 @@ pub fn fingerprint(meta: &std::fs::Metadata) -> Fingerprint {
     }
 }
 
-/// Walks `root` with stat calls only (see the module doc for what is left out).
+/// Walks `root` with stat calls only (see the module doc for what is left out), reusing
+/// the directory listings cached by the previous walk where they are still valid (see
+/// [`listing`]) and saving the new ones.
 pub fn walk(root: &Path) -> Result<Walk> {
     let meta = std::fs::symlink_metadata(root)
         .with_context(|| format!("cannot walk {}", root.display()))?;
     anyhow::ensure!(meta.is_dir(), "{} is not a directory", root.display());
-    let mut out = Walk::default();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .parents(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|entry| {
-            entry.depth() == 0
-                || !entry.file_type().is_some_and(|t| t.is_dir())
-                || !is_skipped(entry.file_name())
-        })
-        .build();
-    for entry in walker {
-        let Ok(entry) = entry else {
-            out.unreadable += 1;
-            continue;
-        };
-        let Some(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let (Some(rel), Ok(meta)) = (rel.to_str(), entry.path().symlink_metadata()) else {
-            out.unreadable += 1;
-            continue;
-        };
-        out.files.insert(rel.to_owned(), fingerprint(&meta));
+    let cache_file = crate::project::tinytool_dir(root)
+        .join("checkpoints")
+        .join(listing::FILE);
+    let old = listing::load(&cache_file);
+    let mut new = listing::Cache::default();
+    let out = walk_with(root, &meta, &old, &mut new);
+    if new != old {
+        listing::save(&cache_file, &new);
     }
     Ok(out)
+}
+
+/// The ignore files of one directory, as the `ignore` crate applies them.
+struct Level {
+    parent: Option<std::rc::Rc<Level>>,
+    /// `.ignore`.
+    ignore: Option<ignore::gitignore::Gitignore>,
+    /// `.gitignore`.
+    git: Option<ignore::gitignore::Gitignore>,
+    /// `.git/info/exclude` of a repository rooted here.
+    exclude: Option<ignore::gitignore::Gitignore>,
+    /// Whether the directory holds `.git` (a repository root: the `.gitignore` files
+    /// above it do not apply inside it).
+    has_git: bool,
+}
+
+/// Whether `path` is ignored by the chain ending at `level` or the global excludes, with
+/// the `ignore` crate's precedence: `.ignore` files (deepest first), then `.gitignore`
+/// files up to the repository root, then `.git/info/exclude`, then the global file; the
+/// first that matches (ignore or whitelist) decides.
+fn ignored(
+    level: &Level,
+    global: &ignore::gitignore::Gitignore,
+    path: &Path,
+    is_dir: bool,
+) -> bool {
+    use ignore::Match;
+    let pick = |m: &Option<ignore::gitignore::Gitignore>| match m {
+        Some(g) => match g.matched(path, is_dir) {
+            Match::None => None,
+            Match::Ignore(_) => Some(true),
+            Match::Whitelist(_) => Some(false),
+        },
+        None => None,
+    };
+    let (mut m_ignore, mut m_git, mut m_exclude) = (None, None, None);
+    let mut saw_git = false;
+    let mut cur = Some(level);
+    while let Some(l) = cur {
+        if m_ignore.is_none() {
+            m_ignore = pick(&l.ignore);
+        }
+        if !saw_git && m_git.is_none() {
+            m_git = pick(&l.git);
+        }
+        if !saw_git && m_exclude.is_none() {
+            m_exclude = pick(&l.exclude);
+        }
+        saw_git = saw_git || l.has_git;
+        cur = l.parent.as_deref();
+    }
+    m_ignore
+        .or(m_git)
+        .or(m_exclude)
+        .or_else(|| match global.matched(path, is_dir) {
+            Match::None => None,
+            Match::Ignore(_) => Some(true),
+            Match::Whitelist(_) => Some(false),
+        })
+        .unwrap_or(false)
+}
+
+/// A matcher for the ignore file at `path`, `None` when it is absent or empty.
+fn matcher(dir: &Path, path: &Path) -> Option<ignore::gitignore::Gitignore> {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(dir);
+    // An unreadable or partly invalid file: the `ignore` crate keeps the valid globs too.
+    let _ = builder.add(path);
+    builder.build().ok().filter(|g| !g.is_empty())
+}
+
+/// The walk proper: depth first from `root`, each directory listed once (or taken from
+/// `old`), every kept entry `lstat`ed.
+fn walk_with(
+    root: &Path,
+    root_meta: &std::fs::Metadata,
+    old: &listing::Cache,
+    new: &mut listing::Cache,
+) -> Walk {
+    use std::rc::Rc;
+    let mut out = Walk::default();
+    let (global, _) = ignore::gitignore::Gitignore::global();
+    let now = listing::now_ns();
+    // (relative path, metadata, parent level)
+    let mut stack: Vec<(String, std::fs::Metadata, Option<Rc<Level>>)> =
+        vec![(String::new(), root_meta.clone(), None)];
+    while let Some((rel, meta, parent)) = stack.pop() {
+        let dir = if rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(&rel)
+        };
+        let stamp = listing::Stamp::of(&meta);
+        let entries = match old.dirs.get(&rel) {
+            Some(cached)
+                if cached.stamp == stamp && listing::settled(&cached.stamp, cached.listed_ns) =>
+            {
+                cached.clone()
+            }
+            _ => match listing::list(&dir, stamp, now) {
+                Ok(listed) => listed,
+                Err(_) => {
+                    out.unreadable += 1;
+                    continue;
+                }
+            },
+        };
+        let has = |name: &str| entries.entries.iter().any(|(n, _)| n == name);
+        let has_git = has(".git");
+        let level = Rc::new(Level {
+            parent,
+            ignore: if has(".ignore") {
+                matcher(&dir, &dir.join(".ignore"))
+            } else {
+                None
+            },
+            git: if has(".gitignore") {
+                matcher(&dir, &dir.join(".gitignore"))
+            } else {
+                None
+            },
+            exclude: if has_git {
+                let path = dir.join(".git/info/exclude");
+                path.is_file().then(|| matcher(&dir, &path)).flatten()
+            } else {
+                None
+            },
+            has_git,
+        });
+        for (name, kind) in &entries.entries {
+            let Some(name_str) = name.to_str() else {
+                out.unreadable += 1;
+                continue;
+            };
+            let path = dir.join(name);
+            let is_dir = *kind == listing::Kind::Dir;
+            if is_dir && is_skipped(name) {
+                continue;
+            }
+            if ignored(&level, &global, &path, is_dir) {
+                continue;
+            }
+            let child = if rel.is_empty() {
+                name_str.to_owned()
+            } else {
+                format!("{rel}/{name_str}")
+            };
+            let Ok(meta) = path.symlink_metadata() else {
+                out.unreadable += 1;
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push((child, meta, Some(level.clone())));
+            } else {
+                out.files.insert(child, fingerprint(&meta));
+            }
+        }
+        new.dirs.insert(rel, entries);
+    }
+    out
 }
 
 /// The paths whose fingerprints differ between `before` and `after`, in path order.
@@ -137,6 +281,237 @@ pub fn diff(
     }
     changes.sort();
     changes
+}
+
+/// The directory listings one walk leaves for the next, so that a directory whose
+/// listing cannot have changed is not read again (nor probed for ignore files: its
+/// listing says which it holds).
+///
+/// A listing is reused while the directory's inode, modification time and status change
+/// time are the ones recorded (creating, removing or renaming an entry changes both
+/// times) and the listing was taken at least [`RACY_NS`] after that modification time (a
+/// change within the same clock tick as the listing would otherwise go unseen, as git's
+/// "racily clean" entries). The files themselves are `lstat`ed on every walk.
+///
+/// Stored in `<dir>/.tinytool/checkpoints/dirs.bin`; integers little-endian, paths
+/// relative to the project directory (empty for itself):
+///
+/// ```text
+/// cache = "TTDIRS1\n" ndirs:u32 dir{ndirs}
+/// dir   = path ino:u64 mtime_ns:i64 ctime_ns:i64 listed_ns:i64 nentries:u32 entry{nentries}
+/// entry = kind:u8 (0 file, 1 directory, 2 other) path
+/// path  = len:u32 bytes{len}
+/// ```
+///
+/// A cache that does not parse is treated as empty (every directory is listed).
+pub mod listing {
+    use std::collections::HashMap;
+    use std::ffi::{OsStr, OsString};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+
+    /// The cache file's name under `.tinytool/checkpoints/`.
+    pub const FILE: &str = "dirs.bin";
+
+    /// How long after a directory's last change its listing must have been taken to be
+    /// trusted (well above any file system's timestamp granularity).
+    pub const RACY_NS: i64 = 2_000_000_000;
+
+    const MAGIC: &[u8] = b"TTDIRS1\n";
+
+    /// What a directory's `lstat` says about its entries.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Stamp {
+        /// Inode number.
+        pub ino: u64,
+        /// Modification time, nanoseconds since the epoch.
+        pub mtime_ns: i64,
+        /// Status change time, nanoseconds since the epoch.
+        pub ctime_ns: i64,
+    }
+
+    impl Stamp {
+        /// The stamp of a directory's metadata.
+        pub fn of(meta: &std::fs::Metadata) -> Stamp {
+            let fp = super::fingerprint(meta);
+            Stamp {
+                ino: fp.ino,
+                mtime_ns: fp.mtime_ns,
+                ctime_ns: fp.ctime_ns,
+            }
+        }
+    }
+
+    /// Kinds of directory entries.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Kind {
+        /// A regular file.
+        File,
+        /// A directory (not a symlink to one).
+        Dir,
+        /// Anything else (symlinks, special files, unknown).
+        Other,
+    }
+
+    /// One directory's listing.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Listing {
+        /// The directory's stamp when listed.
+        pub stamp: Stamp,
+        /// When it was listed, nanoseconds since the epoch.
+        pub listed_ns: i64,
+        /// Its entries (names and kinds), in directory order.
+        pub entries: Vec<(OsString, Kind)>,
+    }
+
+    /// Listings by directory path relative to the root.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Cache {
+        /// The listings.
+        pub dirs: HashMap<String, Listing>,
+    }
+
+    /// Now, nanoseconds since the epoch.
+    pub fn now_ns() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+    }
+
+    /// Whether a listing taken at `listed_ns` of a directory stamped `stamp` is trusted.
+    pub fn settled(stamp: &Stamp, listed_ns: i64) -> bool {
+        stamp.mtime_ns.max(stamp.ctime_ns).saturating_add(RACY_NS) <= listed_ns
+    }
+
+    /// Lists `dir` (no `stat` per entry: the kind comes from the listing itself).
+    pub fn list(dir: &Path, stamp: Stamp, now: i64) -> std::io::Result<Listing> {
+        let mut entries = Vec::new();
+        for item in std::fs::read_dir(dir)? {
+            let item = item?;
+            let kind = match item.file_type() {
+                Ok(t) if t.is_dir() => Kind::Dir,
+                Ok(t) if t.is_file() => Kind::File,
+                _ => Kind::Other,
+            };
+            entries.push((item.file_name(), kind));
+        }
+        Ok(Listing {
+            stamp,
+            listed_ns: now,
+            entries,
+        })
+    }
+
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+
+    /// The cache file's bytes (grammar in the module doc).
+    pub fn encode(cache: &Cache) -> Vec<u8> {
+        let mut out = Vec::with_capacity(1 << 16);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(cache.dirs.len() as u32).to_le_bytes());
+        for (rel, l) in &cache.dirs {
+            put(&mut out, rel.as_bytes());
+            out.extend_from_slice(&l.stamp.ino.to_le_bytes());
+            out.extend_from_slice(&l.stamp.mtime_ns.to_le_bytes());
+            out.extend_from_slice(&l.stamp.ctime_ns.to_le_bytes());
+            out.extend_from_slice(&l.listed_ns.to_le_bytes());
+            out.extend_from_slice(&(l.entries.len() as u32).to_le_bytes());
+            for (name, kind) in &l.entries {
+                out.push(match kind {
+                    Kind::File => 0,
+                    Kind::Dir => 1,
+                    Kind::Other => 2,
+                });
+                put(&mut out, name.as_bytes());
+            }
+        }
+        out
+    }
+
+    /// Reads bytes written by [`encode`]; `None` for anything malformed.
+    pub fn decode(bytes: &[u8]) -> Option<Cache> {
+        fn take<'a>(rest: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+            if rest.len() < n {
+                return None;
+            }
+            let (head, tail) = rest.split_at(n);
+            *rest = tail;
+            Some(head)
+        }
+        fn u32_(rest: &mut &[u8]) -> Option<usize> {
+            Some(u32::from_le_bytes(take(rest, 4)?.try_into().ok()?) as usize)
+        }
+        fn u64_(rest: &mut &[u8]) -> Option<u64> {
+            Some(u64::from_le_bytes(take(rest, 8)?.try_into().ok()?))
+        }
+        fn bytes_<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+            let n = u32_(rest)?;
+            take(rest, n)
+        }
+        let mut rest = bytes.strip_prefix(MAGIC)?;
+        let ndirs = u32_(&mut rest)?;
+        if ndirs > rest.len() / 40 {
+            return None;
+        }
+        let mut dirs = HashMap::with_capacity(ndirs);
+        for _ in 0..ndirs {
+            let rel = std::str::from_utf8(bytes_(&mut rest)?).ok()?.to_owned();
+            let stamp = Stamp {
+                ino: u64_(&mut rest)?,
+                mtime_ns: u64_(&mut rest)? as i64,
+                ctime_ns: u64_(&mut rest)? as i64,
+            };
+            let listed_ns = u64_(&mut rest)? as i64;
+            let n = u32_(&mut rest)?;
+            if n > rest.len() / 5 {
+                return None;
+            }
+            let mut entries = Vec::with_capacity(n);
+            for _ in 0..n {
+                let kind = match take(&mut rest, 1)?[0] {
+                    0 => Kind::File,
+                    1 => Kind::Dir,
+                    2 => Kind::Other,
+                    _ => return None,
+                };
+                let name = bytes_(&mut rest)?;
+                entries.push((OsStr::from_bytes(name).to_owned(), kind));
+            }
+            dirs.insert(
+                rel,
+                Listing {
+                    stamp,
+                    listed_ns,
+                    entries,
+                },
+            );
+        }
+        rest.is_empty().then_some(Cache { dirs })
+    }
+
+    /// The cache in `path`, empty when absent or malformed.
+    pub fn load(path: &Path) -> Cache {
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| decode(&b))
+            .unwrap_or_default()
+    }
+
+    /// Saves `cache` to `path` atomically; a failure only costs the next walk listings.
+    pub fn save(path: &Path, cache: &Cache) {
+        let Some(parent) = path.parent() else { return };
+        if std::fs::create_dir_all(parent).is_err() {
+            return;
+        }
+        if let Ok(mut file) = tempfile::NamedTempFile::new_in(parent)
+            && std::io::Write::write_all(&mut file, &encode(cache)).is_ok()
+        {
+            let _ = file.persist(path);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -187,5 +562,43 @@ mod tests {
                 ("src/a.rs".to_owned(), Change::Restamped),
             ]
         );
+    }
+
+    #[test]
+    fn a_settled_listing_is_reused_and_a_restamped_directory_is_listed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a"), "x").unwrap();
+        let meta = root.symlink_metadata().unwrap();
+        let stamp = listing::Stamp::of(&meta);
+        // A cached listing naming a file that is not there: reused, so the phantom's
+        // lstat fails and "a" is not seen.
+        let mut old = listing::Cache::default();
+        old.dirs.insert(
+            String::new(),
+            listing::Listing {
+                stamp,
+                listed_ns: stamp.mtime_ns.max(stamp.ctime_ns) + listing::RACY_NS,
+                entries: vec![("phantom".into(), listing::Kind::File)],
+            },
+        );
+        let mut new = listing::Cache::default();
+        let out = walk_with(root, &meta, &old, &mut new);
+        assert!(out.files.is_empty());
+        assert_eq!(out.unreadable, 1);
+        // The same listing taken too soon after the change, or for another stamp: listed
+        // again.
+        for (listed_ns, ino) in [(stamp.mtime_ns, stamp.ino), (i64::MAX, stamp.ino + 1)] {
+            let mut racy = old.clone();
+            let l = racy.dirs.get_mut("").unwrap();
+            l.listed_ns = listed_ns;
+            l.stamp.ino = ino;
+            let out = walk_with(root, &meta, &racy, &mut listing::Cache::default());
+            assert_eq!(out.files.keys().collect::<Vec<_>>(), ["a"]);
+        }
+        // The cache file round-trips.
+        let bytes = listing::encode(&new);
+        assert_eq!(listing::decode(&bytes).unwrap(), new);
+        assert!(listing::decode(&bytes[..bytes.len() - 1]).is_none());
     }
 }
