@@ -152,8 +152,16 @@ pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str
         overlaps: "",
     };
     match begin_locked(session, new) {
-        Ok(began) => began,
-        Err(err) => Began::Notice(format!("checkpoint not taken: {err:#}")),
+        Ok(Began::Open(open)) => Began::Open(open),
+        // No finish follows: withdraw the walk's published stamps now.
+        Ok(other) => {
+            walk::forget();
+            other
+        }
+        Err(err) => {
+            walk::forget();
+            Began::Notice(format!("checkpoint not taken: {err:#}"))
+        }
     }
 }
 
@@ -182,7 +190,8 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
 pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
-    let walked = walk::walk(&session.dir)?;
+    let (walked, listings) = walk::walk_cached(&session.dir)?;
+    walk::publish(&session.dir, listings);
     session.state.write(|store| {
         if let Some(off) = store.checkpoint_setting("off")? {
             return Ok(Err(off));
@@ -240,6 +249,7 @@ pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
 /// Closes a checkpoint after its call and prunes (module doc); the value for
 /// `metadata.checkpoint`, `None` when the call changed nothing.
 pub fn finish(session: &Session, open: Open) -> Option<Value> {
+    walk::forget();
     let result = lock(&session.dir).and_then(|_lock| {
         let (kept, changes) = finish_locked(session, &open)?;
         // Only a kept checkpoint stored new contents: nothing else can push the store

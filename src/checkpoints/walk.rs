@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
@@ -87,6 +88,11 @@ pub fn fingerprint(meta: &std::fs::Metadata) -> Fingerprint {
 /// the directory listings cached by the previous walk where they are still valid (see
 /// [`listing`]) and saving the new ones.
 pub fn walk(root: &Path) -> Result<Walk> {
+    walk_cached(root).map(|(walk, _)| walk)
+}
+
+/// [`walk`], also returning the directory listings it used (for [`publish`]).
+pub fn walk_cached(root: &Path) -> Result<(Walk, Arc<listing::Cache>)> {
     let meta = std::fs::symlink_metadata(root)
         .with_context(|| format!("cannot walk {}", root.display()))?;
     anyhow::ensure!(meta.is_dir(), "{} is not a directory", root.display());
@@ -99,12 +105,51 @@ pub fn walk(root: &Path) -> Result<Walk> {
     if new != old {
         listing::save(&cache_file, &new);
     }
-    Ok(out)
+    Ok((out, Arc::new(new)))
+}
+
+/// The directory stamps of the walk that opened the running call's checkpoint, for the
+/// sandbox's secret scan ("one walk serves both"): (resolved root, when, listings).
+#[allow(clippy::type_complexity)]
+static PUBLISHED: std::sync::Mutex<
+    Option<(std::path::PathBuf, std::time::Instant, Arc<listing::Cache>)>,
+> = std::sync::Mutex::new(None);
+
+/// How long published stamps stand in for `stat` calls: the secret scan of the call
+/// follows its checkpoint walk within milliseconds; anything later stats for itself.
+const PUBLISHED_FOR: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Publishes the stamps a checkpoint's before-walk of `root` took, valid until
+/// [`forget`] (the end of the call) and at most [`PUBLISHED_FOR`].
+pub fn publish(root: &Path, cache: Arc<listing::Cache>) {
+    if let Ok(mut slot) = PUBLISHED.lock() {
+        *slot = Some((
+            crate::paths::resolve_symlinks(root),
+            std::time::Instant::now(),
+            cache,
+        ));
+    }
+}
+
+/// Withdraws what [`publish`] published (the call ended: its stamps are no longer fresh).
+pub fn forget() {
+    if let Ok(mut slot) = PUBLISHED.lock() {
+        *slot = None;
+    }
+}
+
+/// The directory listings (with the stamps) the running call's before-walk took under
+/// `root` (a resolved path), by path relative to it; `None` when no walk of `root` is
+/// published or it is no longer fresh.
+pub fn published(root: &Path) -> Option<Arc<listing::Cache>> {
+    let slot = PUBLISHED.lock().ok()?;
+    let (published_root, when, cache) = slot.as_ref()?;
+    (published_root == root && when.elapsed() < PUBLISHED_FOR).then(|| cache.clone())
 }
 
 /// The ignore files of one directory, as the `ignore` crate applies them.
 struct Level {
-    parent: Option<std::rc::Rc<Level>>,
+    parent: Option<Arc<Level>>,
     /// `.ignore`.
     ignore: Option<ignore::gitignore::Gitignore>,
     /// `.gitignore`.
@@ -170,95 +215,248 @@ fn matcher(dir: &Path, path: &Path) -> Option<ignore::gitignore::Gitignore> {
     builder.build().ok().filter(|g| !g.is_empty())
 }
 
-/// The walk proper: depth first from `root`, each directory listed once (or taken from
-/// `old`), every kept entry `lstat`ed.
+/// Fingerprint of one `fstatat` result (the casts are no-ops on 64-bit Linux only).
+#[allow(clippy::unnecessary_cast)]
+fn fingerprint_of(st: &libc::stat) -> Fingerprint {
+    Fingerprint {
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        mtime_ns: (st.st_mtime as i64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(st.st_mtime_nsec as i64),
+        ino: st.st_ino as u64,
+        ctime_ns: (st.st_ctime as i64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(st.st_ctime_nsec as i64),
+        mode: st.st_mode as u32,
+    }
+}
+
+/// A directory opened for `fstatat` of its entries (one path lookup per entry instead of
+/// one per path component); closed when dropped.
+struct DirFd(libc::c_int);
+
+impl DirFd {
+    fn open(dir: &Path) -> Option<DirFd> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: `c` is a valid NUL-terminated path; the fd is owned by the result.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        (fd >= 0).then_some(DirFd(fd))
+    }
+
+    /// `lstat` of the entry `name`.
+    fn lstat(&self, name: &OsStr) -> Option<libc::stat> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(name.as_bytes()).ok()?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: valid fd and NUL-terminated name; `st` is written on success only.
+        let rc = unsafe {
+            libc::fstatat(
+                self.0,
+                c.as_ptr(),
+                st.as_mut_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        // SAFETY: fstatat returned 0, so it filled `st`.
+        (rc == 0).then(|| unsafe { st.assume_init() })
+    }
+}
+
+impl Drop for DirFd {
+    fn drop(&mut self) {
+        // SAFETY: the fd is ours and closed once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// A directory waiting to be walked: its path relative to the root, its stamp, and the
+/// ignore files of its parent.
+type Task = (String, listing::Stamp, Option<Arc<Level>>);
+
+/// What one walking thread found.
+#[derive(Default)]
+struct Part {
+    walk: Walk,
+    dirs: Vec<(String, listing::Listing)>,
+}
+
+/// The walk proper: directories handed out to a few threads from a shared queue, each
+/// directory listed once (or taken from `old`), every kept entry `lstat`ed relative to
+/// its directory.
 fn walk_with(
     root: &Path,
     root_meta: &std::fs::Metadata,
     old: &listing::Cache,
     new: &mut listing::Cache,
 ) -> Walk {
-    use std::rc::Rc;
-    let mut out = Walk::default();
+    use std::sync::{Condvar, Mutex};
     let (global, _) = ignore::gitignore::Gitignore::global();
     let now = listing::now_ns();
-    // (relative path, metadata, parent level)
-    let mut stack: Vec<(String, std::fs::Metadata, Option<Rc<Level>>)> =
-        vec![(String::new(), root_meta.clone(), None)];
-    while let Some((rel, meta, parent)) = stack.pop() {
-        let dir = if rel.is_empty() {
-            root.to_path_buf()
-        } else {
-            root.join(&rel)
-        };
-        let stamp = listing::Stamp::of(&meta);
-        let entries = match old.dirs.get(&rel) {
-            Some(cached)
-                if cached.stamp == stamp && listing::settled(&cached.stamp, cached.listed_ns) =>
-            {
-                cached.clone()
-            }
-            _ => match listing::list(&dir, stamp, now) {
-                Ok(listed) => listed,
-                Err(_) => {
-                    out.unreadable += 1;
-                    continue;
+    // (tasks, how many threads are working on one)
+    let queue: Mutex<(Vec<Task>, usize)> = Mutex::new((
+        vec![(String::new(), listing::Stamp::of(root_meta), None)],
+        0,
+    ));
+    let wake = Condvar::new();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let work = || {
+        let mut part = Part::default();
+        loop {
+            let task = {
+                let Ok(mut q) = queue.lock() else { break };
+                loop {
+                    if let Some(task) = q.0.pop() {
+                        q.1 += 1;
+                        break Some(task);
+                    }
+                    if q.1 == 0 {
+                        break None;
+                    }
+                    q = match wake.wait(q) {
+                        Ok(q) => q,
+                        Err(_) => return part,
+                    };
                 }
-            },
-        };
-        let has = |name: &str| entries.entries.iter().any(|(n, _)| n == name);
-        let has_git = has(".git");
-        let level = Rc::new(Level {
-            parent,
-            ignore: if has(".ignore") {
-                matcher(&dir, &dir.join(".ignore"))
-            } else {
-                None
-            },
-            git: if has(".gitignore") {
-                matcher(&dir, &dir.join(".gitignore"))
-            } else {
-                None
-            },
-            exclude: if has_git {
-                let path = dir.join(".git/info/exclude");
-                path.is_file().then(|| matcher(&dir, &path)).flatten()
-            } else {
-                None
-            },
-            has_git,
-        });
-        for (name, kind) in &entries.entries {
-            let Some(name_str) = name.to_str() else {
-                out.unreadable += 1;
-                continue;
             };
-            let path = dir.join(name);
-            let is_dir = *kind == listing::Kind::Dir;
-            if is_dir && is_skipped(name) {
-                continue;
-            }
-            if ignored(&level, &global, &path, is_dir) {
-                continue;
-            }
-            let child = if rel.is_empty() {
-                name_str.to_owned()
-            } else {
-                format!("{rel}/{name_str}")
+            let Some(task) = task else {
+                wake.notify_all();
+                break;
             };
-            let Ok(meta) = path.symlink_metadata() else {
-                out.unreadable += 1;
-                continue;
-            };
-            if meta.is_dir() {
-                stack.push((child, meta, Some(level.clone())));
-            } else {
-                out.files.insert(child, fingerprint(&meta));
+            let children = walk_dir(root, task, old, now, &global, &mut part);
+            if let Ok(mut q) = queue.lock() {
+                q.0.extend(children);
+                q.1 -= 1;
             }
+            wake.notify_all();
         }
-        new.dirs.insert(rel, entries);
+        part
+    };
+    let parts: Vec<Part> = if threads <= 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        // A thread that panicked leaves its directories unwalked: say so.
+                        let mut part = Part::default();
+                        part.walk.unreadable = 1;
+                        part
+                    })
+                })
+                .collect()
+        })
+    };
+    let mut out = Walk::default();
+    for part in parts {
+        out.files.extend(part.walk.files);
+        out.unreadable += part.walk.unreadable;
+        new.dirs.extend(part.dirs);
     }
     out
+}
+
+/// Walks one directory: its kept files go into `part`, its kept subdirectories are
+/// returned.
+fn walk_dir(
+    root: &Path,
+    (rel, stamp, parent): Task,
+    old: &listing::Cache,
+    now: i64,
+    global: &ignore::gitignore::Gitignore,
+    part: &mut Part,
+) -> Vec<Task> {
+    let mut children = Vec::new();
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(&rel)
+    };
+    let entries = match old.dirs.get(&rel) {
+        Some(cached)
+            if cached.stamp == stamp && listing::settled(&cached.stamp, cached.listed_ns) =>
+        {
+            cached.clone()
+        }
+        _ => match listing::list(&dir, stamp, now) {
+            Ok(listed) => listed,
+            Err(_) => {
+                part.walk.unreadable += 1;
+                return children;
+            }
+        },
+    };
+    let Some(fd) = DirFd::open(&dir) else {
+        part.walk.unreadable += 1;
+        return children;
+    };
+    let has = |name: &str| entries.entries.iter().any(|(n, _)| n == name);
+    let has_git = has(".git");
+    let level = Arc::new(Level {
+        parent,
+        ignore: if has(".ignore") {
+            matcher(&dir, &dir.join(".ignore"))
+        } else {
+            None
+        },
+        git: if has(".gitignore") {
+            matcher(&dir, &dir.join(".gitignore"))
+        } else {
+            None
+        },
+        exclude: if has_git {
+            let path = dir.join(".git/info/exclude");
+            path.is_file().then(|| matcher(&dir, &path)).flatten()
+        } else {
+            None
+        },
+        has_git,
+    });
+    for (name, kind) in &entries.entries {
+        let Some(name_str) = name.to_str() else {
+            part.walk.unreadable += 1;
+            continue;
+        };
+        let is_dir = *kind == listing::Kind::Dir;
+        if is_dir && is_skipped(name) {
+            continue;
+        }
+        if ignored(&level, global, &dir.join(name), is_dir) {
+            continue;
+        }
+        let child = if rel.is_empty() {
+            name_str.to_owned()
+        } else {
+            format!("{rel}/{name_str}")
+        };
+        let Some(st) = fd.lstat(name) else {
+            part.walk.unreadable += 1;
+            continue;
+        };
+        let fp = fingerprint_of(&st);
+        if fp.mode & libc::S_IFMT == libc::S_IFDIR {
+            let stamp = listing::Stamp {
+                ino: fp.ino,
+                mtime_ns: fp.mtime_ns,
+                ctime_ns: fp.ctime_ns,
+            };
+            children.push((child, stamp, Some(level.clone())));
+        } else {
+            part.walk.files.insert(child, fp);
+        }
+    }
+    part.dirs.push((rel, entries));
+    children
 }
 
 /// The paths whose fingerprints differ between `before` and `after`, in path order.

@@ -142,7 +142,7 @@ pub fn scan(dir: &Path) -> Scan {
     if let Ok(text) = std::fs::read(&cache)
         && let Some(cached) = decode(dir, &text)
         && !cached.dirs.is_empty()
-        && unchanged(&cached.dirs)
+        && unchanged(dir, &cached.dirs)
     {
         return cached;
     }
@@ -158,9 +158,30 @@ pub fn scan(dir: &Path) -> Scan {
     fresh
 }
 
-/// Whether every directory still has its recorded time: one `stat` each, spread over a
-/// few threads (on a 20,000-file tree this check is most of the sandbox's cost per call).
-fn unchanged(dirs: &[(PathBuf, i128)]) -> bool {
+/// Whether every directory still has its recorded time: taken from the running call's
+/// checkpoint walk where it saw the directory (one walk serves both), else one `stat`
+/// each, spread over a few threads (on a 20,000-file tree this check is most of the
+/// sandbox's cost per call).
+fn unchanged(dir: &Path, dirs: &[(PathBuf, i128)]) -> bool {
+    let mut rest: Vec<(PathBuf, i128)> = Vec::new();
+    let dirs = match crate::checkpoints::walk::published(dir) {
+        Some(walked) => {
+            for (path, time) in dirs {
+                let seen = path
+                    .strip_prefix(dir)
+                    .ok()
+                    .and_then(Path::to_str)
+                    .and_then(|rel| walked.dirs.get(rel));
+                match seen {
+                    Some(listing) if i128::from(listing.stamp.mtime_ns) != *time => return false,
+                    Some(_) => {}
+                    None => rest.push((path.clone(), *time)),
+                }
+            }
+            &rest[..]
+        }
+        None => dirs,
+    };
     const PER_THREAD: usize = 512;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -303,6 +324,51 @@ mod tests {
         assert!(back.capped);
         assert!(decode(dir, &bytes[..bytes.len() - 1]).is_none());
         assert!(decode(dir, b"{}").is_none());
+    }
+
+    #[test]
+    fn the_running_calls_walk_stands_in_for_stat_calls() {
+        use crate::checkpoints::walk::{self, listing};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join(".env"), "K=v").unwrap();
+        assert_eq!(scan(&root).files, vec![root.join(".env")]);
+        // A walk that saw the root with another time: the cache is not trusted, the scan
+        // runs again and finds the file created since.
+        let mut walked = listing::Cache::default();
+        let stamp = listing::Stamp {
+            ino: 0,
+            mtime_ns: 1,
+            ctime_ns: 1,
+        };
+        walked.dirs.insert(
+            String::new(),
+            listing::Listing {
+                stamp,
+                listed_ns: 0,
+                entries: Vec::new(),
+            },
+        );
+        std::fs::write(root.join("id_rsa"), "k").unwrap();
+        // Restore the root's time so only the published stamp tells the change.
+        let cached = decode(&root, &std::fs::read(cache_path(&root)).unwrap()).unwrap();
+        let time = cached.dirs[0].1;
+        let spec = libc::timespec {
+            tv_sec: (time / 1_000_000_000) as libc::time_t,
+            tv_nsec: (time % 1_000_000_000) as libc::c_long,
+        };
+        let times = [spec, spec];
+        let c = std::ffi::CString::new(root.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: valid path and two timespecs.
+        assert_eq!(
+            unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) },
+            0
+        );
+        assert_eq!(scan(&root).files, vec![root.join(".env")]);
+        walk::publish(&root, std::sync::Arc::new(walked));
+        let files = scan(&root).files;
+        walk::forget();
+        assert!(files.contains(&root.join("id_rsa")));
     }
 
     #[test]
