@@ -310,13 +310,9 @@ fn observe_changes(
     tree: &BTreeMap<String, TreeEntry>,
     now: &BTreeMap<String, Fingerprint>,
 ) -> (Vec<(String, Option<TreeEntry>)>, Vec<FileChange>) {
-    let fps: BTreeMap<String, Fingerprint> = tree
-        .iter()
-        .map(|(p, e)| (p.clone(), e.fingerprint))
-        .collect();
     let mut updates = Vec::new();
     let mut changes = Vec::new();
-    for (path, _) in walk::diff(&fps, now) {
+    for (path, _) in walk::diff_by(tree, now, |e| &e.fingerprint) {
         let before = tree.get(&path);
         let after = now
             .get(&path)

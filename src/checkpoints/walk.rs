@@ -102,7 +102,14 @@ pub fn walk_cached(root: &Path) -> Result<(Walk, Arc<listing::Cache>)> {
     let old = listing::load(&cache_file);
     let mut new = listing::Cache::default();
     let out = walk_with(root, &meta, &old, &mut new);
-    if new != old {
+    // Every directory reused (the same count, no listing taken): nothing to save.
+    let relisted = new.dirs.len() != old.dirs.len()
+        || new.dirs.iter().any(|(rel, l)| {
+            old.dirs
+                .get(rel)
+                .is_none_or(|o| !Arc::ptr_eq(&o.entries, &l.entries))
+        });
+    if relisted {
         listing::save(&cache_file, &new);
     }
     Ok((out, Arc::new(new)))
@@ -422,7 +429,7 @@ fn walk_dir(
         },
         has_git,
     });
-    for (name, kind) in &entries.entries {
+    for (name, kind) in entries.entries.iter() {
         let Some(name_str) = name.to_str() else {
             part.walk.unreadable += 1;
             continue;
@@ -464,20 +471,49 @@ pub fn diff(
     before: &BTreeMap<String, Fingerprint>,
     after: &BTreeMap<String, Fingerprint>,
 ) -> Vec<(String, Change)> {
+    diff_by(before, after, |fp| fp)
+}
+
+/// [`diff`] against any map whose values carry a fingerprint: one merge of the two sorted
+/// maps (no lookups, no copy of `before`).
+pub fn diff_by<T>(
+    before: &BTreeMap<String, T>,
+    after: &BTreeMap<String, Fingerprint>,
+    fingerprint: impl Fn(&T) -> &Fingerprint,
+) -> Vec<(String, Change)> {
     let mut changes = Vec::new();
-    for (path, fp) in after {
-        match before.get(path) {
-            None => changes.push((path.clone(), Change::Added)),
-            Some(old) if old != fp => changes.push((path.clone(), Change::Restamped)),
-            Some(_) => {}
+    let mut old = before.iter().peekable();
+    let mut new = after.iter().peekable();
+    loop {
+        match (old.peek(), new.peek()) {
+            (None, None) => break,
+            (Some((path, _)), None) => {
+                changes.push(((*path).clone(), Change::Removed));
+                old.next();
+            }
+            (None, Some((path, _))) => {
+                changes.push(((*path).clone(), Change::Added));
+                new.next();
+            }
+            (Some((a, fa)), Some((b, fb))) => match a.cmp(b) {
+                std::cmp::Ordering::Less => {
+                    changes.push(((*a).clone(), Change::Removed));
+                    old.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    changes.push(((*b).clone(), Change::Added));
+                    new.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    if fingerprint(fa) != *fb {
+                        changes.push(((*a).clone(), Change::Restamped));
+                    }
+                    old.next();
+                    new.next();
+                }
+            },
         }
     }
-    for path in before.keys() {
-        if !after.contains_key(path) {
-            changes.push((path.clone(), Change::Removed));
-        }
-    }
-    changes.sort();
     changes
 }
 
@@ -558,8 +594,9 @@ pub mod listing {
         pub stamp: Stamp,
         /// When it was listed, nanoseconds since the epoch.
         pub listed_ns: i64,
-        /// Its entries (names and kinds), in directory order.
-        pub entries: Vec<(OsString, Kind)>,
+        /// Its entries (names and kinds), in directory order (shared: a reused listing
+        /// is not copied).
+        pub entries: std::sync::Arc<Vec<(OsString, Kind)>>,
     }
 
     /// Listings by directory path relative to the root.
@@ -596,7 +633,7 @@ pub mod listing {
         Ok(Listing {
             stamp,
             listed_ns: now,
-            entries,
+            entries: entries.into(),
         })
     }
 
@@ -617,7 +654,7 @@ pub mod listing {
             out.extend_from_slice(&l.stamp.ctime_ns.to_le_bytes());
             out.extend_from_slice(&l.listed_ns.to_le_bytes());
             out.extend_from_slice(&(l.entries.len() as u32).to_le_bytes());
-            for (name, kind) in &l.entries {
+            for (name, kind) in l.entries.iter() {
                 out.push(match kind {
                     Kind::File => 0,
                     Kind::Dir => 1,
@@ -683,7 +720,7 @@ pub mod listing {
                 Listing {
                     stamp,
                     listed_ns,
-                    entries,
+                    entries: entries.into(),
                 },
             );
         }
@@ -777,7 +814,7 @@ mod tests {
             listing::Listing {
                 stamp,
                 listed_ns: stamp.mtime_ns.max(stamp.ctime_ns) + listing::RACY_NS,
-                entries: vec![("phantom".into(), listing::Kind::File)],
+                entries: vec![("phantom".into(), listing::Kind::File)].into(),
             },
         );
         let mut new = listing::Cache::default();

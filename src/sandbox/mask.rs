@@ -346,7 +346,7 @@ mod tests {
             listing::Listing {
                 stamp,
                 listed_ns: 0,
-                entries: Vec::new(),
+                entries: Vec::new().into(),
             },
         );
         std::fs::write(root.join("id_rsa"), "k").unwrap();
