@@ -291,6 +291,8 @@ type Task = (String, listing::Stamp, Option<Arc<Level>>);
 struct Part {
     walk: Walk,
     dirs: Vec<(String, listing::Listing)>,
+    /// Whether the thread counts as working in the queue's count.
+    holds_work: bool,
 }
 
 /// The walk proper: directories handed out to a few threads from a shared queue, each
@@ -314,35 +316,58 @@ fn walk_with(
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 4);
+    // Each thread walks depth first from its own stack and hands half of it to the shared
+    // queue only while another thread waits for work (few lock and wake-up calls).
+    let waiting = std::sync::atomic::AtomicUsize::new(0);
     let work = || {
+        use std::sync::atomic::Ordering::Relaxed;
         let mut part = Part::default();
+        let mut local: Vec<Task> = Vec::new();
         loop {
-            let task = {
-                let Ok(mut q) = queue.lock() else { break };
-                loop {
-                    if let Some(task) = q.0.pop() {
-                        q.1 += 1;
-                        break Some(task);
+            let task = match local.pop() {
+                Some(task) => task,
+                None => {
+                    let Ok(mut q) = queue.lock() else { break };
+                    // This thread's own stack is done.
+                    if q.1 > 0 && part.holds_work {
+                        q.1 -= 1;
                     }
-                    if q.1 == 0 {
-                        break None;
-                    }
-                    q = match wake.wait(q) {
-                        Ok(q) => q,
-                        Err(_) => return part,
+                    part.holds_work = false;
+                    let task = loop {
+                        if let Some(task) = q.0.pop() {
+                            q.1 += 1;
+                            part.holds_work = true;
+                            break Some(task);
+                        }
+                        if q.1 == 0 {
+                            break None;
+                        }
+                        waiting.fetch_add(1, Relaxed);
+                        let woken = wake.wait(q);
+                        waiting.fetch_sub(1, Relaxed);
+                        q = match woken {
+                            Ok(q) => q,
+                            Err(_) => return part,
+                        };
                     };
+                    drop(q);
+                    let Some(task) = task else {
+                        wake.notify_all();
+                        break;
+                    };
+                    task
                 }
             };
-            let Some(task) = task else {
+            local.extend(walk_dir(root, task, old, now, &global, &mut part));
+            if local.len() > 1
+                && waiting.load(Relaxed) > 0
+                && let Ok(mut q) = queue.lock()
+            {
+                let half = local.len() / 2;
+                q.0.extend(local.drain(..half));
+                drop(q);
                 wake.notify_all();
-                break;
-            };
-            let children = walk_dir(root, task, old, now, &global, &mut part);
-            if let Ok(mut q) = queue.lock() {
-                q.0.extend(children);
-                q.1 -= 1;
             }
-            wake.notify_all();
         }
         part
     };
@@ -835,5 +860,25 @@ mod tests {
         let bytes = listing::encode(&new);
         assert_eq!(listing::decode(&bytes).unwrap(), new);
         assert!(listing::decode(&bytes[..bytes.len() - 1]).is_none());
+    }
+
+    #[test]
+    fn a_wide_deep_tree_is_walked_whole_by_the_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for a in 0..20 {
+            for b in 0..10 {
+                let sub = root.join(format!("a{a}/b{b}/c"));
+                std::fs::create_dir_all(&sub).unwrap();
+                for f in 0..3 {
+                    std::fs::write(sub.join(format!("f{f}")), "x").unwrap();
+                }
+            }
+        }
+        let first = walk(root).unwrap();
+        assert_eq!(first.files.len(), 600);
+        assert_eq!(first.unreadable, 0);
+        assert!(first.files.contains_key("a19/b9/c/f2"));
+        assert!(diff(&first.files, &walk(root).unwrap().files).is_empty());
     }
 }
