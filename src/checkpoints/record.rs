@@ -249,9 +249,10 @@ pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
 /// Closes a checkpoint after its call and prunes (module doc); the value for
 /// `metadata.checkpoint`, `None` when the call changed nothing.
 pub fn finish(session: &Session, open: Open) -> Option<Value> {
-    walk::forget();
     let result = lock(&session.dir).and_then(|_lock| {
-        let (kept, changes) = finish_locked(session, &open)?;
+        let finished = finish_locked(session, &open);
+        walk::forget();
+        let (kept, changes) = finished?;
         // Only a kept checkpoint stored new contents: nothing else can push the store
         // over its cap, and an unchanged tree stays a walk of stat calls.
         if kept {
@@ -259,6 +260,7 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
         }
         Ok((kept, changes))
     });
+    walk::forget();
     match result {
         Ok((false, _)) => None,
         Ok((true, changes)) => Some(json!({"id": open.id, "files": changes.len()})),

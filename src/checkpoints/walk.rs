@@ -99,7 +99,12 @@ pub fn walk_cached(root: &Path) -> Result<(Walk, Arc<listing::Cache>)> {
     let cache_file = crate::project::tinytool_dir(root)
         .join("checkpoints")
         .join(listing::FILE);
-    let old = listing::load(&cache_file);
+    // The running call's before-walk (in this process) is as good as the file and needs
+    // no parsing: every listing is checked against the directory's stamp either way.
+    let old = match published_any_age(&crate::paths::resolve_symlinks(root)) {
+        Some(cache) => cache,
+        None => Arc::new(listing::load(&cache_file)),
+    };
     let mut new = listing::Cache::default();
     let out = walk_with(root, &meta, &old, &mut new);
     // Every directory reused (the same count, no listing taken): nothing to save.
@@ -143,6 +148,13 @@ pub fn forget() {
     if let Ok(mut slot) = PUBLISHED.lock() {
         *slot = None;
     }
+}
+
+/// [`published`] however old (for a walk, which checks every listing's stamp itself).
+fn published_any_age(root: &Path) -> Option<Arc<listing::Cache>> {
+    let slot = PUBLISHED.lock().ok()?;
+    let (published_root, _, cache) = slot.as_ref()?;
+    (published_root == root).then(|| cache.clone())
 }
 
 /// The directory listings (with the stamps) the running call's before-walk took under

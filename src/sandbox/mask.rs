@@ -154,6 +154,8 @@ pub fn scan(dir: &Path) -> Scan {
         && std::io::Write::write_all(&mut file, &text).is_ok()
     {
         let _ = file.persist(&cache);
+        // The JSON cache of earlier versions, now unused.
+        let _ = std::fs::remove_file(parent.join("secrets.json"));
     }
     fresh
 }
