@@ -17,10 +17,16 @@
 //! device is refused by the tools ([`not_regular`]); [`read_regular`] still opens
 //! non-blocking and checks the opened handle, so one swapped in after the check cannot
 //! hang the call either.
+//!
+//! Every operation on a target reaches it through [`crate::beneath`]: its directory is
+//! opened as a handle without following any symlink on the way, and the temporary file,
+//! the rename, the links and removals are `*at` calls on that handle. A path resolved and
+//! checked before is therefore changed exactly there, or not at all, even when a directory
+//! on it is swapped for a symlink in between (issue 18).
 
-use std::fs::{DirBuilder, FileType, OpenOptions};
+use std::fs::FileType;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -105,11 +111,20 @@ pub fn not_regular(shown: &str, what: &str) -> String {
 /// Reads a regular file whole. The file is opened non-blocking (a FIFO put there since it
 /// was inspected cannot block the call) and refused with `InvalidInput` unless the opened
 /// handle is a regular file.
+///
+/// No directory on the way and not the file itself is followed when it is a symlink (the
+/// path is a resolved one: a link there now was put there since it was resolved).
 pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
+    read_opened(crate::beneath::open_read(path, false)?)
+}
+
+/// [`read_regular`] of what `path` points to when it is a symlink (no directory on the
+/// way is followed still).
+pub fn read_regular_through(path: &Path) -> io::Result<Vec<u8>> {
+    read_opened(crate::beneath::open_read(path, true)?)
+}
+
+fn read_opened(mut file: std::fs::File) -> io::Result<Vec<u8>> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(io::Error::new(
@@ -131,7 +146,7 @@ pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 /// bit is checked from the mode, not by `access(2)`, so a read-only mark holds even for
 /// root, as it does in an editor. `None` when the file is missing or may be changed.
 pub fn refuse_change(path: &Path, shown: &str, limit: Option<u64>) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
+    let meta = crate::beneath::metadata(path, true).ok()?;
     if !meta.is_file() {
         return None;
     }
@@ -156,7 +171,7 @@ pub fn refuse_change(path: &Path, shown: &str, limit: Option<u64>) -> Option<Str
 
 /// The permission bits a write to `path` should leave: the existing file's, else 0644.
 pub fn mode_for(path: &Path) -> u32 {
-    std::fs::metadata(path)
+    crate::beneath::metadata(path, true)
         .map(|m| m.permissions().mode() & 0o7777)
         .unwrap_or(NEW_FILE_MODE)
 }
@@ -168,7 +183,7 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
     let mut missing = Vec::new();
     let mut current = path.parent();
     while let Some(dir) = current {
-        if dir.as_os_str().is_empty() || dir.exists() {
+        if dir.as_os_str().is_empty() || crate::beneath::metadata(dir, true).is_ok() {
             break;
         }
         missing.push(dir.to_path_buf());
@@ -177,13 +192,15 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
     missing.reverse();
     let mut created = Vec::with_capacity(missing.len());
     for dir in missing {
-        match DirBuilder::new().mode(NEW_DIR_MODE).create(&dir) {
+        match crate::beneath::mkdir(&dir, NEW_DIR_MODE) {
             Ok(()) => created.push(dir),
             // Another process created it in between: fine, but it is not ours to remove.
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(err)
+                if err.kind() == io::ErrorKind::AlreadyExists
+                    && crate::beneath::metadata(&dir, false).is_ok_and(|m| m.is_dir()) => {}
             Err(err) => {
                 for dir in created.iter().rev() {
-                    let _ = std::fs::remove_dir(dir);
+                    let _ = crate::beneath::remove_dir(dir);
                 }
                 return Err(err);
             }
@@ -197,22 +214,42 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
 pub struct Staged {
     temp: tempfile::TempPath,
     target: PathBuf,
+    /// The directory both names are in, opened once without following anything.
+    dir: std::os::fd::OwnedFd,
 }
 
 /// Writes `bytes` to a temporary file beside `target` (whose directory must exist), flushes
 /// it and gives it `mode`. Nothing is visible at `target` until [`Staged::commit`]; dropping
 /// the value removes the temporary file.
 pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", short_name(target)))
-        .suffix(".tinytool.tmp")
-        .tempfile_in(directory_of(target))?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode))?;
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let (dir, _) = crate::beneath::parent(target)?;
+    let (name, pid) = (short_name(target), std::process::id());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut attempt = 0;
+    let (mut file, temp_name) = loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temp_name = format!(".{name}.{pid}-{nanos:x}-{n}.tinytool.tmp");
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        match crate::beneath::open_at(&dir, temp_name.as_ref(), flags, 0o600) {
+            Ok(file) => break (file, temp_name),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(err) => return Err(err),
+        }
+    };
+    // From here on the guard removes the temporary file on every failure.
+    let temp = tempfile::TempPath::try_from_path(directory_of(target).join(&temp_name))?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
     Ok(Staged {
-        temp: temp.into_temp_path(),
+        temp,
         target: target.to_path_buf(),
+        dir,
     })
 }
 
@@ -225,8 +262,13 @@ impl Staged {
     /// Renames the temporary file over the target. The rename is durable once the
     /// target's directory is flushed ([`sync_dirs`]).
     pub fn commit(self) -> io::Result<()> {
-        let Staged { temp, target } = self;
-        temp.persist(&target).map_err(|err| err.error)?;
+        let Staged { temp, target, dir } = self;
+        let (Some(from), Some(to)) = (temp.file_name(), target.file_name()) else {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        crate::beneath::rename_at(&dir, from, &dir, to)?;
+        // The temporary name is gone: nothing is left for the guard to remove.
+        let _ = temp.keep();
         Ok(())
     }
 }
@@ -374,15 +416,15 @@ struct Ops<'a> {
 }
 
 fn rename(from: &Path, to: &Path) -> io::Result<()> {
-    std::fs::rename(from, to)
+    crate::beneath::rename(from, to)
 }
 
 fn hard_link(from: &Path, to: &Path) -> io::Result<()> {
-    std::fs::hard_link(from, to)
+    crate::beneath::hard_link(from, to)
 }
 
 fn remove(path: &Path) -> io::Result<()> {
-    std::fs::remove_file(path)
+    crate::beneath::remove_file(path)
 }
 
 const REAL: Ops<'static> = Ops {
@@ -523,7 +565,7 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
 /// Gives the file or link at `target` a second, hidden name beside it (a hard link when
 /// `keep` and the filesystem allows, else a rename). `None` when nothing is there.
 fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done>> {
-    match std::fs::symlink_metadata(target) {
+    match crate::beneath::metadata(target, false) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(error),
         // A directory put there since the patch was planned: neither replaced nor removed.
@@ -584,7 +626,7 @@ fn aside_name(target: &Path) -> io::Result<PathBuf> {
     for _ in 0..1000 {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let candidate = dir.join(format!(".{name}.{pid}-{n}.tinytool.old"));
-        match std::fs::symlink_metadata(&candidate) {
+        match crate::beneath::metadata(&candidate, false) {
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(candidate),
             Err(error) => return Err(error),
             Ok(_) => {}
@@ -672,7 +714,7 @@ fn undo(
     }
     for dir in created_dirs.iter().rev() {
         // Not empty only if something above could not be removed (reported there).
-        let _ = std::fs::remove_dir(dir);
+        let _ = crate::beneath::remove_dir(dir);
     }
     damage
 }

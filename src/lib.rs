@@ -24,6 +24,7 @@ pub mod aliases;
 pub mod approvals;
 pub mod atomic;
 pub mod background;
+pub mod beneath;
 pub mod cli;
 pub mod config;
 pub mod detect;

@@ -24,6 +24,7 @@ mod policy;
 mod policy_editing;
 mod policy_reads;
 mod policy_tooling;
+mod races;
 mod read;
 mod readme_policies;
 mod robust;
