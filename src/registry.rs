@@ -163,6 +163,12 @@ impl Registry {
             let result = CallResult::failure(id, &name, message, ExitStatus::Usage);
             return finish(session, result, Vec::new());
         };
+        // A planted `.tinytool` (a symlink, another user's folder) would carry tinytool's
+        // state and files elsewhere: no call runs in such a project (issue 18).
+        if let Err(message) = crate::project::check_own_folder(&session.dir) {
+            let result = CallResult::failure(id, def.name, message, ExitStatus::Refused);
+            return with_repairs(result, Vec::new());
+        }
         if session.gate.is_disabled(&name) {
             let output = format!("Tool {name} is disabled");
             let result = CallResult::failure(id, &name, output, ExitStatus::Refused);

@@ -20,6 +20,7 @@ mod glob;
 mod grep;
 mod mcp;
 mod mcp_interop;
+mod own_folder;
 mod policy;
 mod policy_editing;
 mod policy_reads;
