@@ -452,8 +452,9 @@ enum Done {
 ///    (missing parent directories created);
 /// 2. every file to be replaced or deleted gets a second name beside it: a replaced file a
 ///    hard link (so readers never find it missing; when the filesystem has no hard links
-///    it is renamed instead), a deleted file a rename, which fails exactly when deleting
-///    would (permissions, immutable file or directory, a mount point);
+///    it is renamed instead), a deleted file a hard link and its own name removed (a
+///    rename without hard links), which fails exactly when deleting would (permissions,
+///    immutable file, a mount point); a directory is never moved ([`set_aside`]);
 /// 3. the temporary files are renamed onto their targets;
 /// 4. the set-aside names are removed and the directories flushed.
 ///
@@ -562,49 +563,102 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
     Ok(committed)
 }
 
-/// Gives the file or link at `target` a second, hidden name beside it (a hard link when
-/// `keep` and the filesystem allows, else a rename). `None` when nothing is there.
+/// The refusal to set aside something that is neither a regular file nor a symlink (a
+/// directory, FIFO, socket or device put there since the patch was planned).
+fn not_movable(meta: &std::fs::Metadata) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "it is {} now (it changed after the patch was read); only regular files and \
+             symbolic links are replaced or deleted, so nothing was moved",
+            describe(meta.file_type())
+        ),
+    )
+}
+
+/// Whether `meta` is something a commit may replace or delete.
+fn movable(meta: &std::fs::Metadata) -> bool {
+    meta.is_file() || meta.is_symlink()
+}
+
+/// Gives the file or link at `target` a second, hidden name beside it, and for a deletion
+/// (`keep` false) removes the target name. Both go by a hard link where the filesystem has
+/// them: a directory can neither be hard-linked nor unlinked, so one swapped in since the
+/// check is never moved (issue 18). Without hard links the file is renamed aside, and
+/// anything but a file or link found moved is renamed back at once. `None` when nothing
+/// is there.
 fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done>> {
     match crate::beneath::metadata(target, false) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(error),
-        // A directory put there since the patch was planned: neither replaced nor removed.
-        Ok(meta) if meta.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
+        // Put there since the patch was planned: neither replaced nor removed.
+        Ok(meta) if !movable(&meta) => return Err(not_movable(&meta)),
         Ok(_) => {}
     }
+    move_aside(target, keep, ops).map(Some)
+}
+
+/// [`set_aside`] past its first check: what is found there now is checked again at every
+/// step, so a directory or special file swapped in meanwhile is never moved.
+fn move_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Done> {
     let mut aside = aside_name(target)?;
-    if keep {
-        // A link never replaces: a name taken since it was found free (another process
-        // with the same id in another pid namespace) means another name.
-        let mut linked = (ops.hard_link)(target, &aside);
-        for _ in 0..16 {
-            match &linked {
-                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
-                    aside = aside_name(target)?;
-                    linked = (ops.hard_link)(target, &aside);
-                }
-                _ => break,
+    // A link never replaces: a name taken since it was found free (another process with
+    // the same id in another pid namespace) means another name.
+    let mut linked = (ops.hard_link)(target, &aside);
+    for _ in 0..16 {
+        match &linked {
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+                aside = aside_name(target)?;
+                linked = (ops.hard_link)(target, &aside);
             }
-        }
-        match linked {
-            Ok(()) => {
-                return Ok(Some(Done::Aside {
-                    target: target.to_path_buf(),
-                    aside,
-                    moved: false,
-                }));
-            }
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => return Err(error),
-            // No hard links here: the file itself is moved aside.
-            Err(_) => {}
+            _ => break,
         }
     }
+    let done = |moved| {
+        Ok(Done::Aside {
+            target: target.to_path_buf(),
+            aside: aside.clone(),
+            moved,
+        })
+    };
+    if linked.is_ok()
+        && let Ok(meta) = crate::beneath::metadata(&aside, false)
+        && !movable(&meta)
+    {
+        // A FIFO, socket or device (those can be linked) swapped in: left alone.
+        let _ = (ops.remove)(&aside);
+        return Err(not_movable(&meta));
+    }
+    match linked {
+        Ok(()) if keep => return done(false),
+        Ok(()) => {
+            // unlink(2) refuses a directory swapped in since the link was made.
+            return match (ops.remove)(target) {
+                Ok(()) => done(true),
+                Err(error) => {
+                    let _ = (ops.remove)(&aside);
+                    Err(error)
+                }
+            };
+        }
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => return Err(error),
+        // No hard links here (or a directory now, which cannot have them).
+        Err(_) => {}
+    }
+    if let Ok(meta) = crate::beneath::metadata(target, false)
+        && !movable(&meta)
+    {
+        return Err(not_movable(&meta));
+    }
     (ops.rename)(target, &aside)?;
-    Ok(Some(Done::Aside {
-        target: target.to_path_buf(),
-        aside,
-        moved: true,
-    }))
+    if let Ok(meta) = crate::beneath::metadata(&aside, false)
+        && !movable(&meta)
+    {
+        // Swapped in between the check and the rename: put back where it was.
+        let _ = (ops.rename)(&aside, target);
+        return Err(not_movable(&meta));
+    }
+    done(true)
 }
 
 /// Whether a file name is one of the hidden files a write works with (a staged new
@@ -822,6 +876,9 @@ mod tests {
                 } else if meta.is_dir() {
                     out.push(format!("{rel}/"));
                     stack.push(path);
+                } else if !meta.is_file() {
+                    // A FIFO would block a read.
+                    out.push(format!("{rel} special"));
                 } else {
                     let bytes = std::fs::read(&path).unwrap();
                     out.push(format!(
@@ -932,15 +989,17 @@ mod tests {
 
     #[test]
     fn every_failing_step_is_undone_exactly() {
-        // Renames in a commit of `run`: set aside gone, set aside link, install a, install
-        // n. Failing each of them (and, with no hard links, the set-aside rename of a)
-        // leaves the tree as it was.
+        // A commit of `run` links a, gone and link aside (links 1-3), removes the names
+        // gone and link (removals 1-2), installs a and n (renames 1-2). Failing each of
+        // those leaves the tree as it was; without a hard link (links 1, 2) the file is
+        // renamed aside instead, and all succeeds.
         for (kind, at) in [
             ("rename", 1),
             ("rename", 2),
-            ("rename", 3),
-            ("rename", 4),
+            ("remove", 1),
+            ("remove", 2),
             ("link", 1),
+            ("link", 2),
         ] {
             let tmp = furnished();
             let before = listing(tmp.path());
@@ -954,18 +1013,18 @@ mod tests {
             };
             let result = run(tmp.path(), &ops);
             if kind == "link" {
-                // Without a hard link the replaced file is renamed aside, and all succeeds.
                 assert!(result.is_ok(), "{result:?}");
+                assert_eq!(listing(tmp.path()).len(), 4, "{:?}", listing(tmp.path()));
                 assert_eq!(listing(tmp.path())[0], "a 750 x1 new a");
                 continue;
             }
             let failure = result.unwrap_err();
             assert!(failure.damage.is_empty(), "{kind} {at}: {failure:?}");
             assert_eq!(listing(tmp.path()), before, "{kind} {at}: {failure:?}");
-            let (action, target) = match at {
-                1 => (Action::Delete, "gone"),
-                2 => (Action::Delete, "link"),
-                3 => (Action::Write, "a"),
+            let (action, target) = match (kind, at) {
+                ("remove", 1) => (Action::Delete, "gone"),
+                ("remove", _) => (Action::Delete, "link"),
+                (_, 1) => (Action::Write, "a"),
                 _ => (Action::Write, "new/dir/n"),
             };
             assert_eq!(failure.action, action, "{at}");
@@ -975,10 +1034,10 @@ mod tests {
 
     #[test]
     fn a_failed_undo_says_where_every_file_is() {
-        // Install of n (rename 4) fails; undoing then fails on every rename back (5..).
+        // Install of n (rename 2) fails; undoing then fails on every rename back (3..).
         let tmp = furnished();
         let calls = std::cell::Cell::new(0);
-        let fail_at = [4, 5, 6, 7];
+        let fail_at = [2, 3, 4, 5];
         let (rename, hard_link, remove) = failing("rename", &fail_at, &calls);
         let ops = Ops {
             rename: &rename,
@@ -1032,12 +1091,12 @@ mod tests {
 
     #[test]
     fn an_extra_name_that_cannot_be_removed_is_a_leftover_only() {
-        // Install of a (rename 3) fails: a was never touched, but removing its extra name
-        // (the first removal) fails too.
+        // Install of a (rename 1) fails: a was never touched, but removing its extra name
+        // (the third removal, after the names of gone and link) fails too.
         let tmp = furnished();
         let before = listing(tmp.path());
         let (renames, removes) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
-        let (rename_at, remove_at) = ([3], [1]);
+        let (rename_at, remove_at) = ([1], [3]);
         let (rename, hard_link, _) = failing("rename", &rename_at, &renames);
         let (_, _, remove) = failing("remove", &remove_at, &removes);
         let ops = Ops {
@@ -1081,6 +1140,32 @@ mod tests {
             let failure = commit(&changes).unwrap_err();
             assert!(failure.damage.is_empty());
             assert_eq!(listing(tmp.path()), before, "{failure:?}");
+        }
+    }
+
+    #[test]
+    fn a_delete_never_moves_a_directory_or_special_file() {
+        let tmp = furnished();
+        let p = tmp.path();
+        // Planned as a file, a directory (with content) or a FIFO by the time of the commit.
+        std::fs::create_dir(p.join("d")).unwrap();
+        std::fs::write(p.join("d/inner"), "keep").unwrap();
+        let fifo = std::ffi::CString::new(p.join("f").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let before = listing(p);
+        for name in ["d", "f"] {
+            let target = p.join(name);
+            let failure = commit(&[Change::Delete { target: &target }]).unwrap_err();
+            assert_eq!(failure.action, Action::Delete);
+            assert!(failure.damage.is_empty());
+            let message = failure.error.to_string();
+            assert!(message.contains("nothing was moved"), "{message}");
+            assert_eq!(listing(p), before, "{name}");
+            // Past the first check (a swap in between): refused all the same.
+            let err = move_aside(&target, false, &REAL);
+            assert!(err.is_err(), "{name}");
+            assert_eq!(listing(p), before, "{name}");
         }
     }
 

@@ -93,3 +93,60 @@ fn a_directory_swapped_for_a_symlink_never_carries_a_change_outside() {
     let worked = lines.iter().filter(|l| l["is_error"] == false).count();
     assert!(worked > 0, "{run:?}");
 }
+
+/// apply_patch `Delete File` of files that a racing thread turns into directories: a
+/// directory is never moved aside or removed (issue 18), a call that meets one says so,
+/// and no hidden helper is left behind.
+#[test]
+fn a_delete_never_moves_a_directory_swapped_in() {
+    let room = Room::new();
+    for i in 0..CALLS {
+        room.write(&format!("x{i}"), "bye\n");
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, dir) = (stop.clone(), room.dir.clone());
+        std::thread::spawn(move || {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let path = dir.join(format!("x{}", i % CALLS));
+                if std::fs::remove_file(&path).is_ok() && std::fs::create_dir(&path).is_ok() {
+                    let _ = std::fs::write(path.join("inner"), "keep\n");
+                }
+                i += 1;
+                std::thread::yield_now();
+            }
+        })
+    };
+    let mut input = String::new();
+    for i in 0..CALLS {
+        let patch = format!("*** Begin Patch\n*** Delete File: x{i}\n*** End Patch\n");
+        input.push_str(&json!({"name": "apply_patch", "arguments": {"patch": patch}}).to_string());
+        input.push('\n');
+    }
+    let run = room.run(&["exec", "--jsonl"], Some(&input));
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    let lines = run.lines();
+    assert_eq!(lines.len(), CALLS, "{run:?}");
+    for line in &lines {
+        let out = line["output"].as_str().unwrap();
+        if line["is_error"] == true {
+            assert!(out.contains("directory"), "{out}");
+        }
+    }
+    for i in 0..CALLS {
+        let path = room.path(&format!("x{i}"));
+        if path.is_dir() {
+            // Maybe made after the call; never emptied, moved or removed.
+            let inner = std::fs::read_to_string(path.join("inner")).unwrap_or_default();
+            assert!(inner.is_empty() || inner == "keep\n", "x{i}: {inner:?}");
+        }
+    }
+    let hidden: Vec<_> = std::fs::read_dir(&room.dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".x"))
+        .collect();
+    assert_eq!(hidden, Vec::<String>::new());
+}
