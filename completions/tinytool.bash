@@ -241,7 +241,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__apply_patch)
-            opts="-h --dir --session --policy --state --events --answers --text --patch --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --patch --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -283,7 +283,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__bash)
-            opts="-h --dir --session --policy --state --events --answers --text --command --timeout --description --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --command --timeout --description --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -371,7 +371,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__edit)
-            opts="-h --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -463,7 +463,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__exit)
-            opts="-h --dir --session --policy --state --events --answers --text --reason --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --reason --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -505,7 +505,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__glob)
-            opts="-h --dir --session --policy --state --events --answers --text --pattern --path --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -551,7 +551,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__grep)
-            opts="-h --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1049,7 +1049,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__monitor)
-            opts="-h --dir --session --policy --state --events --answers --text --action --command --timeout-ms --description --monitor-id --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --action --command --timeout-ms --description --monitor-id --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1107,7 +1107,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__notepad)
-            opts="-h --dir --session --policy --state --events --answers --text --action --key --content --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --action --key --content --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1157,7 +1157,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__plan_enter)
-            opts="-h --dir --session --policy --state --events --answers --text --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1195,7 +1195,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__plan_exit)
-            opts="-h --dir --session --policy --state --events --answers --text --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1403,7 +1403,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__question)
-            opts="-h --dir --session --policy --state --events --answers --text --question --options --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --question --options --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1449,7 +1449,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__read)
-            opts="-h --dir --session --policy --state --events --answers --text --file-path --offset --limit --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --offset --limit --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1499,7 +1499,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__report_findings)
-            opts="-h --dir --session --policy --state --events --answers --text --findings --level --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --findings --level --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1545,7 +1545,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__skill)
-            opts="-h --dir --session --policy --state --events --answers --text --name --arguments --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --name --arguments --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1629,7 +1629,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__task)
-            opts="-h --dir --session --policy --state --events --answers --text --description --prompt --subagent-type --task-id --background --cancel --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --description --prompt --subagent-type --task-id --background --cancel --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1691,7 +1691,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__todowrite)
-            opts="-h --dir --session --policy --state --events --answers --text --todos --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --todos --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1775,7 +1775,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__webfetch)
-            opts="-h --dir --session --policy --state --events --answers --text --url --method --headers --body --format --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --url --method --headers --body --format --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1833,7 +1833,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__websearch)
-            opts="-h --dir --session --policy --state --events --answers --text --query --num-results --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --query --num-results --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1879,7 +1879,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__write)
-            opts="-h --dir --session --policy --state --events --answers --text --file-path --content --stdin --help"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --content --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

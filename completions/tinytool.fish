@@ -68,9 +68,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l answers -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l file-path -d 'Path of the file to read: absolute, or relative to the working directory. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l offset -d '0-based index of the first line to show (default 0).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l limit -d 'Maximum number of lines to show (default 2000).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -79,9 +79,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l events -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l file-path -d 'Path of the file to write: absolute, or relative to the working directory. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l content -d 'The complete new content of the file. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand write" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -93,9 +93,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l old-string -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l new-string -d 'The text to put in its place (must differ from old_string). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l replace-all -d 'Replace every occurrence of old_string (default false).' -r -f -a "true\t''
 false\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -103,9 +103,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l state 
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l patch -d 'The patch: `*** Begin Patch` … `*** End Patch`, or a unified diff. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -115,9 +115,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l answers -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l command -d 'The shell command to run (sh -c, in the working directory). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l timeout -d 'Timeout in milliseconds (default 120000, at most 600000; 0 or less means the default).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l description -d 'What the command does, in a few words (for logs; no effect).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -128,9 +128,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l pattern -d 'R
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l path -d 'Directory to search, or a single file (default: the working directory).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include -d 'Only search files whose base name or relative path matches this glob, e.g. `*.rs` or `*.{ts,tsx}`.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l max-count -d 'Maximum number of matching lines to return (default 500; 0 or less also means 500).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -139,9 +139,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l events -d 'Ap
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l pattern -d 'Glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}` (supports `**`). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l path -d 'Directory to search in (default: the working directory).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -150,9 +150,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l events -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l question -d 'The question to ask. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l options -d 'Choices to offer (optional).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand question" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -166,9 +166,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l body -d '
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l format -d 'How to return an HTML page: text (default; plain text, links numbered and listed at the end), markdown (inline links), or html (raw).' -r -f -a "text\t''
 markdown\t''
 html\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -183,9 +183,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l background -d
 false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l cancel -d 'With task_id: cancel that running job.' -r -f -a "true\t''
 false\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand task" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -193,9 +193,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l state -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l todos -d 'The complete todo list, in order. [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -204,9 +204,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l ev
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l findings -d 'The findings (at most 50). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l level -d 'Effort level of the review (optional).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -221,9 +221,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l command -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l timeout-ms -d 'Stop the command after this many milliseconds (default 300000, at most 1800000; 0 or less means the default).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l description -d 'A short label for the monitor (default: the command).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l monitor-id -d 'The monitor to read or stop (mon_N).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -236,27 +236,27 @@ list\t''
 delete\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l key -d 'The note\'s key (read, write, delete).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l content -d 'The note\'s text (write).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -264,9 +264,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l state -d 'The
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l reason -d 'Why the work ends (default "task complete").' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -275,9 +275,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l events -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l name -d 'The skill\'s name. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l arguments -d 'Space-separated arguments ($1, $2, ..., $ARGUMENTS).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l policy -d 'The permission policy, in place of the user policy' -r
@@ -286,9 +286,9 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l events -
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l query -d 'The search query. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l num-results -d 'Number of results (default 8).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l policy -d 'The permission policy, in place of the user policy' -r

@@ -68,8 +68,40 @@ pub fn tool_command(def: &ToolDef) -> Command {
     Command::new(def.name)
         .about(def.summary)
         .long_about(def.description)
+        .before_help(def.description)
+        .help_template(TOOL_HELP)
+        .after_help(tool_help_footer(def))
+        .disable_help_flag(true)
+        .arg(
+            Arg::new("help")
+                .short('h')
+                .long("help")
+                .action(ArgAction::HelpShort)
+                .display_order(usize::MAX)
+                .help("Print help"),
+        )
         .hide(def.name == crate::registry::INVALID)
         .defer(add_parameters)
+}
+
+/// A tool's help: its description, its own flags, the global options in a short block, one
+/// example and the man page; `--help` is the short form so the page fits a screen at 80
+/// columns.
+const TOOL_HELP: &str = "{before-help}{usage-heading} {usage}\n\n{all-args}{after-help}";
+
+/// The footer of a tool's help: the global options in one line, one example, the man page.
+fn tool_help_footer(def: &ToolDef) -> String {
+    let mut footer = String::new();
+    // The shortest example: help text is wrapped at the terminal's width, and a wrapped
+    // command could not be copied.
+    if let Some((what, command)) = def.doc.examples.iter().min_by_key(|(_, c)| c.len()) {
+        footer.push_str(&format!(
+            "Example ({}):\n  {command}\n",
+            what.to_lowercase()
+        ));
+    }
+    footer.push_str(&format!("\nSee man tinytool-{}", def.name));
+    footer
 }
 
 /// Adds a tool subcommand's parameter flags and `--stdin`.

@@ -186,7 +186,11 @@ fn global_args() -> Vec<Arg> {
 /// Parses `args` (including the program name), runs the command and returns its status.
 pub fn run(args: Vec<OsString>) -> ExitStatus {
     let registry = tools::builtin();
-    let matches = match command().try_get_matches_from(&args) {
+    // websearch needs a key: `tinytool --help` lists it only where it can run (generated
+    // man pages and completions, built from `command()`, always document it).
+    let websearch_ready = crate::tools::websearch::enabled();
+    let parser = command().mut_subcommand("websearch", |c| c.hide(!websearch_ready));
+    let matches = match parser.try_get_matches_from(&args) {
         Ok(matches) => matches,
         Err(err) => {
             use clap::error::ErrorKind;

@@ -101,6 +101,10 @@ pub struct Rule {
     pub examples: Option<Examples>,
     /// Whether the pattern is matched against the base name only (`read .env*`).
     basename: bool,
+    /// Whether the rule matches exactly the shell commands the read-only classifier
+    /// accepts ([`crate::detect::read_only`]) instead of a pattern (plan mode's built-in
+    /// allow).
+    read_only_commands: bool,
 }
 
 impl Rule {
@@ -113,6 +117,7 @@ impl Rule {
             index: 0,
             examples: None,
             basename: false,
+            read_only_commands: false,
         }
     }
 
@@ -125,6 +130,7 @@ impl Rule {
             index,
             examples: spec.examples.clone(),
             basename: false,
+            read_only_commands: false,
         }
     }
 
@@ -174,6 +180,11 @@ impl Rule {
     pub fn matches(&self, access: &Access) -> bool {
         if !self.covers_permission(&access.permission) {
             return false;
+        }
+        if self.read_only_commands {
+            return access.permission == "shell"
+                && !access.whole
+                && crate::detect::read_only::line_is_read_only(&access.pattern);
         }
         if self.action == Action::Allow && is_shell_permission(&access.permission) {
             if access.whole {
@@ -601,8 +612,20 @@ fn plan_builtins() -> Vec<Rule> {
     ]
     .into_iter()
     .map(|(p, pat, a)| Rule::builtin(p, pat, a, Source::PlanBuiltin))
+    .chain([Rule {
+        read_only_commands: true,
+        ..Rule::builtin(
+            "shell",
+            READ_ONLY_PATTERN,
+            Action::Allow,
+            Source::PlanBuiltin,
+        )
+    }])
     .collect()
 }
+
+/// How the plan agent's read-only allow shows its pattern (it matches by classifier).
+pub const READ_ONLY_PATTERN: &str = "<read-only command>";
 
 #[cfg(test)]
 mod tests {
@@ -799,7 +822,18 @@ mod tests {
             decide(&p, "plan", Access::new("edit", "todowrite")),
             Action::Deny
         );
-        assert_eq!(decide(&p, "plan", Access::new("shell", "ls")), Action::Ask);
+        assert_eq!(
+            decide(&p, "plan", Access::new("shell", "ls")),
+            Action::Allow
+        );
+        assert_eq!(
+            decide(&p, "plan", Access::new("shell", "rm x")),
+            Action::Ask
+        );
+        assert_eq!(
+            decide(&p, "plan", Access::new("shell", "ls > x")),
+            Action::Ask
+        );
         assert_eq!(
             decide(&p, "plan", Access::new("plan_exit", "plan_exit")),
             Action::Allow

@@ -50,21 +50,35 @@ pub const ALL_NAMES: &[&str] = &[
     "websearch",
 ];
 
+/// The longest path the kernel accepts (`PATH_MAX`, terminating NUL included).
+const MAX_PATH_BYTES: usize = 4095;
+
 /// Checks, before the policy is asked, the arguments a call's permission pattern is made
 /// of, where they decide what would be asked (issue 24): syntax only, never whether a
 /// path exists. An error message for a call that cannot be right.
 pub fn precheck(tool: &str, args: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
     match tool {
         "webfetch" => webfetch::precheck(args),
-        _ => {
-            // A path with a NUL byte names no file on any system.
-            ["file_path", "path"].iter().find_map(|key| {
-                let value = args.get(*key)?.as_str()?;
-                value
-                    .contains('\0')
-                    .then(|| format!("{key}: a path cannot contain a NUL byte"))
-            })
-        }
+        _ => ["file_path", "path"].iter().find_map(|key| {
+            let value = args.get(*key)?.as_str()?;
+            // A path with a NUL byte, or longer than the kernel takes, names no file on any
+            // system; an empty file path would silently mean the working directory.
+            if value.contains('\0') {
+                Some(format!("{key}: a path cannot contain a NUL byte"))
+            } else if value.len() > MAX_PATH_BYTES {
+                Some(format!(
+                    "{key}: the path is {} bytes long; the system takes at most {MAX_PATH_BYTES}",
+                    value.len()
+                ))
+            } else if *key == "file_path" && value.trim().is_empty() {
+                Some(format!(
+                    "{key}: empty; give the path of a file, absolute or relative to the \
+                     working directory"
+                ))
+            } else {
+                None
+            }
+        }),
     }
 }
 

@@ -15,13 +15,15 @@ pub fn enter() -> ToolDef {
         name: "plan_enter",
         summary: "Switch the session into plan mode",
         description: "Switch the session into plan mode: from the next call on, edits are \
-            restricted to plans/* and drafts/*, and shell commands need approval.",
+            restricted to plans/* and drafts/*, and shell commands need approval unless every \
+            command of the line only reads (ls, cat, grep, git status/log/diff, ...).",
         permission: "plan_enter",
         schema: no_parameters,
         execute: execute_enter,
         access: None,
         doc: ToolDoc {
-            output: "`Switched to plan mode. Edits are now restricted to plans/* and drafts/*.`",
+            output: "`Switched to plan mode. Edits are now restricted to plans/* and drafts/*; \
+                 shell lines that only read run, others need approval.`",
             errors: "Refused (exit 3) when the policy denies or asks for `plan_enter`.",
             examples: &[(
                 "Enter plan mode in session s1",
@@ -59,12 +61,11 @@ fn no_parameters() -> Value {
 
 fn execute_enter(ctx: &CallContext, _: Map<String, Value>) -> anyhow::Result<ToolOutput> {
     switch(ctx, "plan")?;
-    Ok(
-        ToolOutput::text(
-            "Switched to plan mode. Edits are now restricted to plans/* and drafts/*.",
-        )
-        .with("agent", "plan"),
+    Ok(ToolOutput::text(
+        "Switched to plan mode. Edits are now restricted to plans/* and drafts/*; \
+             shell lines that only read run, others need approval.",
     )
+    .with("agent", "plan"))
 }
 
 fn execute_exit(ctx: &CallContext, _: Map<String, Value>) -> anyhow::Result<ToolOutput> {

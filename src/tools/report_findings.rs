@@ -29,10 +29,16 @@ pub fn definition() -> ToolDef {
                 level is given. `tinytool state findings` lists everything reported.",
             errors: "`Too many findings: N exceeds maximum of 50 per call`; `Validation errors:` \
                 with one line per problem (`finding[0]: file is required`, ...).",
-            examples: &[(
-                "Report one finding",
-                "tinytool report_findings --findings '[{\"file\":\"src/a.rs\",\"line\":3,\"severity\":\"high\",\"summary\":\"unchecked index\"}]'",
-            )],
+            examples: &[
+                (
+                    "Report one finding",
+                    "tinytool report_findings --findings '[{\"file\":\"src/a.rs\",\"line\":3,\"severity\":\"high\",\"summary\":\"unchecked index\"}]'",
+                ),
+                (
+                    "Report a finding without a line",
+                    "tinytool report_findings --findings '[{\"file\":\"a.rs\",\"severity\":\"low\",\"summary\":\"typo\"}]'",
+                ),
+            ],
         },
     }
 }

@@ -65,7 +65,9 @@ pub fn definition() -> ToolDef {
             working; call again with `task_id` (nothing else needed) to get \
             {\"id\", \"status\", \"result\", \"error\"} — status is running, completed, \
             failed or cancelled — and with `task_id` and `cancel: true` to cancel it. \
-            Subagents cannot nest more than 5 deep.",
+            Subagents cannot nest more than 5 deep. Each `subagent_type` must be configured \
+            under `subagents` in config.json (none is by default); an unconfigured one \
+            fails with the line to add.",
         permission: "shell",
         schema: parameters,
         execute,

@@ -32,10 +32,16 @@ pub fn definition() -> ToolDef {
             errors: "`Validation errors:` followed by one line per problem, e.g. \
                 `todo[0]: content is required`, `todo[1]: invalid status \"x\" (must be \
                 pending/in_progress/done/cancelled)`, `todo[2]: invalid priority \"x\" (must be high/normal/low)`.",
-            examples: &[(
-                "Record two todos",
-                "tinytool todowrite --todos '[{\"content\":\"write tests\",\"status\":\"in_progress\",\"priority\":\"high\"},{\"content\":\"docs\",\"status\":\"pending\",\"priority\":\"low\"}]'",
-            )],
+            examples: &[
+                (
+                    "Record two todos",
+                    "tinytool todowrite --todos '[{\"content\":\"write tests\",\"status\":\"in_progress\",\"priority\":\"high\"},{\"content\":\"docs\",\"status\":\"pending\",\"priority\":\"low\"}]'",
+                ),
+                (
+                    "Record one todo (priority defaults to normal)",
+                    "tinytool todowrite --todos '[{\"content\":\"docs\",\"status\":\"pending\"}]'",
+                ),
+            ],
         },
     }
 }

@@ -79,3 +79,104 @@ fn websearch_without_its_key_names_the_key() {
     );
     assert!(!text.contains("Unknown tool"), "{text}");
 }
+
+#[test]
+fn plan_mode_runs_read_only_lines_and_asks_for_everything_else() {
+    let room = Room::new();
+    room.write("a.txt", "hello\n");
+    assert_eq!(room.run(&["plan_enter"], None).code, 0);
+    for line in [
+        "ls",
+        "git --no-pager status --short",
+        "cat a.txt | grep hell",
+        "wc -l a.txt 2>/dev/null",
+    ] {
+        let run = room.call("bash", json!({"command": line}));
+        assert!(
+            !run.stdout.contains("Refused by the policy"),
+            "{line}: {}",
+            run.stdout
+        );
+    }
+    for line in [
+        "rm a.txt",
+        "ls; rm -rf a.txt",
+        "ls > out.txt",
+        "find . -delete",
+        "sort -o a.txt a.txt",
+    ] {
+        let run = room.call("bash", json!({"command": line}));
+        assert!(
+            run.stdout.contains("Refused by the policy"),
+            "{line}: {}",
+            run.stdout
+        );
+    }
+    assert_eq!(room.read("a.txt"), "hello\n");
+    assert!(!room.path("out.txt").exists());
+}
+
+#[test]
+fn a_tools_help_fits_one_screen_with_its_own_flags_first_an_example_and_its_man_page() {
+    let mut room = Room::new();
+    room.set_env("COLUMNS", "80");
+    for tool in ["read", "edit", "bash", "grep", "todowrite"] {
+        let help = room.run(&[tool, "--help"], None);
+        assert_eq!(help.code, 0, "{tool}: {}", help.stderr);
+        let text = help.stdout;
+        assert!(
+            // The example is a command to copy, so it is never wrapped.
+            text.lines()
+                .all(|l| l.chars().count() <= 80 || l.starts_with("  tinytool ")),
+            "{tool}:\n{text}"
+        );
+        let own = text.find("Options:").expect("own flags");
+        let global = text.find("Global options:").expect("global block");
+        assert!(own < global, "{tool}: own flags come first:\n{text}");
+        assert_eq!(text.matches("--session").count(), 1, "{tool}:\n{text}");
+        assert!(
+            text.contains(&format!("\n  tinytool {tool} ")),
+            "{tool}: an example:\n{text}"
+        );
+        assert!(
+            text.trim_end()
+                .ends_with(&format!("See man tinytool-{tool}")),
+            "{text}"
+        );
+    }
+    let read = room.run(&["read", "--help"], None).stdout;
+    assert!(read.lines().count() <= 40, "{read}");
+}
+
+#[test]
+fn websearch_is_listed_in_the_help_only_when_it_can_run() {
+    let mut room = Room::new();
+    let listed = |room: &Room| {
+        room.run(&["--help"], None)
+            .stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("websearch "))
+    };
+    assert!(!listed(&room));
+    room.set_env("EXA_API_KEY", "k");
+    assert!(listed(&room));
+}
+
+#[test]
+fn task_and_webfetch_descriptions_say_what_must_be_configured() {
+    let room = Room::new();
+    let tools = room.run(&["tools"], None).json();
+    let description = |name: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is listed"))["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(description("task").contains("configured under `subagents`"));
+    assert!(description("webfetch").contains("`webfetch * ask`"));
+}

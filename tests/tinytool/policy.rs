@@ -404,3 +404,50 @@ fn a_project_formatter_runs_only_when_the_user_policy_allows_it() {
         "pwned"
     );
 }
+
+#[test]
+fn a_path_that_cannot_name_a_file_is_a_tool_error_before_the_policy_is_asked() {
+    let room = Room::new();
+    let long = "a/".repeat(2100);
+    let cases = [
+        (
+            "read",
+            serde_json::json!({"file_path": "x\u{0}y"}),
+            "NUL byte",
+        ),
+        (
+            "read",
+            serde_json::json!({"file_path": ""}),
+            "file_path: empty",
+        ),
+        (
+            "write",
+            serde_json::json!({"file_path": "  ", "content": "x"}),
+            "file_path: empty",
+        ),
+        (
+            "read",
+            serde_json::json!({"file_path": long}),
+            "at most 4095",
+        ),
+        (
+            "grep",
+            serde_json::json!({"pattern": "a", "path": "/x\u{0}"}),
+            "NUL byte",
+        ),
+    ];
+    for (tool, args, message) in cases {
+        let run = room.call(tool, args.clone());
+        assert_eq!(run.code, 1, "{tool} {args}: {run:?}");
+        assert!(
+            run.output().contains(message),
+            "{tool} {args}: {}",
+            run.output()
+        );
+        assert!(
+            !run.output().contains("Refused by the policy"),
+            "{}",
+            run.output()
+        );
+    }
+}

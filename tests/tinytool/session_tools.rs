@@ -114,7 +114,8 @@ fn plan_switches_publish_events_when_the_call_ends() {
     let run = room.run(&["--events", events.to_str().unwrap(), "plan_enter"], None);
     assert_eq!(
         run.output(),
-        "Switched to plan mode. Edits are now restricted to plans/* and drafts/*."
+        "Switched to plan mode. Edits are now restricted to plans/* and drafts/*; \
+         shell lines that only read run, others need approval."
     );
     let types: Vec<String> = read_events(&events)
         .iter()

@@ -102,7 +102,9 @@ pub fn definition() -> ToolDef {
             page as it is. Bodies are decoded from their charset to UTF-8. Other text is \
             returned as it is and binary bodies are described. Bodies over 5 MB are \
             cut. Loopback, private, link-local and other internal addresses are refused on \
-            every redirect hop. Status 400 and above is an error that keeps the body.",
+            every redirect hop. Status 400 and above is an error that keeps the body. The \
+            default policy asks before every fetch (`webfetch * ask`); where nobody can \
+            answer, a policy rule must allow the URLs (see man tinytool-policy).",
         permission: "webfetch",
         schema: parameters,
         execute,
