@@ -23,7 +23,6 @@
 //! 5 MB of image, never previewed. Binary files are refused after scoring their first
 //! 8,192 bytes (NUL counts 10, other control bytes 1; binary above 30%).
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::Path;
 
@@ -156,7 +155,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     if let Some(mime) = image_mime(&path) {
         return read_image(&path, &shown, mime, meta.len());
     }
-    let mut file = match File::open(&path) {
+    // Through the checked directories only: a directory swapped for a symlink since the
+    // path was resolved and judged is refused, not followed (issue 18).
+    let mut file = match crate::beneath::open_read(&path, false) {
         Ok(file) => file,
         Err(err) => {
             return Ok(ToolOutput::error(format!(
@@ -383,7 +384,7 @@ fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result
         )));
     }
     let mut bytes = Vec::with_capacity(size as usize);
-    File::open(path)?
+    crate::beneath::open_read(path, false)?
         .take(MAX_IMAGE_BYTES + 1)
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_IMAGE_BYTES {
