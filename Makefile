@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 CARGO ?= cargo
 BIN := $(or $(CARGO_TARGET_DIR),target)/release/tinytool
 
-.PHONY: build release test lint doc check demo install man completions bench clean
+.PHONY: build release test lint doc check demo install man completions bench conformance clean
 
 build:
 	$(CARGO) build --locked
@@ -56,6 +56,12 @@ install: release
 # apt-get when missing; never run by .ci/run). One table of medians and ratios.
 bench:
 	bench/run
+
+# The official MCP conformance suite against `tinytool mcp --listen`, for the 2025-11-25 and
+# 2026-07-28 requirement sets, with conformance/expected-failures-*.yml (installs the
+# pinned suite, and node 22 when needed, with npm; never run by .ci/run).
+conformance: release
+	BIN=$(BIN) conformance/run
 
 clean:
 	$(CARGO) clean

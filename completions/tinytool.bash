@@ -1011,12 +1011,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__mcp)
-            opts="-h --dir --session --policy --state --events --answers --text --help"
+            opts="-h --listen --token-file --dir --session --policy --state --events --answers --text --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

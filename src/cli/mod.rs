@@ -109,12 +109,27 @@ fn command_for(registry: &Registry, hidden: bool) -> Command {
         )
         .subcommand(
             Command::new("mcp")
-                .about("Serve every tool over the Model Context Protocol on stdio")
+                .about("Serve every tool over the Model Context Protocol (stdio, or HTTP with --listen)")
                 .long_about(
-                    "Serve every tool over the Model Context Protocol (JSON-RPC 2.0, one message \
-                     per line on stdin and stdout), through the same registry, policy, events \
-                     and output limits as every other way in. Ends at end of input or with the \
-                     exit tool.",
+                    "Serve every tool over the Model Context Protocol, through the same registry, \
+                     policy, events and output limits as every other way in: on stdio (JSON-RPC \
+                     2.0, one message per line; ends at end of input), or with --listen over \
+                     Streamable HTTP at http://ADDR:PORT/mcp (until stopped by a signal). No tool \
+                     ends the server.",
+                )
+                .arg(
+                    Arg::new("listen")
+                        .long("listen")
+                        .value_name("ADDR:PORT")
+                        .value_parser(clap::value_parser!(std::net::SocketAddr))
+                        .help("Serve Streamable HTTP at http://ADDR:PORT/mcp instead of stdio (port 0: any free port, printed on stderr); an address other than loopback needs --token-file"),
+                )
+                .arg(
+                    Arg::new("token_file")
+                        .long("token-file")
+                        .value_name("FILE")
+                        .requires("listen")
+                        .help("With --listen: every request must carry `Authorization: Bearer TOKEN`, TOKEN being the first line of FILE"),
                 ),
         )
         .subcommand(
@@ -239,12 +254,31 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
             }
             out.json(&dialects::render(&visible, format, strict))
         }
-        "mcp" => crate::mcp::serve(&registry, session),
+        "mcp" => mcp(&registry, session, sub),
         "exec" => exec::run(&registry, &session, sub, &mut out),
         "policy" => policy::run(&registry, &session, &policy, sub, &mut out),
         "state" => state::run(&session, sub, &mut out),
         tool => direct::run(&registry, &session, tool, sub, &mut out),
     }
+}
+
+/// `tinytool mcp`: on stdio, or over HTTP with `--listen`.
+fn mcp(registry: &Registry, session: Session, sub: &ArgMatches) -> ExitStatus {
+    let Some(addr) = sub.get_one::<std::net::SocketAddr>("listen") else {
+        return crate::mcp::serve(registry, session);
+    };
+    let token = match sub.get_one::<String>("token_file") {
+        Some(path) => match crate::mcp::http::read_token(std::path::Path::new(path)) {
+            Ok(token) => Some(token),
+            Err(message) => return usage(&message),
+        },
+        None => None,
+    };
+    let options = crate::mcp::http::Options { addr: *addr, token };
+    if let Err(message) = options.check() {
+        return usage(&message);
+    }
+    crate::mcp::http::serve(registry, session, &options)
 }
 
 /// Builds the session (and the policy it decides with) from the global options.

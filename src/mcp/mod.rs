@@ -1,15 +1,22 @@
-//! `tinytool mcp`: every tool over the Model Context Protocol, on stdio.
+//! `tinytool mcp`: every tool over the Model Context Protocol, on stdio or over Streamable
+//! HTTP (`--listen`, see `http`).
 //!
-//! Wire: JSON-RPC 2.0, one message per line on stdin and stdout. Methods:
+//! Wire: JSON-RPC 2.0; on stdio one message per line on stdin and stdout. Methods:
 //!
 //! | method | answer |
 //! |---|---|
-//! | `initialize` | the client's protocol revision when it is one of [`PROTOCOL_VERSIONS`], else the newest; server name and version; the tools and resources capabilities |
-//! | `tools/list` | the tools (hidden tools, `invalid` and `exit` left out), each with a title, annotations, `inputSchema` and `outputSchema` (see `results`) |
+//! | `initialize` | the client's protocol revision when it is one of [`PROTOCOL_VERSIONS`], else the newest of them; server name and version; the tools and resources capabilities |
+//! | `server/discover` | every revision served, the capabilities, the instructions (see `modern`) |
+//! | `tools/list` | the tools (hidden tools, `invalid` and `exit` left out), in the registry's fixed order, each with a title, annotations, `inputSchema` and `outputSchema` (see `results`) |
 //! | `tools/call` | the registry's one execution flow, on the worker pool: `content` (the output text, or an image from `read`; a `resource_link` to a spill file), `isError`, `structuredContent` = the whole result |
 //! | `resources/read`, `resources/list`, `resources/templates/list` | spill files, `tinytool://output/NAME` only (see `resources`) |
-//! | `ping` | `{}` |
+//! | `ping` | `{}` (not in 2026-07-28, which removed it) |
 //! | `notifications/cancelled` | a queued call is dropped unrun, a running one stopped (its process group killed); neither is answered |
+//!
+//! Two eras share every method. An `initialize`-era client negotiates once per connection
+//! (stdio) or per `Mcp-Session-Id` (HTTP). A 2026-07-28 request instead carries
+//! `_meta["io.modelcontextprotocol/protocolVersion"]` and the client's capabilities
+//! itself, on every request, and its results carry `resultType` (see `modern`).
 //!
 //! A policy refusal or a tool error is a result with `isError: true`, never a protocol
 //! error; an unknown tool is `-32602`, an unknown method `-32601`, a line that is not JSON
@@ -20,20 +27,26 @@
 //! `notifications/progress` every [`PROGRESS_EVERY`] while it runs (the elapsed seconds as
 //! `progress`; for commands, the lines of output so far in `message`).
 //!
-//! No tool ends the server: `exit` is not served over MCP. The server ends at end of input,
-//! after answering every request received before it (a question asked then gets no answer
-//! from the client); when nobody reads its output any more (the client closed it, at any
-//! time), within [`WATCH_EVERY`] every queued call is dropped, every running one stopped,
-//! and the server ends; on SIGINT, SIGTERM or SIGHUP every running command's process
-//! group is killed (see `process`).
+//! No tool ends the server: `exit` is not served over MCP. On stdio the server ends at end
+//! of input, after answering every request received before it (a question asked then gets
+//! no answer from the client); when nobody reads its output any more (the client closed it,
+//! at any time), within [`WATCH_EVERY`] every queued call is dropped, every running one
+//! stopped, and the server ends; on SIGINT, SIGTERM or SIGHUP every running command's
+//! process group is killed (see `process`).
 //!
-//! The reader thread owns stdin: it answers everything but `tools/call` at once, routes the
-//! client's answers to our own requests (elicitation for `question`), and queues calls.
+//! The transport owns the input: it hands every message to [`Core::handle`] with the
+//! connection it belongs to ([`Conn`]) and where its answers go ([`Out`]). Quick requests
+//! are answered at once, calls are queued, the client's answers to our own requests
+//! (elicitation for `question`) are routed to the waiting call.
 
+pub mod http;
+pub mod modern;
 mod pool;
 pub mod resources;
 pub mod results;
+pub mod tasks;
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -49,7 +62,7 @@ use crate::session::{Asker, CallScope, CancelFlag, Progress, Session};
 
 use pool::{Job, Pool};
 
-/// Protocol revisions this server speaks, oldest first.
+/// Protocol revisions `initialize` negotiates, oldest first.
 pub const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// Tools never served over MCP: `exit` would end the server under the client's feet.
@@ -65,19 +78,37 @@ const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 
-/// Writes one JSON message per line, from any thread.
+/// Where the messages of one exchange go: stdout on stdio, the response of one HTTP
+/// request over HTTP. Cloned into every thread that may answer; an HTTP response ends when
+/// the last clone is dropped.
 #[derive(Clone)]
-struct Writer(Arc<Mutex<std::io::Stdout>>);
+pub struct Out {
+    send: Arc<dyn Fn(&Value) + Send + Sync>,
+    /// Whether a request of ours sent here reaches the client (stdio, an HTTP event
+    /// stream), so a question may be asked through it.
+    requests: bool,
+}
 
-impl Writer {
-    fn send(&self, message: &Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        if let Ok(out) = self.0.lock() {
-            let mut out = out.lock();
-            // A client that went away is noticed by the watcher.
-            let _ = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+impl Out {
+    /// An `Out` that hands every message to `send`, our own requests included.
+    pub fn new(send: impl Fn(&Value) + Send + Sync + 'static) -> Out {
+        Out {
+            send: Arc::new(send),
+            requests: true,
         }
+    }
+
+    /// An `Out` where only answers and notifications go (a JSON reply, a batch, a task):
+    /// a request of ours would never reach the client, so nothing is asked through it.
+    pub fn replies_only(send: impl Fn(&Value) + Send + Sync + 'static) -> Out {
+        Out {
+            send: Arc::new(send),
+            requests: false,
+        }
+    }
+
+    fn send(&self, message: &Value) {
+        (self.send)(message);
     }
 
     fn result(&self, id: &Value, result: Value) {
@@ -89,55 +120,57 @@ impl Writer {
     }
 }
 
-/// State shared by the reader, the workers and the watcher.
-#[derive(Default)]
-struct Shared {
+/// One client connection's protocol state: the whole stdio session, one HTTP session, or
+/// one stateless (2026-07-28) request.
+pub struct Conn {
     /// Waiters for the client's answers to our requests, by id.
     waiting: Mutex<HashMap<String, Sender<Map<String, Value>>>>,
-    /// Input has ended: the client can answer nothing more.
+    /// The client can answer nothing more (input ended, session deleted).
     input_ended: AtomicBool,
-    /// The revision `initialize` negotiated.
+    /// The negotiated revision.
     version: Mutex<String>,
     /// Whether the client offered elicitation.
     elicit: AtomicBool,
+    /// Prefix of this connection's keys in the shared pool (request ids are unique per
+    /// connection only).
+    prefix: String,
 }
 
-impl Shared {
+impl Conn {
+    /// A connection whose calls are keyed in the pool under `prefix`.
+    pub fn new(prefix: impl Into<String>) -> Conn {
+        Conn {
+            waiting: Mutex::new(HashMap::new()),
+            input_ended: AtomicBool::new(false),
+            version: Mutex::new(String::new()),
+            elicit: AtomicBool::new(false),
+            prefix: prefix.into(),
+        }
+    }
+
     fn version(&self) -> String {
         self.version.lock().map(|v| v.clone()).unwrap_or_default()
     }
-}
 
-/// Runs the server until end of input or until its client is gone.
-pub fn serve(registry: &Registry, mut session: Session) -> ExitStatus {
-    let writer = Writer(Arc::new(Mutex::new(std::io::stdout())));
-    let shared = Arc::new(Shared::default());
-    session.asker = Some(Box::new(Elicitor {
-        writer: writer.clone(),
-        shared: shared.clone(),
-    }));
-    let server = Server {
-        registry,
-        session: &session,
-        writer: &writer,
-        shared: &shared,
-        pool: Pool::default(),
-        reading: AtomicBool::new(true),
-    };
-    std::thread::scope(|scope| {
-        for _ in 0..pool::WORKERS {
-            scope.spawn(|| {
-                server
-                    .pool
-                    .work(&|call, cancel| server.run_queued(call, cancel))
-            });
+    fn set_version(&self, version: &str) {
+        if let Ok(mut negotiated) = self.version.lock() {
+            *negotiated = version.to_string();
         }
-        scope.spawn(|| server.watch());
-        server.read_loop(scope);
-        server.reading.store(false, Ordering::SeqCst);
-        server.pool.close();
-    });
-    ExitStatus::Success
+    }
+
+    /// The pool key of request `id` on this connection.
+    pub fn key(&self, id: &Value) -> String {
+        format!("{}{id}", self.prefix)
+    }
+
+    /// No answer can come from the client any more: wake every waiter, and later asks
+    /// fail at once.
+    pub fn end_input(&self) {
+        self.input_ended.store(true, Ordering::SeqCst);
+        if let Ok(mut waiting) = self.waiting.lock() {
+            waiting.clear();
+        }
+    }
 }
 
 /// A call waiting for a worker.
@@ -146,102 +179,214 @@ struct Queued {
     name: String,
     arguments: Value,
     token: Option<Value>,
+    out: Out,
+    conn: Arc<Conn>,
+    /// The 2026-07-28 retry state of the call (its `inputResponses`), when it is modern.
+    modern: Option<modern::Retry>,
 }
 
-struct Server<'a> {
+/// The server without its transport: the registry, the session, the worker pool.
+pub struct Core<'a> {
     registry: &'a Registry,
     session: &'a Session,
-    writer: &'a Writer,
-    shared: &'a Shared,
     pool: Pool<Queued>,
-    /// The reader has not met end of input yet.
-    reading: AtomicBool,
+    tasks: Arc<tasks::Tasks>,
 }
 
-impl Server<'_> {
-    /// Reads stdin until end of input: answers at once what is quick, queues calls, acts
-    /// on cancellation and routes responses to waiting requests.
-    fn read_loop<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>) {
-        let stdin = std::io::stdin();
-        let mut reader = stdin.lock();
-        let mut line = Vec::new();
-        while let Ok(true) = crate::wire::read_message(&mut reader, &mut line) {
-            let value: Value = match serde_json::from_slice(&line) {
-                Ok(value) => value,
-                Err(err) => {
-                    self.writer
-                        .error(&Value::Null, PARSE_ERROR, &format!("Parse error: {err}"));
-                    continue;
-                }
-            };
-            match value {
-                Value::Object(message) => self.inbound(message),
-                Value::Array(items) if !items.is_empty() => {
-                    // Batches (2025-03-26 only) are answered as one array once every
-                    // entry is done, off the reader so pings stay quick.
-                    scope.spawn(move || self.batch(items));
-                }
-                _ => self.writer.error(
-                    &Value::Null,
-                    INVALID_REQUEST,
-                    "Invalid Request: expected a JSON-RPC object",
-                ),
+/// Runs the stdio server until end of input or until its client is gone.
+pub fn serve(registry: &Registry, mut session: Session) -> ExitStatus {
+    let out = Out::new(|message: &Value| {
+        let mut line = message.to_string();
+        line.push('\n');
+        let stdout = std::io::stdout();
+        let mut lock = stdout.lock();
+        // A client that went away is noticed by the watcher.
+        let _ = lock.write_all(line.as_bytes()).and_then(|()| lock.flush());
+    });
+    session.asker = Some(Box::new(Elicitor));
+    let core = Core::new(registry, &session);
+    let conn = Arc::new(Conn::new(""));
+    let reading = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        core.start_workers(scope);
+        scope.spawn(|| core.watch(&reading));
+        read_stdin(&core, &conn, &out, scope);
+        conn.end_input();
+        reading.store(false, Ordering::SeqCst);
+        core.pool.close();
+    });
+    ExitStatus::Success
+}
+
+/// Reads stdin until end of input and hands every message to the core.
+fn read_stdin<'s>(
+    core: &'s Core<'_>,
+    conn: &'s Arc<Conn>,
+    out: &'s Out,
+    scope: &'s std::thread::Scope<'s, '_>,
+) {
+    let stdin = std::io::stdin();
+    let mut reader = stdin.lock();
+    let mut line = Vec::new();
+    while let Ok(true) = crate::wire::read_message(&mut reader, &mut line) {
+        match serde_json::from_slice::<Value>(&line) {
+            Ok(Value::Array(items)) if !items.is_empty() => {
+                // Batches (2025-03-26 only) are answered as one array once every entry
+                // is done, off the reader so pings stay quick.
+                scope.spawn(move || core.batch(conn, out, items));
             }
+            Ok(value) => core.handle(conn, out, value),
+            Err(err) => out.error(&Value::Null, PARSE_ERROR, &format!("Parse error: {err}")),
         }
-        // No answer to a question can come any more: wake every waiter, and later asks
-        // fail at once.
-        self.shared.input_ended.store(true, Ordering::SeqCst);
-        if let Ok(mut waiting) = self.shared.waiting.lock() {
-            waiting.clear();
+    }
+}
+
+impl<'a> Core<'a> {
+    /// A core over `registry` and `session` (whose asker should be an [`Elicitor`]).
+    pub fn new(registry: &'a Registry, session: &'a Session) -> Core<'a> {
+        Core {
+            registry,
+            session,
+            pool: Pool::default(),
+            tasks: Arc::default(),
         }
     }
 
-    /// Handles one message from the client.
-    fn inbound(&self, message: Map<String, Value>) {
+    /// Starts the pool's workers in `scope`.
+    pub fn start_workers<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>) {
+        for _ in 0..pool::WORKERS {
+            scope.spawn(|| {
+                self.pool
+                    .work(&|call, cancel| self.run_queued(call, cancel))
+            });
+        }
+    }
+
+    /// Cancels the call of pool key `key` (queued: dropped; running: stopped).
+    pub fn cancel(&self, key: &str) -> bool {
+        self.pool.cancel(key)
+    }
+
+    /// Drops every queued call, stops every running one and closes the pool.
+    pub fn shut_down(&self) {
+        self.pool.cancel_all();
+    }
+
+    /// Handles one message from the client of `conn`; answers go to `out`.
+    pub fn handle(&self, conn: &Arc<Conn>, out: &Out, value: Value) {
+        let Value::Object(message) = value else {
+            out.error(
+                &Value::Null,
+                INVALID_REQUEST,
+                "Invalid Request: expected a JSON-RPC object",
+            );
+            return;
+        };
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id").cloned();
         match (method, id) {
             (None, Some(id)) if message.contains_key("result") || message.contains_key("error") => {
-                let key = id.to_string();
-                let waiter = self
-                    .shared
+                let waiter = conn
                     .waiting
                     .lock()
                     .ok()
-                    .and_then(|mut w| w.remove(&key));
+                    .and_then(|mut w| w.remove(&id.to_string()));
                 if let Some(waiter) = waiter {
                     let _ = waiter.send(message);
                 }
             }
             (Some("notifications/cancelled"), None) => {
                 if let Some(target) = message.get("params").and_then(|p| p.get("requestId")) {
-                    self.pool.cancel(&target.to_string());
+                    self.pool.cancel(&conn.key(target));
                 }
             }
             // Other notifications need nothing from us.
             (_, None) => {}
-            (Some("tools/call"), Some(id)) => {
+            (Some(method), Some(id)) => {
                 let params = message.get("params").cloned().unwrap_or(Value::Null);
-                match self.prepare(&params) {
-                    Ok(call) => self.submit(id, call, &params),
-                    Err(text) => self.writer.error(&id, INVALID_PARAMS, &text),
+                let modern = match modern::request_meta(&params) {
+                    Some(Ok(meta)) => Some(meta),
+                    Some(Err(error)) => {
+                        out.send(&error.message(&id));
+                        return;
+                    }
+                    None => None,
+                };
+                if method == "tools/call" {
+                    match self.prepare(&params) {
+                        Ok(call) => match self.task_form(conn, &call.0, &params, modern.as_ref()) {
+                            Some(form) => {
+                                self.submit_task(conn, out, &id, call, &params, modern, form)
+                            }
+                            None => self.submit(conn, out, id, call, &params, modern),
+                        },
+                        Err(text) => out.error(&id, INVALID_PARAMS, &text),
+                    }
+                } else if method == "tasks/result" && modern.is_none() {
+                    // Waits for the task's end, off the reader.
+                    let tasks = self.tasks.clone();
+                    let out = out.clone();
+                    std::thread::spawn(move || match tasks.result(&params) {
+                        Ok(result) => out.result(&id, result),
+                        Err((code, text)) => out.error(&id, code, &text),
+                    });
+                } else {
+                    out.send(&self.answer(conn, &id, method, &params, modern.as_ref()));
                 }
             }
-            (_, Some(id)) => {
-                if let Some(answer) = self.answer(&id, method.unwrap_or(""), &message) {
-                    self.writer.send(&answer);
-                }
-            }
+            (None, Some(id)) => out.error(&id, INVALID_REQUEST, "a request needs a `method`"),
         }
     }
 
     /// The answer to a request that is not a tool call.
-    fn answer(&self, id: &Value, method: &str, message: &Map<String, Value>) -> Option<Value> {
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
+    fn answer(
+        &self,
+        conn: &Conn,
+        id: &Value,
+        method: &str,
+        params: &Value,
+        modern: Option<&modern::Meta>,
+    ) -> Value {
+        if let Some(meta) = modern
+            && method.starts_with("tasks/")
+            && !meta.tasks
+        {
+            return json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": modern::MISSING_CAPABILITY,
+                "message": format!(
+                    "{method} needs the {} extension in the request's client capabilities",
+                    tasks::EXTENSION
+                ),
+                "data": {"requiredCapabilities": {"extensions": {tasks::EXTENSION: {}}}},
+            }});
+        }
+        if method == "resources/read"
+            && let Some(uri) = params.get("uri").and_then(Value::as_str)
+            && let Err(text) = resources::read(&self.session.dir, uri)
+        {
+            // Resource not found (and any unreadable one) names the URI in `data`.
+            return json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": INVALID_PARAMS, "message": text, "data": {"uri": uri},
+            }});
+        }
         let result = match method {
-            "initialize" => Ok(self.initialize(&params)),
-            "ping" => Ok(json!({})),
-            "tools/list" => Ok(self.list()),
+            "initialize" if modern.is_none() => Ok(self.initialize(conn, params)),
+            "server/discover" => Ok(modern::discover()),
+            "ping" if modern.is_none() => Ok(json!({})),
+            "tools/list" => Ok(self.list(&conn.version())),
+            "tasks/get" => self.tasks.get(params).map_err(|e| (INVALID_PARAMS, e)),
+            "tasks/list" if modern.is_none() => Ok(self.tasks.list(&conn.prefix)),
+            "tasks/update" if modern.is_some() => self
+                .tasks
+                .update_request(params)
+                .map_err(|e| (INVALID_PARAMS, e)),
+            "tasks/cancel" => match self.tasks.cancel(params) {
+                Ok((key, answer)) => {
+                    self.pool.cancel(&key);
+                    Ok(answer)
+                }
+                Err(e) => Err((INVALID_PARAMS, e)),
+            },
             "resources/list" => Ok(json!({"resources": []})),
             "resources/templates/list" => Ok(resources::templates()),
             "resources/read" => match params.get("uri").and_then(Value::as_str) {
@@ -250,16 +395,18 @@ impl Server<'_> {
                 }
                 None => Err((INVALID_PARAMS, "resources/read needs params.uri".into())),
             },
-            "" => Err((INVALID_REQUEST, "a request needs a `method`".into())),
             other => Err((METHOD_NOT_FOUND, format!("Method not found: {other}"))),
         };
-        Some(match result {
+        match result {
+            Ok(result) if modern.is_some() || method == "server/discover" => {
+                result_message(id, modern::complete(method, result))
+            }
             Ok(result) => result_message(id, result),
             Err((code, text)) => error_message(id, code, &text),
-        })
+        }
     }
 
-    fn initialize(&self, params: &Value) -> Value {
+    fn initialize(&self, conn: &Conn, params: &Value) -> Value {
         let requested = params
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -273,25 +420,32 @@ impl Server<'_> {
             .get("capabilities")
             .and_then(|c| c.get("elicitation"))
             .is_some_and(|e| !e.is_null());
-        self.shared.elicit.store(elicitation, Ordering::SeqCst);
-        if let Ok(mut negotiated) = self.shared.version.lock() {
-            *negotiated = version.to_string();
-        }
+        conn.elicit.store(elicitation, Ordering::SeqCst);
+        conn.set_version(version);
         json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": false}, "resources": {}},
-            "serverInfo": {"name": "tinytool", "title": "tinytool", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "The tool layer of a coding agent: read, write, edit, apply_patch, bash, grep, glob and more. Paths are relative to the server's working directory; a permission policy decides every call.",
+            "capabilities": modern::capabilities(version),
+            "serverInfo": modern::server_info(),
+            "instructions": modern::INSTRUCTIONS,
         })
     }
 
-    fn list(&self) -> Value {
+    /// The tools, in the registry's fixed order; under 2025-11-25 each says it may run as
+    /// a task.
+    fn list(&self, version: &str) -> Value {
+        let tasks = version == "2025-11-25";
         let tools: Vec<Value> = self
             .registry
             .visible(self.session)
             .into_iter()
             .filter(|def| !NOT_SERVED.contains(&def.name))
-            .map(results::tool_entry)
+            .map(|def| {
+                let mut entry = results::tool_entry(def);
+                if tasks {
+                    entry["execution"] = json!({"taskSupport": "optional"});
+                }
+                entry
+            })
             .collect();
         json!({"tools": tools})
     }
@@ -314,42 +468,160 @@ impl Server<'_> {
 
     /// Queues a call on the pool; its answer is written when it ends (none when it was
     /// cancelled).
-    fn submit(&self, id: Value, (name, arguments): (String, Value), params: &Value) {
+    fn submit(
+        &self,
+        conn: &Arc<Conn>,
+        out: &Out,
+        id: Value,
+        (name, arguments): (String, Value),
+        params: &Value,
+        meta: Option<modern::Meta>,
+    ) {
         let token = params
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
             .cloned();
-        // Refused only once the client is gone, when nobody would read an answer.
+        let (conn, modern) = match meta {
+            Some(meta) => {
+                // A modern request is its own connection: its revision and capabilities
+                // are its own, and it is keyed in the pool like its transport's requests.
+                let own = Conn::new(conn.prefix.clone());
+                own.set_version(modern::VERSION);
+                own.elicit.store(meta.elicitation, Ordering::SeqCst);
+                (Arc::new(own), Some(modern::Retry::from_params(params)))
+            }
+            None => (conn.clone(), None),
+        };
+        // Refused only once the server is shutting down, when nobody would read an answer.
         self.pool.submit(Job {
-            key: id.to_string(),
+            key: conn.key(&id),
             payload: Queued {
                 id,
                 name,
                 arguments,
                 token,
+                out: out.clone(),
+                conn,
+                modern,
             },
         });
     }
 
-    /// A worker runs a queued call and answers it, unless it was cancelled meanwhile.
-    fn run_queued(&self, call: Queued, cancel: CancelFlag) {
-        let result = self.run_call(&call.name, call.arguments, cancel.clone(), call.token);
-        if !cancel.is_set() {
-            let links = self.shared.version().as_str() >= "2025-06-18";
-            self.writer
-                .result(&call.id, results::call_result(&result, links));
+    /// Whether a call becomes a task, and in which form: a 2025-11-25 call that asks for one
+    /// (`params.task`), or a 2026-07-28 call of a long tool from a client that takes task
+    /// handles.
+    fn task_form(
+        &self,
+        conn: &Conn,
+        name: &str,
+        params: &Value,
+        meta: Option<&modern::Meta>,
+    ) -> Option<tasks::Form> {
+        match meta {
+            Some(meta) => {
+                (meta.tasks && tasks::LONG_TOOLS.contains(&name)).then_some(tasks::Form::Extension)
+            }
+            None => (params.get("task").is_some_and(Value::is_object)
+                && conn.version().as_str() >= "2025-11-25")
+                .then_some(tasks::Form::Legacy),
         }
     }
 
+    /// Queues a call as a task and answers at once with the task handle; the call's own
+    /// answer goes into the task.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_task(
+        &self,
+        conn: &Arc<Conn>,
+        out: &Out,
+        id: &Value,
+        call: (String, Value),
+        params: &Value,
+        meta: Option<modern::Meta>,
+        form: tasks::Form,
+    ) {
+        let ttl = params
+            .get("task")
+            .and_then(|t| t.get("ttl"))
+            .and_then(Value::as_u64);
+        let task = self.tasks.create(form, ttl, &conn.prefix, |task| {
+            conn.key(&Value::String(format!("task:{task}")))
+        });
+        let task = match task {
+            Ok(task) => task,
+            Err(text) => return out.error(id, INVALID_PARAMS, &text),
+        };
+        let answer = self.tasks.created(&task);
+        let answer = match form {
+            tasks::Form::Legacy => answer,
+            tasks::Form::Extension => {
+                let mut answer = answer;
+                if let Value::Object(fields) = &mut answer {
+                    fields.insert(
+                        "_meta".into(),
+                        json!({"io.modelcontextprotocol/serverInfo": modern::server_info()}),
+                    );
+                }
+                answer
+            }
+        };
+        // Progress goes into the task's status message: ask for it whatever the client
+        // sent.
+        let mut params = params.clone();
+        params["_meta"]["progressToken"] = json!(task);
+        self.submit(
+            conn,
+            &self.tasks.sink(&task),
+            Value::String(format!("task:{task}")),
+            call,
+            &params,
+            meta,
+        );
+        out.result(id, answer);
+    }
+
+    /// A worker runs a queued call and answers it, unless it was cancelled meanwhile.
+    fn run_queued(&self, call: Queued, cancel: CancelFlag) {
+        let context = CallContext {
+            out: call.out.clone(),
+            conn: call.conn.clone(),
+            modern: call.modern,
+        };
+        let (result, context) = with_context(context, || {
+            self.run_call(
+                &call.name,
+                call.arguments,
+                cancel.clone(),
+                call.token,
+                &call.out,
+            )
+        });
+        if cancel.is_set() {
+            return;
+        }
+        let answer = match &context.modern {
+            Some(retry) => match retry.input_required() {
+                Some(required) => required,
+                None => modern::complete("tools/call", results::call_result(&result, true)),
+            },
+            None => {
+                let links = call.conn.version().as_str() >= "2025-06-18";
+                results::call_result(&result, links)
+            }
+        };
+        call.out.result(&call.id, answer);
+    }
+
     /// Runs one call in its own scope: its cancellation flag, and progress notifications
-    /// while it runs when the client gave a token.
+    /// on `out` while it runs when the client gave a token.
     fn run_call(
         &self,
         name: &str,
         arguments: Value,
         cancel: CancelFlag,
         token: Option<Value>,
+        out: &Out,
     ) -> CallResult {
         let call = ToolCall {
             id: None,
@@ -378,7 +650,6 @@ impl Server<'_> {
         };
         let (done_tx, done_rx) = mpsc::channel::<()>();
         let start = Instant::now();
-        let writer = self.writer;
         std::thread::scope(|threads| {
             threads.spawn(move || {
                 // Wakes every PROGRESS_EVERY until the call ends (the sender is dropped).
@@ -396,7 +667,7 @@ impl Server<'_> {
                     } else {
                         format!("running for {elapsed} s")
                     };
-                    writer.send(&json!({
+                    out.send(&json!({
                         "jsonrpc": "2.0",
                         "method": "notifications/progress",
                         "params": {"progressToken": token, "progress": step * PROGRESS_EVERY.as_secs(), "message": message},
@@ -411,46 +682,54 @@ impl Server<'_> {
     }
 
     /// Answers a batch: one array with every request's answer.
-    fn batch(&self, items: Vec<Value>) {
-        let mut responses = Vec::new();
-        for item in items {
-            let Value::Object(message) = item else {
-                responses.push(error_message(
-                    &Value::Null,
-                    INVALID_REQUEST,
-                    "a batch entry must be an object",
-                ));
-                continue;
-            };
-            let method = message.get("method").and_then(Value::as_str);
-            match (method, message.get("id").cloned()) {
-                (Some("tools/call"), Some(id)) => {
-                    let params = message.get("params").cloned().unwrap_or(Value::Null);
-                    responses.push(match self.prepare(&params) {
-                        Ok((name, arguments)) => {
-                            let result =
-                                self.run_call(&name, arguments, CancelFlag::default(), None);
-                            let links = self.shared.version().as_str() >= "2025-06-18";
-                            result_message(&id, results::call_result(&result, links))
+    pub fn batch(&self, conn: &Arc<Conn>, out: &Out, items: Vec<Value>) {
+        let (tx, rx) = mpsc::channel::<Value>();
+        {
+            let collect = Out::replies_only(move |message: &Value| {
+                let _ = tx.send(message.clone());
+            });
+            for item in items {
+                let Value::Object(message) = item else {
+                    collect.error(
+                        &Value::Null,
+                        INVALID_REQUEST,
+                        "a batch entry must be an object",
+                    );
+                    continue;
+                };
+                let method = message.get("method").and_then(Value::as_str);
+                match (method, message.get("id").cloned()) {
+                    (Some("tools/call"), Some(id)) => {
+                        let params = message.get("params").cloned().unwrap_or(Value::Null);
+                        match self.prepare(&params) {
+                            Ok((name, arguments)) => {
+                                let result = self.run_call(
+                                    &name,
+                                    arguments,
+                                    CancelFlag::default(),
+                                    None,
+                                    &collect,
+                                );
+                                let links = conn.version().as_str() >= "2025-06-18";
+                                collect.result(&id, results::call_result(&result, links));
+                            }
+                            Err(text) => collect.error(&id, INVALID_PARAMS, &text),
                         }
-                        Err(text) => error_message(&id, INVALID_PARAMS, &text),
-                    });
-                }
-                (_, None) => self.inbound(message),
-                (_, Some(id)) => {
-                    responses.extend(self.answer(&id, method.unwrap_or(""), &message));
+                    }
+                    _ => self.handle(conn, &collect, Value::Object(message)),
                 }
             }
         }
+        let responses: Vec<Value> = rx.into_iter().filter(|m| m.get("id").is_some()).collect();
         if !responses.is_empty() {
-            self.writer.send(&Value::Array(responses));
+            out.send(&Value::Array(responses));
         }
     }
 
-    /// Watches for a client that is gone (nobody reads our output): then every queued
-    /// call is dropped, every running one stopped, and the server ends. Returns when input
-    /// has ended and every call is done.
-    fn watch(&self) {
+    /// Watches for a stdio client that is gone (nobody reads our output): then every
+    /// queued call is dropped, every running one stopped, and the server ends. Returns
+    /// when input has ended and every call is done.
+    fn watch(&self, reading: &AtomicBool) {
         loop {
             std::thread::sleep(WATCH_EVERY);
             if output_closed() {
@@ -460,7 +739,7 @@ impl Server<'_> {
                 self.pool.wait_idle(Duration::from_secs(3));
                 std::process::exit(0);
             }
-            if !self.reading.load(Ordering::SeqCst) && self.pool.is_idle() {
+            if !reading.load(Ordering::SeqCst) && self.pool.is_idle() {
                 return;
             }
         }
@@ -487,42 +766,91 @@ fn output_closed() -> bool {
     ready > 0 && poll.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0
 }
 
-/// Asks through MCP elicitation (`elicitation/create`) when the client offered it.
-struct Elicitor {
-    writer: Writer,
-    shared: Arc<Shared>,
+/// What the asker needs to know about the call running on its thread.
+struct CallContext {
+    out: Out,
+    conn: Arc<Conn>,
+    modern: Option<modern::Retry>,
 }
+
+thread_local! {
+    static CONTEXT: RefCell<Option<CallContext>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with `context` as this thread's call context; returns the context too (the
+/// asker may have recorded an input request in it).
+fn with_context<R>(context: CallContext, work: impl FnOnce() -> R) -> (R, CallContext) {
+    CONTEXT.with(|slot| slot.replace(Some(context)));
+    let result = work();
+    let context = CONTEXT.with(|slot| slot.replace(None));
+    match context {
+        Some(context) => (result, context),
+        // Unreachable: only `with_context` takes the slot.
+        None => (
+            result,
+            CallContext {
+                out: Out::replies_only(|_| {}),
+                conn: Arc::new(Conn::new("")),
+                modern: None,
+            },
+        ),
+    }
+}
+
+/// Asks the client of the running call: through `elicitation/create` on an
+/// `initialize`-era connection that offered elicitation, through an `input_required`
+/// result on a 2026-07-28 request (see `modern`).
+pub struct Elicitor;
 
 impl Asker for Elicitor {
     fn ask(&self, question: &str, options: &[String]) -> Result<Option<String>, String> {
-        if !self.shared.elicit.load(Ordering::SeqCst) {
-            return Ok(None);
+        enum Route {
+            /// No client to ask (not inside an MCP call, or the client cannot show it).
+            Nobody,
+            /// A 2026-07-28 call: answered from its retry, or recorded as input required.
+            Answered(Result<Option<String>, String>),
+            /// An `initialize`-era connection: ask with a request of our own.
+            Request(Out, Arc<Conn>),
         }
-        if self.shared.input_ended.load(Ordering::SeqCst) {
+        let route = CONTEXT.with(|slot| {
+            let mut slot = slot.borrow_mut();
+            let Some(context) = slot.as_mut() else {
+                return Route::Nobody;
+            };
+            if !context.conn.elicit.load(Ordering::SeqCst) {
+                return Route::Nobody;
+            }
+            match context.modern.as_mut() {
+                Some(retry) => Route::Answered(retry.ask(question, options)),
+                None if context.out.requests => {
+                    Route::Request(context.out.clone(), context.conn.clone())
+                }
+                None => Route::Nobody,
+            }
+        });
+        let (out, conn) = match route {
+            Route::Nobody => return Ok(None),
+            Route::Answered(answer) => return answer,
+            Route::Request(out, conn) => (out, conn),
+        };
+        if conn.input_ended.load(Ordering::SeqCst) {
             return Err("the client can no longer answer: its input has ended".to_string());
         }
         let id = Value::String(crate::events::new_id("elicit"));
-        let mut answer = json!({"type": "string", "title": "Answer"});
-        if !options.is_empty() {
-            answer["enum"] = json!(options);
-        }
         let (tx, rx) = mpsc::channel();
-        if let Ok(mut waiting) = self.shared.waiting.lock() {
+        if let Ok(mut waiting) = conn.waiting.lock() {
             // Checked under the lock the reader clears at end of input, so a waiter is
             // either woken by that clear or never registered.
-            if self.shared.input_ended.load(Ordering::SeqCst) {
+            if conn.input_ended.load(Ordering::SeqCst) {
                 return Err("the client can no longer answer: its input has ended".to_string());
             }
             waiting.insert(id.to_string(), tx);
         }
-        self.writer.send(&json!({
+        out.send(&json!({
             "jsonrpc": "2.0",
             "id": id,
             "method": "elicitation/create",
-            "params": {
-                "message": question,
-                "requestedSchema": {"type": "object", "properties": {"answer": answer}, "required": ["answer"]},
-            },
+            "params": modern::elicit_params(question, options),
         }));
         let reply = rx
             .recv_timeout(Duration::from_secs(3600))
@@ -530,18 +858,6 @@ impl Asker for Elicitor {
         if let Some(error) = reply.get("error") {
             return Err(format!("the client could not ask the question: {error}"));
         }
-        let result = reply.get("result").cloned().unwrap_or(Value::Null);
-        match result.get("action").and_then(Value::as_str) {
-            Some("accept") => {
-                let content = result.get("content").and_then(|c| c.get("answer"));
-                Ok(Some(match content {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                }))
-            }
-            Some("decline") => Err("The user declined to answer the question.".to_string()),
-            _ => Err("The user cancelled the question.".to_string()),
-        }
+        modern::elicit_answer(&reply.get("result").cloned().unwrap_or(Value::Null))
     }
 }

@@ -92,6 +92,17 @@ impl<T> Pool<T> {
         }
     }
 
+    /// Cancels every job whose key starts with `prefix` (a closed HTTP session's calls).
+    pub fn cancel_prefix(&self, prefix: &str) {
+        let mut queue = self.lock();
+        queue.queued.retain(|(job, _)| !job.key.starts_with(prefix));
+        for (key, flag) in &queue.running {
+            if key.starts_with(prefix) {
+                flag.set();
+            }
+        }
+    }
+
     /// Whether a job of `key` is queued or running.
     #[cfg(test)]
     pub fn has(&self, key: &str) -> bool {

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Any other URI, a NAME outside the grammar, or a file that is missing or not a regular
-//! file directly under `<dir>/.tinytool/outputs/` (a symlink included) is `-32602`.
+//! file directly under `<dir>/.tinytool/outputs/` (a symlink included) is `-32602`, with
+//! the URI in `data.uri`.
 
 use std::path::Path;
 

@@ -74,6 +74,11 @@ impl PermissionGate for PolicyGate {
             return Err(refusal(&self.policy, &chain, denied, None));
         }
         for asked in decisions.iter().filter(|d| d.action == Action::Ask) {
+            if self.policy.ask_mode() != AskMode::Allow
+                && ask_client(ctx, &self.policy, &chain, asked)?
+            {
+                continue;
+            }
             match self.policy.ask_mode() {
                 AskMode::Allow => {}
                 AskMode::Deny => return Err(refusal(&self.policy, &chain, asked, None)),
@@ -298,6 +303,55 @@ pub fn refusal(
 
 /// Asks on the controlling terminal: once / always / reject. Without a terminal the ask is
 /// a refusal, as with `ask: "deny"`.
+/// Asks the protocol client (MCP elicitation, or a 2026-07-28 `input_required`) when it can
+/// answer: `Ok(true)` allowed (once, or always: stored like a terminal approval), `Ok(false)`
+/// nobody there to ask (the ask mode decides), a refusal when the user rejects or the
+/// client cannot answer.
+fn ask_client(
+    ctx: &CallContext,
+    policy: &Policy,
+    chain: &[Rule],
+    decision: &Decision,
+) -> Result<bool, Refusal> {
+    let Some(asker) = &ctx.session.asker else {
+        return Ok(false);
+    };
+    let access = &decision.access;
+    let question = format!(
+        "`{}` needs `{}` permission for: {} (decided by {}). Allow it?",
+        ctx.tool,
+        access.permission,
+        access.pattern,
+        deciding_rule_text(decision.rule.as_ref()),
+    );
+    let options = [
+        "once".to_string(),
+        "always".to_string(),
+        "reject".to_string(),
+    ];
+    match asker.ask(&question, &options) {
+        Ok(None) => Ok(false),
+        Ok(Some(answer)) if answer == "once" => Ok(true),
+        Ok(Some(answer)) if answer == "always" => {
+            // In the user's state directory, never the checkout (issue 24).
+            crate::approvals::add(&ctx.session.dir, &access.permission, &access.pattern).map_err(
+                |err| Refusal {
+                    message: format!("Refused: the approval could not be stored: {err:#}"),
+                    metadata: Map::new(),
+                },
+            )?;
+            Ok(true)
+        }
+        Ok(Some(_)) => Err(refusal(
+            policy,
+            chain,
+            decision,
+            Some("rejected by the user"),
+        )),
+        Err(why) => Err(refusal(policy, chain, decision, Some(&why))),
+    }
+}
+
 fn prompt(
     ctx: &CallContext,
     policy: &Policy,

@@ -19,6 +19,7 @@ mod first_hour;
 mod glob;
 mod grep;
 mod mcp;
+mod mcp_http;
 mod mcp_interop;
 mod own_folder;
 mod policy;

@@ -734,3 +734,199 @@ fn responses_and_anthropic_strict_formats_keep_their_rules() {
         run.json()
     );
 }
+
+#[test]
+fn a_2025_11_25_task_is_polled_listed_waited_for_and_cancelled() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    let init = init(&mut client, "2025-11-25", json!({}));
+    assert!(init["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"].is_object());
+    let listed = client.request(2, "tools/list", json!({}));
+    assert_eq!(
+        listed["result"]["tools"][0]["execution"]["taskSupport"],
+        "optional"
+    );
+    let created = client.request(
+        3,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "sleep 1; echo done"}, "task": {"ttl": 60000}}),
+    );
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttl"], 60000);
+    let id = task["taskId"].as_str().unwrap().to_string();
+    let got = client.request(4, "tasks/get", json!({"taskId": id}));
+    assert!(
+        ["working", "completed"].contains(&got["result"]["status"].as_str().unwrap()),
+        "{got}"
+    );
+    let result = client.request(5, "tasks/result", json!({"taskId": id}));
+    assert_eq!(result["result"]["structuredContent"]["output"], "done\n");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(id)
+    );
+    let got = client.request(6, "tasks/get", json!({"taskId": id}));
+    assert_eq!(got["result"]["status"], "completed");
+    let list = client.request(7, "tasks/list", json!({}));
+    assert_eq!(list["result"]["tasks"][0]["taskId"], json!(id));
+    // A cancelled task's command is stopped.
+    let created = client.request(
+        8,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "sleep 2; touch late.txt"}, "task": {}}),
+    );
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cancelled = client.request(9, "tasks/cancel", json!({"taskId": id}));
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(!room.path("late.txt").exists());
+    let got = client.request(10, "tasks/get", json!({"taskId": id}));
+    assert_eq!(got["result"]["status"], "cancelled");
+    assert_eq!(client.finish(), 0);
+}
+
+#[test]
+fn stateless_2026_07_28_requests_on_stdio_discover_list_and_ask_by_input_required() {
+    let room = Room::new();
+    let mut client = Client::start(&room, &[]);
+    let meta = |caps: Value| {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        })
+    };
+    let discover = client.request(1, "server/discover", json!({"_meta": meta(json!({}))}));
+    assert!(
+        discover["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    assert!(
+        discover["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+            .is_object()
+    );
+    let list = client.request(2, "tools/list", json!({"_meta": meta(json!({}))}));
+    assert_eq!(list["result"]["resultType"], "complete");
+    assert!(list["result"]["ttlMs"].is_u64());
+    assert_eq!(list["result"]["cacheScope"], "private");
+    // ping is gone in this revision; an initialize-era ping still works.
+    let ping = client.request(3, "ping", json!({"_meta": meta(json!({}))}));
+    assert_eq!(ping["error"]["code"], -32601);
+    // question: input_required, then the retry carries the answer.
+    let ask = json!({"name": "question", "arguments": {"question": "Colour?", "options": ["red", "blue"]},
+        "_meta": meta(json!({"elicitation": {}}))});
+    let first = client.request(4, "tools/call", ask.clone());
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let request = &first["result"]["inputRequests"]["question-1"];
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Colour?");
+    let mut retry = ask.clone();
+    retry["inputResponses"] =
+        json!({"question-1": {"action": "accept", "content": {"answer": "blue"}}});
+    let second = client.request(5, "tools/call", retry);
+    assert_eq!(second["result"]["resultType"], "complete");
+    assert_eq!(second["result"]["structuredContent"]["output"], "blue");
+    // Without elicitation in the request's capabilities nobody is asked.
+    let mut plain = ask.clone();
+    plain["_meta"] = meta(json!({}));
+    let third = client.request(6, "tools/call", plain);
+    assert_eq!(third["result"]["isError"], true);
+    // A long tool becomes a task for a client that takes them; it is polled to the end.
+    let created = client.request(
+        7,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "echo tasked"},
+            "_meta": meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}))}),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].clone();
+    // tasks/* from a client that does not declare the extension: -32021.
+    let refused = client.request(
+        99,
+        "tasks/get",
+        json!({"taskId": id, "_meta": meta(json!({}))}),
+    );
+    assert_eq!(refused["error"]["code"], -32021);
+    let mut done = Value::Null;
+    for n in 0..100 {
+        let got = client.request(
+            100 + n,
+            "tasks/get",
+            json!({"taskId": id, "_meta": meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}))}),
+        );
+        if got["result"]["status"] == "completed" {
+            done = got;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        done["result"]["result"]["structuredContent"]["output"],
+        "tasked\n"
+    );
+    assert_eq!(done["result"]["resultType"], "complete");
+    // An unsupported revision names the supported ones.
+    let bad = client.request(
+        8,
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2030-01-01"}}),
+    );
+    assert_eq!(bad["error"]["code"], -32022);
+    assert_eq!(client.finish(), 0);
+}
+
+#[test]
+fn a_policy_ask_is_answered_by_the_client_under_2026_07_28() {
+    let room = Room::new();
+    std::fs::write(
+        room.path("policy.json"),
+        r#"{"rules": [{"permission": "edit", "pattern": "guarded/*", "action": "ask"}]}"#,
+    )
+    .unwrap();
+    let policy = room.path("policy.json");
+    let mut client = Client::start(&room, &["--policy", policy.to_str().unwrap()]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let call = json!({"name": "write", "arguments": {"file_path": "guarded/a.txt", "content": "x\n"}, "_meta": meta});
+    let first = client.request(1, "tools/call", call.clone());
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let asked = &first["result"]["inputRequests"]["question-1"]["params"];
+    assert!(
+        asked["message"].as_str().unwrap().contains("guarded/a.txt"),
+        "{asked}"
+    );
+    assert!(!room.path("guarded/a.txt").exists());
+    // Rejected: refused, nothing written.
+    let mut rejected = call.clone();
+    rejected["inputResponses"] =
+        json!({"question-1": {"action": "accept", "content": {"answer": "reject"}}});
+    let refused = client.request(2, "tools/call", rejected);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(!room.path("guarded/a.txt").exists());
+    // Allowed once: written.
+    let mut allowed = call.clone();
+    allowed["inputResponses"] =
+        json!({"question-1": {"action": "accept", "content": {"answer": "once"}}});
+    let done = client.request(3, "tools/call", allowed);
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(room.read("guarded/a.txt"), "x\n");
+    // A client that cannot be asked gets the policy's refusal, as before.
+    let mut plain =
+        json!({"name": "write", "arguments": {"file_path": "guarded/b.txt", "content": "y\n"}});
+    plain["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let refused = client.request(4, "tools/call", plain);
+    assert_eq!(refused["result"]["isError"], true);
+    assert!(!room.path("guarded/b.txt").exists());
+    assert_eq!(client.finish(), 0);
+}

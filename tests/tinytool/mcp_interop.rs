@@ -136,3 +136,53 @@ fn the_official_python_client_lists_reads_greps_and_sees_refusals() {
     );
     assert!(!room.path("secret/x.txt").exists());
 }
+
+#[test]
+fn the_official_python_client_works_over_http_in_both_eras() {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let room = Room::new();
+    room.write("notes/a.txt", "alpha\nneedle here\n");
+    let server = crate::mcp_http::Server::start(&room, &[]);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let calls = json!([
+        ["read", {"file_path": "notes/a.txt"}],
+        ["bash", {"command": "echo out"}],
+        ["question", {"question": "Which colour?"}],
+    ]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client_http.py");
+    for (mode, protocol) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let out = Command::new(&python)
+            .arg(script)
+            .arg(&url)
+            .arg(mode)
+            .arg(calls.to_string())
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy")
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{mode} client failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["protocol"], protocol, "{mode}");
+        assert_eq!(report["server"], "tinytool");
+        let calls = report["calls"].as_array().unwrap();
+        // A client that reads only structuredContent sees the output too.
+        assert_eq!(
+            calls[0]["structured"]["output"],
+            "1\talpha\n2\tneedle here\n"
+        );
+        assert_eq!(calls[1]["text"], "out\n");
+        assert_eq!(calls[1]["structured"]["output"], "out\n");
+        // The question reached the client (elicitation, or input_required then a retry).
+        assert_eq!(calls[2]["isError"], false, "{mode}: {}", calls[2]);
+        assert_eq!(calls[2]["text"], "blue", "{mode}");
+    }
+}

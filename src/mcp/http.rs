@@ -1,0 +1,664 @@
+//! Streamable HTTP: `tinytool mcp --listen ADDR:PORT` serves the same core at `/mcp`.
+//!
+//! ```text
+//! POST   /mcp   one JSON-RPC message (or a 2025-03-26 batch)
+//!               request      -> 200 application/json, or text/event-stream for tools/call
+//!                               (progress notifications, our elicitation requests, then
+//!                               the response; the stream ends after it)
+//!               notification, response -> 202, no body
+//! DELETE /mcp   ends the Mcp-Session-Id session (its calls are stopped) -> 204
+//! GET    /mcp   405 (the server sends nothing outside a request's stream)
+//! ```
+//!
+//! Eras: `initialize` opens a session (`Mcp-Session-Id` on its answer; every later
+//! request of that client names it: missing -> 400, unknown or deleted -> 404). A
+//! 2026-07-28 request (its `_meta` names the revision) is stateless: no session, and
+//! its `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must match the body
+//! (else 400 with `-32020` HeaderMismatch); an unsupported revision is 400 with `-32022`,
+//! an unknown method 404 with `-32601`. Closing a call's event stream cancels the call.
+//!
+//! Security, checked before anything else, each failing closed:
+//! - `Host` must name a loopback host when the server listens on loopback (DNS-rebinding
+//!   protection) -> 403;
+//! - an `Origin` header must be a loopback origin (or, off loopback, the `Host` the
+//!   request was sent to) -> 403;
+//! - with a token (`--token-file`, required off loopback), `Authorization: Bearer TOKEN`,
+//!   compared in constant time -> 401;
+//! - bodies over [`MAX_BODY`] -> 413; more than [`MAX_ACTIVE`] requests in flight -> 503;
+//!   at most [`MAX_SESSIONS`] sessions, the oldest ended first.
+//!
+//! Plain threads over `tiny_http`: one thread per request in flight, calls on the core's
+//! worker pool; no async runtime.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{Conn, Core, Elicitor, Out, modern};
+use crate::exit::ExitStatus;
+use crate::registry::Registry;
+use crate::session::Session;
+
+/// The path of the MCP endpoint.
+pub const ENDPOINT: &str = "/mcp";
+/// The largest request body accepted.
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
+/// Requests handled at once; more are answered 503 at once.
+pub const MAX_ACTIVE: usize = 64;
+/// `initialize`-era sessions kept; a new one beyond this ends the oldest (its calls are
+/// stopped; its client gets 404 and may initialize again).
+pub const MAX_SESSIONS: usize = 256;
+/// How often an open event stream is probed with a comment, so a client that went away
+/// is noticed (and its call stopped) within about this long.
+pub const KEEPALIVE: Duration = Duration::from_secs(1);
+
+/// HeaderMismatch (2026-07-28).
+const HEADER_MISMATCH: i64 = -32020;
+
+/// How the server listens.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry; required off loopback.
+    pub token: Option<String>,
+}
+
+impl Options {
+    /// Checks the options before listening: off loopback a token is required.
+    pub fn check(&self) -> Result<(), String> {
+        if !self.addr.ip().is_loopback() && self.token.is_none() {
+            return Err(format!(
+                "mcp --listen {}: refusing to listen on a non-loopback address without a \
+                 bearer token; pass --token-file FILE (or listen on 127.0.0.1)",
+                self.addr
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Reads a token file: its first line, trimmed; an empty token is refused.
+pub fn read_token(path: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.is_empty() {
+        return Err(format!(
+            "--token-file {}: the token is empty",
+            path.display()
+        ));
+    }
+    Ok(token)
+}
+
+/// Serves until the process is stopped (SIGINT, SIGTERM: running commands are killed by
+/// the process module's handler).
+pub fn serve(registry: &Registry, mut session: Session, options: &Options) -> ExitStatus {
+    if let Err(message) = options.check() {
+        eprintln!("tinytool: {message}");
+        return ExitStatus::Usage;
+    }
+    let server = match tiny_http::Server::http(options.addr) {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!("tinytool: mcp --listen {}: {err}", options.addr);
+            return ExitStatus::Usage;
+        }
+    };
+    let bound = match server.server_addr() {
+        tiny_http::ListenAddr::IP(addr) => addr,
+        #[allow(unreachable_patterns)]
+        _ => options.addr,
+    };
+    eprintln!("tinytool mcp: listening on http://{bound}{ENDPOINT}");
+    session.asker = Some(Box::new(Elicitor));
+    let core = Core::new(registry, &session);
+    let state = State {
+        core: &core,
+        options,
+        sessions: Mutex::new(HashMap::new()),
+        active: AtomicUsize::new(0),
+        counter: AtomicU64::new(0),
+    };
+    std::thread::scope(|scope| {
+        core.start_workers(scope);
+        for request in server.incoming_requests() {
+            if state.active.fetch_add(1, Ordering::SeqCst) >= MAX_ACTIVE {
+                state.active.fetch_sub(1, Ordering::SeqCst);
+                let _ = request.respond(plain(503, "too many requests in flight"));
+                continue;
+            }
+            let state = &state;
+            scope.spawn(move || {
+                state.respond(request);
+                state.active.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+        core.shut_down();
+    });
+    ExitStatus::Success
+}
+
+struct State<'a, 'c> {
+    core: &'a Core<'c>,
+    options: &'a Options,
+    /// `initialize`-era sessions by id, with their creation order.
+    sessions: Mutex<HashMap<String, (u64, Arc<Conn>)>>,
+    /// Requests in flight.
+    active: AtomicUsize,
+    /// Numbers the stateless requests (their pool key prefix).
+    counter: AtomicU64,
+}
+
+type Reply = tiny_http::Response<std::io::Cursor<Vec<u8>>>;
+
+/// `reply` with one more header (the names and values here are our own, always valid).
+fn with_header(reply: Reply, name: &str, value: &str) -> Reply {
+    match tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
+        Ok(header) => reply.with_header(header),
+        Err(()) => reply,
+    }
+}
+
+fn plain(status: u16, text: &str) -> Reply {
+    with_header(
+        tiny_http::Response::from_data(format!("{text}\n").into_bytes()).with_status_code(status),
+        "Content-Type",
+        "text/plain; charset=utf-8",
+    )
+}
+
+fn json_reply(status: u16, body: &Value) -> Reply {
+    with_header(
+        tiny_http::Response::from_data(body.to_string().into_bytes()).with_status_code(status),
+        "Content-Type",
+        "application/json",
+    )
+}
+
+/// A JSON-RPC error without an id, as the body of an HTTP error.
+fn rpc_error(status: u16, code: i64, message: &str) -> Reply {
+    rpc_error_for(status, &Value::Null, code, message)
+}
+
+/// A JSON-RPC error answering request `id`, as the body of an HTTP error.
+fn rpc_error_for(status: u16, id: &Value, code: i64, message: &str) -> Reply {
+    json_reply(
+        status,
+        &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+    )
+}
+
+fn get_header(request: &tiny_http::Request, name: &str) -> Option<String> {
+    request
+        .headers()
+        .iter()
+        .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
+        .map(|h| h.value.as_str().to_string())
+}
+
+/// The host part of a `Host` header value or URL authority (no port, no brackets).
+fn host_of(authority: &str) -> &str {
+    let authority = authority.trim();
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or("");
+    }
+    authority.split(':').next().unwrap_or("")
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Compares two byte strings in time that depends on their lengths only.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for (i, x) in a.iter().enumerate() {
+        let y = b.get(i % b.len().max(1)).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
+    }
+    diff == 0
+}
+
+/// Decodes a header value that may use the `=?base64?...?=` sentinel.
+fn decode_header_value(value: &str) -> Option<String> {
+    use base64::Engine;
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(value.to_string()),
+    }
+}
+
+impl State<'_, '_> {
+    fn respond(&self, mut request: tiny_http::Request) {
+        if let Some(reply) = self.refusal(&request) {
+            let _ = request.respond(reply);
+            return;
+        }
+        let session_id = get_header(&request, "Mcp-Session-Id");
+        match request.method() {
+            tiny_http::Method::Post => {}
+            tiny_http::Method::Delete => {
+                let reply = match session_id {
+                    None => plain(400, "DELETE needs an Mcp-Session-Id header"),
+                    Some(id) => match self.sessions.lock().ok().and_then(|mut s| s.remove(&id)) {
+                        Some((_, conn)) => {
+                            conn.end_input();
+                            self.core.pool.cancel_prefix(&conn.prefix);
+                            tiny_http::Response::from_data(Vec::new()).with_status_code(204)
+                        }
+                        None => plain(404, "no such session"),
+                    },
+                };
+                let _ = request.respond(reply);
+                return;
+            }
+            _ => {
+                let reply = with_header(
+                    plain(405, "only POST (and DELETE for a session) are served"),
+                    "Allow",
+                    "POST, DELETE",
+                );
+                let _ = request.respond(reply);
+                return;
+            }
+        }
+        let accept = get_header(&request, "Accept").unwrap_or_default();
+        let wants =
+            |kind: &str| accept.is_empty() || accept.contains(kind) || accept.contains("*/*");
+        let (json_ok, sse_ok) = (wants("application/json"), wants("text/event-stream"));
+        if !json_ok && !sse_ok {
+            let _ = request.respond(plain(
+                406,
+                "Accept must list application/json or text/event-stream",
+            ));
+            return;
+        }
+        if let Some(kind) = get_header(&request, "Content-Type")
+            && !kind.to_ascii_lowercase().contains("application/json")
+        {
+            let _ = request.respond(plain(415, "the body must be application/json"));
+            return;
+        }
+        let body = match read_body(&mut request) {
+            Ok(body) => body,
+            Err(reply) => {
+                let _ = request.respond(reply);
+                return;
+            }
+        };
+        let value: Value = match serde_json::from_slice(&body) {
+            Ok(value) => value,
+            Err(err) => {
+                let _ = request.respond(rpc_error(400, -32700, &format!("Parse error: {err}")));
+                return;
+            }
+        };
+        if let Value::Array(items) = value {
+            self.batch(request, session_id.as_deref(), items);
+            return;
+        }
+        let Value::Object(message) = &value else {
+            let _ = request.respond(rpc_error(400, -32600, "expected a JSON-RPC object"));
+            return;
+        };
+        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        let id = message.get("id").cloned();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let is_request = id.is_some() && !method.is_empty();
+
+        // Which connection the message belongs to.
+        let mut new_session = None;
+        let header_version = get_header(&request, "MCP-Protocol-Version");
+        let modern_request = is_request
+            && (modern::request_meta(&params).is_some()
+                || header_version.as_deref() == Some(modern::VERSION));
+        let conn = if modern_request {
+            let rpc_id = id.clone().unwrap_or(Value::Null);
+            // In this order: a body without its _meta is invalid whatever its headers
+            // say; headers that disagree with the body are a mismatch even when the body
+            // names a revision we do not speak.
+            let meta = modern::request_meta(&params);
+            if meta.is_none() {
+                let _ = request.respond(rpc_error_for(
+                    400,
+                    &rpc_id,
+                    super::INVALID_PARAMS,
+                    "Invalid params: a 2026-07-28 request needs _meta with \
+                     io.modelcontextprotocol/protocolVersion and clientCapabilities",
+                ));
+                return;
+            }
+            if let Err((code, text)) = check_modern_headers(&request, method, &params) {
+                let _ = request.respond(rpc_error_for(400, &rpc_id, code, &text));
+                return;
+            }
+            if let Some(Err(error)) = meta {
+                let _ = request.respond(json_reply(400, &error.message(&rpc_id)));
+                return;
+            }
+            let n = self.counter.fetch_add(1, Ordering::Relaxed);
+            Arc::new(Conn::new(format!("http-{n}:")))
+        } else if method == "initialize" && is_request {
+            let id = crate::events::new_id("mcp");
+            let conn = Arc::new(Conn::new(format!("{id}:")));
+            if let Ok(mut sessions) = self.sessions.lock() {
+                if sessions.len() >= MAX_SESSIONS {
+                    let oldest = sessions
+                        .iter()
+                        .min_by_key(|(_, (order, _))| *order)
+                        .map(|(id, _)| id.clone());
+                    if let Some((_, old)) = oldest.and_then(|id| sessions.remove(&id)) {
+                        old.end_input();
+                        self.core.pool.cancel_prefix(&old.prefix);
+                    }
+                }
+                let order = self.counter.fetch_add(1, Ordering::Relaxed);
+                sessions.insert(id.clone(), (order, conn.clone()));
+            }
+            new_session = Some(id);
+            conn
+        } else {
+            match self.session(session_id.as_deref()) {
+                Ok(conn) => conn,
+                Err(reply) => {
+                    let _ = request.respond(reply);
+                    return;
+                }
+            }
+        };
+        let Some(id) = id.filter(|_| is_request) else {
+            // A notification or a response to one of our requests.
+            self.core.handle(&conn, &Out::replies_only(|_| {}), value);
+            let _ =
+                request.respond(tiny_http::Response::from_data(Vec::new()).with_status_code(202));
+            return;
+        };
+        let (tx, rx) = mpsc::channel::<Value>();
+        let stream = method == "tools/call" && sse_ok;
+        let send = move |message: &Value| {
+            let _ = tx.send(message.clone());
+        };
+        // Only an event stream carries our own requests (a question) to the client.
+        let out = if stream {
+            Out::new(send)
+        } else {
+            Out::replies_only(send)
+        };
+        let key = conn.key(&id);
+        self.core.handle(&conn, &out, value);
+        drop(out);
+        if stream {
+            self.stream(request, rx, new_session.as_deref(), &key);
+            return;
+        }
+        // Everything but a call is answered at once; a call without a stream is waited
+        // for.
+        let mut answer = None;
+        for message in rx {
+            if message.get("id") == Some(&id)
+                && (message.get("result").is_some() || message.get("error").is_some())
+            {
+                answer = Some(message);
+            }
+        }
+        let reply = match answer {
+            Some(answer) => {
+                let status = match answer.pointer("/error/code").and_then(Value::as_i64) {
+                    Some(modern::UNSUPPORTED_VERSION | modern::MISSING_CAPABILITY) => 400,
+                    Some(-32601) if modern_request => 404,
+                    _ => 200,
+                };
+                json_reply(status, &answer)
+            }
+            // Cancelled: no response is ever sent for it.
+            None => tiny_http::Response::from_data(Vec::new()).with_status_code(202),
+        };
+        let reply = match new_session {
+            Some(id) => with_header(reply, "Mcp-Session-Id", &id),
+            None => reply,
+        };
+        let _ = request.respond(reply);
+    }
+
+    /// The security checks: `Some(reply)` refuses the request.
+    fn refusal(&self, request: &tiny_http::Request) -> Option<Reply> {
+        let host = get_header(request, "Host").unwrap_or_default();
+        if self.options.addr.ip().is_loopback() && !is_loopback_host(host_of(&host)) {
+            return Some(rpc_error(
+                403,
+                -32600,
+                "Forbidden: the Host header must name a loopback host",
+            ));
+        }
+        if let Some(origin) = get_header(request, "Origin") {
+            let allowed = url::Url::parse(&origin).ok().is_some_and(|url| {
+                let origin_host = url.host_str().unwrap_or("");
+                let origin_host = origin_host.trim_start_matches('[').trim_end_matches(']');
+                is_loopback_host(origin_host)
+                    || (!self.options.addr.ip().is_loopback()
+                        && origin_host.eq_ignore_ascii_case(host_of(&host)))
+            });
+            if !allowed {
+                return Some(rpc_error(
+                    403,
+                    -32600,
+                    &format!("Forbidden: Origin {origin} is not allowed"),
+                ));
+            }
+        }
+        if let Some(token) = &self.options.token {
+            let given = get_header(request, "Authorization").unwrap_or_default();
+            let given = given.strip_prefix("Bearer ").unwrap_or("");
+            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+                return Some(with_header(
+                    rpc_error(401, -32600, "Unauthorized: a bearer token is required"),
+                    "WWW-Authenticate",
+                    "Bearer",
+                ));
+            }
+        }
+        let path = request.url().split('?').next().unwrap_or("");
+        if path != ENDPOINT {
+            return Some(plain(404, "the MCP endpoint is /mcp"));
+        }
+        None
+    }
+
+    /// The session a legacy request names.
+    fn session(&self, id: Option<&str>) -> Result<Arc<Conn>, Reply> {
+        let Some(id) = id else {
+            return Err(rpc_error(
+                400,
+                -32600,
+                "Bad Request: an Mcp-Session-Id header is required (send initialize first, \
+                 or name the 2026-07-28 revision in the request's _meta)",
+            ));
+        };
+        self.sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.get(id).map(|(_, conn)| conn.clone()))
+            .ok_or_else(|| rpc_error(404, -32600, "Session not found"))
+    }
+
+    /// Answers a batch (2025-03-26) on its session, as one JSON array.
+    fn batch(&self, request: tiny_http::Request, session_id: Option<&str>, items: Vec<Value>) {
+        let conn = match self.session(session_id) {
+            Ok(conn) => conn,
+            Err(reply) => {
+                let _ = request.respond(reply);
+                return;
+            }
+        };
+        let (tx, rx) = mpsc::channel::<Value>();
+        let out = Out::replies_only(move |message: &Value| {
+            let _ = tx.send(message.clone());
+        });
+        self.core.batch(&conn, &out, items);
+        drop(out);
+        let reply = match rx.into_iter().next() {
+            Some(answer) => json_reply(200, &answer),
+            None => tiny_http::Response::from_data(Vec::new()).with_status_code(202),
+        };
+        let _ = request.respond(reply);
+    }
+
+    /// Streams a call's messages as server-sent events until its answer; a client that
+    /// closes the stream cancels the call.
+    fn stream(
+        &self,
+        request: tiny_http::Request,
+        rx: mpsc::Receiver<Value>,
+        session: Option<&str>,
+        key: &str,
+    ) {
+        let mut writer = request.into_writer();
+        let mut head = String::from(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+             X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
+        );
+        if let Some(id) = session {
+            head.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut ok = writer
+            .write_all(head.as_bytes())
+            .and_then(|()| writer.flush())
+            .is_ok();
+        while ok {
+            let event = match rx.recv_timeout(KEEPALIVE) {
+                Ok(message) => format!("event: message\ndata: {message}\n\n"),
+                Err(mpsc::RecvTimeoutError::Timeout) => ":\n\n".to_string(),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let _ = writer.write_all(b"0\r\n\r\n").and_then(|()| writer.flush());
+                    return;
+                }
+            };
+            ok = write!(writer, "{:x}\r\n{event}\r\n", event.len())
+                .and_then(|()| writer.flush())
+                .is_ok();
+        }
+        // The client closed the stream: the call's answer would go nowhere.
+        self.core.cancel(key);
+    }
+}
+
+/// The body, bounded by [`MAX_BODY`].
+fn read_body(request: &mut tiny_http::Request) -> Result<Vec<u8>, Reply> {
+    let too_large = || plain(413, &format!("the body is larger than {MAX_BODY} bytes"));
+    if request.body_length().is_some_and(|n| n > MAX_BODY) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    request
+        .as_reader()
+        .take(MAX_BODY as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| plain(400, &format!("cannot read the body: {e}")))?;
+    if body.len() > MAX_BODY {
+        return Err(too_large());
+    }
+    Ok(body)
+}
+
+/// A 2026-07-28 request's headers must say what its body says.
+fn check_modern_headers(
+    request: &tiny_http::Request,
+    method: &str,
+    params: &Value,
+) -> Result<(), (i64, String)> {
+    let mismatch = |text: String| Err((HEADER_MISMATCH, format!("Header mismatch: {text}")));
+    let body_version = params
+        .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    match get_header(request, "MCP-Protocol-Version") {
+        None => return mismatch("the MCP-Protocol-Version header is missing".into()),
+        Some(v) if v != body_version => {
+            return mismatch(format!(
+                "MCP-Protocol-Version header {v:?} does not match the body's {body_version:?}"
+            ));
+        }
+        Some(_) => {}
+    }
+    match get_header(request, "Mcp-Method") {
+        None => return mismatch("the Mcp-Method header is missing".into()),
+        Some(v) if v != method => {
+            return mismatch(format!(
+                "Mcp-Method header {v:?} does not match the body's {method:?}"
+            ));
+        }
+        Some(_) => {}
+    }
+    let named = match method {
+        "tools/call" | "prompts/get" => params.get("name").and_then(Value::as_str),
+        "resources/read" => params.get("uri").and_then(Value::as_str),
+        _ => return Ok(()),
+    };
+    if let Some(body_name) = named {
+        match get_header(request, "Mcp-Name").map(|v| decode_header_value(&v)) {
+            None => return mismatch("the Mcp-Name header is missing".into()),
+            Some(None) => return mismatch("the Mcp-Name header is not valid base64".into()),
+            Some(Some(v)) if v != body_name => {
+                return mismatch(format!(
+                    "Mcp-Name header {v:?} does not match the body's {body_name:?}"
+                ));
+            }
+            Some(Some(_)) => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_tokens() {
+        assert_eq!(host_of("127.0.0.1:8080"), "127.0.0.1");
+        assert_eq!(host_of("[::1]:80"), "::1");
+        assert_eq!(host_of("localhost"), "localhost");
+        assert!(is_loopback_host("localhost") && is_loopback_host("::1"));
+        assert!(!is_loopback_host("evil.example.com"));
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8=?=").as_deref(),
+            Some("Hello")
+        );
+    }
+
+    #[test]
+    fn off_loopback_a_token_is_required() {
+        let open = Options {
+            addr: "0.0.0.0:0".parse().unwrap(),
+            token: None,
+        };
+        assert!(open.check().is_err());
+        let local = Options {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            token: None,
+        };
+        assert!(local.check().is_ok());
+    }
+}
