@@ -18,13 +18,23 @@ bench_row "edit: exact, 20,000-line file" "$ours" "sed -i" "$peer"
 mem_row "edit: exact, 20,000-line file" "$ours" "sed -i" "$peer"
 
 # Fuzzy: old_string indented with two spaces instead of four and one interior line wrong
-# (`key3000` for `k3000`), so the cascade runs down to block-anchor-relaxed. The peer is GNU
-# patch ignoring whitespace on a diff with the same shifted indentation.
-printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001", "new_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001 + 1"}' >fuzzy.json
+# (`key3000` for `k3000`), so the cascade runs down to block-anchor-relaxed. The block runs
+# on to the next function's first line: the fuzzy gate (issue 22) wants an equal interior
+# line besides the anchors. The peer is GNU patch ignoring whitespace on a diff with the
+# same shifted indentation.
+printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001\n\ndef handler_3001(request):", "new_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001 + 1\n\ndef handler_3001(request):"}' >fuzzy.json
 printf '%s\n' '--- work.py' '+++ work.py' '@@ -12001,3 +12001,3 @@' ' def handler_3000(request):' \
     '   value = request.get("k3000")' '-  return value * 3001' '+    return value * 3001 + 1' >fuzzy.diff
 bench_row "edit: fuzzy (indentation, one line), 20,000 lines" \
     "cp $big f1/work.py && sync && $TT --dir f1 edit < fuzzy.json" \
+    "patch -l" "cp $big f2/work.py && sync && patch -s -l -p0 -d f2 < fuzzy.diff"
+
+# Fuzzy through every stage and variant (issue 22): old_string escaped as a string literal's
+# source (`\"`), shifted and with one interior line wrong, so each strategy runs on the
+# escaped and unescaped variants before the fuzzy stage accepts. Target: under 0.1 s.
+printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_2000(request):\n  value = request.get(\\\"key2000\\\")\n  return value * 2001\n\ndef handler_2001(request):\n  value = request.get(\\\"k2001\\\")", "new_string": "def handler_2000(request):\n  value = request.get(\\\"key2000\\\")\n  return value * 2001 + 1\n\ndef handler_2001(request):\n  value = request.get(\\\"k2001\\\")"}' >escaped.json
+bench_row "edit: fuzzy, escaped + shifted + one line, 20,000 lines" \
+    "cp $big f1/work.py && sync && $TT --dir f1 edit < escaped.json" \
     "patch -l" "cp $big f2/work.py && sync && patch -s -l -p0 -d f2 < fuzzy.diff"
 
 # 50 files of 200 lines, two hunks each, as one git-style diff.

@@ -3,7 +3,8 @@
 # namespace, masking; a user namespace when not root) against the same call with
 # `"sandbox": {"mode": "off"}`, in a small git project and in the generated 20,000-file
 # search tree (the secret scan is cached by directory mtimes, so it must not make the
-# call slow). The difference is the sandbox's cost per call (acceptance: at most 5 ms).
+# call slow), and a build of a small crate. The difference is the sandbox's cost per call
+# (acceptance: at most 5 ms).
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -31,5 +32,16 @@ for dir in "$small" "$tree"; do
     bench_row "$label, sandbox" "$TT --policy $on --dir $dir bash --command true" \
         "no sandbox" "$TT --policy $off --dir $dir bash --command true"
 done
+
+# A build of a small crate (no dependencies; each run rebuilds it): the sandbox around a
+# real toolchain, which reads the whole machine and writes only the project's target/.
+crate="$BENCH_CACHE/sandbox-crate-v1"
+if [ ! -f "$crate/Cargo.toml" ]; then
+    rm -rf "$crate"
+    cargo new -q --vcs none --name sandbox_bench "$crate"
+fi
+build="touch src/main.rs && cargo build --offline -q"
+bench_row "cargo build, small crate, sandbox" "$TT --policy $on --dir $crate bash --command '$build'" \
+    "no sandbox" "$TT --policy $off --dir $crate bash --command '$build'"
 
 bench_note "issue 19 acceptance: the sandbox costs at most 5 ms per bash call in both trees"

@@ -70,6 +70,9 @@ _tinytool() {
             tinytool,report_findings)
                 cmd="tinytool__subcmd__report_findings"
                 ;;
+            tinytool,sandbox)
+                cmd="tinytool__subcmd__sandbox"
+                ;;
             tinytool,skill)
                 cmd="tinytool__subcmd__skill"
                 ;;
@@ -148,6 +151,9 @@ _tinytool() {
             tinytool__subcmd__help,report_findings)
                 cmd="tinytool__subcmd__help__subcmd__report_findings"
                 ;;
+            tinytool__subcmd__help,sandbox)
+                cmd="tinytool__subcmd__help__subcmd__sandbox"
+                ;;
             tinytool__subcmd__help,skill)
                 cmd="tinytool__subcmd__help__subcmd__skill"
                 ;;
@@ -203,7 +209,7 @@ _tinytool() {
 
     case "${cmd}" in
         tinytool)
-            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help"
+            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state sandbox tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -505,7 +511,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__glob)
-            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include-ignored --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -543,6 +549,10 @@ _tinytool() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --include-ignored)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -551,7 +561,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__grep)
-            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --pattern --path --include --max-count --include-ignored --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -597,6 +607,10 @@ _tinytool() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --include-ignored)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -605,7 +619,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help)
-            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state tools mcp completions help"
+            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state sandbox tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -885,6 +899,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help__subcmd__report_findings)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__sandbox)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1542,6 +1570,44 @@ _tinytool() {
                     return 0
                     ;;
                 --level)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__sandbox)
+            opts="-h --json --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -108,7 +108,8 @@ pub fn format(ctx: &CallContext, path: &Path) -> Formatted {
         };
     }
     let before = crate::atomic::read_regular(path).ok();
-    match run(&argv, &ctx.session.dir) {
+    let plan = crate::sandbox::plan_for(ctx.session, crate::sandbox::Purpose::default());
+    match run(&argv, &ctx.session.dir, plan) {
         Ok(()) => {
             if crate::atomic::read_regular(path).ok() == before {
                 Formatted::Unchanged { command }
@@ -120,15 +121,30 @@ pub fn format(ctx: &CallContext, path: &Path) -> Formatted {
                 Formatted::Changed { command, name }
             }
         }
+        // A formatter's complaint quotes the file; for a file the caller may not read,
+        // only that it failed is said.
+        Err(_) if crate::secrets::is_secret(ctx, path) => Formatted::Failed {
+            command,
+            error: format!("its messages are not shown: {}", crate::secrets::HIDDEN),
+        },
         Err(error) => Formatted::Failed { command, error },
     }
 }
 
-/// Runs `argv` in `dir` to completion or timeout; the error says what went wrong.
-fn run(argv: &[String], dir: &Path) -> Result<(), String> {
+/// Runs `argv` in `dir` to completion or timeout, in the sandbox of `plan`; the error says
+/// what went wrong (a `required` sandbox that could not be set up included).
+fn run(
+    argv: &[String],
+    dir: &Path,
+    plan: Option<std::sync::Arc<crate::sandbox::Plan>>,
+) -> Result<(), String> {
     let program = argv.first().map_or("", String::as_str);
-    let done = command::run_collect(argv, dir, None, FORMATTER_TIMEOUT, 0)
-        .map_err(|err| format!("{program}: cannot start: {err}"))?;
+    let done = command::run_collect(argv, dir, None, FORMATTER_TIMEOUT, 0, plan.clone()).map_err(
+        |err| match plan.as_ref().and_then(|p| p.refusal()) {
+            Some(refusal) => format!("{program}: {refusal}"),
+            None => format!("{program}: cannot start: {err}"),
+        },
+    )?;
     match done.failure(program, FORMATTER_TIMEOUT, STDERR_TAIL) {
         Some(failure) => Err(failure),
         None => Ok(()),

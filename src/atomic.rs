@@ -9,7 +9,13 @@
 //! apply_patch changes several files at once through [`commit`], all or nothing: every
 //! fallible step happens before anything becomes visible, or is undone when a later step
 //! fails (the function's doc has the steps). Only if undoing fails too (practically never)
-//! does the [`Failure`] list what is left where ([`Damage`]).
+//! does the [`Failure`] list what is left where ([`Damage`]). A kill cannot break that
+//! promise either: the commit's plan is in the project's journal ([`crate::journal`]) from
+//! before the first visible change until the end, and the next call finishes or undoes it.
+//!
+//! A staged temporary file is `flock`ed by its writer until it is renamed or removed, so
+//! one that can be locked was left by a killed process: every write sweeps such files from
+//! the directory it writes in ([`sweep`]).
 //!
 //! Only regular files are ever replaced or read here. What a path names is learned without
 //! opening it ([`kind`], [`kind_of_link`]): opening a FIFO blocks until another process
@@ -209,19 +215,31 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(created)
 }
 
-/// A complete temporary file waiting to be renamed over its target.
+/// A complete temporary file waiting to be renamed over its target. Its handle stays open
+/// with an exclusive `flock` on it, which tells [`sweep`] that its writer is alive.
 #[derive(Debug)]
 pub struct Staged {
     temp: tempfile::TempPath,
     target: PathBuf,
     /// The directory both names are in, opened once without following anything.
     dir: std::os::fd::OwnedFd,
+    /// The temporary file, open and `flock`ed while its writer lives ([`sweep`]).
+    held: std::fs::File,
 }
 
 /// Writes `bytes` to a temporary file beside `target` (whose directory must exist), flushes
 /// it and gives it `mode`. Nothing is visible at `target` until [`Staged::commit`]; dropping
-/// the value removes the temporary file.
+/// the value removes the temporary file. Temporary files left in that directory by a
+/// killed writer are removed first ([`sweep`]).
 pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+    sweep(directory_of(target));
+    stage_unswept(target, bytes, mode)
+}
+
+/// [`stage`] without the sweep (a commit sweeps each directory once). The temporary file
+/// is created through the checked directory handle (`O_EXCL | O_NOFOLLOW`), named
+/// `.NAME.….tinytool.tmp` so that [`sweep`] knows it, and locked at once.
+fn stage_unswept(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let (dir, _) = crate::beneath::parent(target)?;
     let (name, pid) = (short_name(target), std::process::id());
@@ -229,7 +247,7 @@ pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let mut attempt = 0;
-    let (mut file, temp_name) = loop {
+    let (mut held, temp_name) = loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let temp_name = format!(".{name}.{pid}-{nanos:x}-{n}.tinytool.tmp");
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
@@ -243,14 +261,61 @@ pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
     };
     // From here on the guard removes the temporary file on every failure.
     let temp = tempfile::TempPath::try_from_path(directory_of(target).join(&temp_name))?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    held.lock()?;
+    held.write_all(bytes)?;
+    held.sync_all()?;
+    held.set_permissions(std::fs::Permissions::from_mode(mode))?;
     Ok(Staged {
         temp,
         target: target.to_path_buf(),
         dir,
+        held,
     })
+}
+
+/// Age under which a temporary file is never swept: between its creation and its writer's
+/// `flock` there is a moment when it is unlocked although its writer lives.
+const SWEEP_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Removes the temporary files (`.*.tinytool.tmp`) in `dir` whose writer is gone: a live
+/// writer holds an exclusive `flock` on its file until it is renamed or removed, so one
+/// that can be locked (and is not brand new) was left by a killed process. Best effort:
+/// anything unexpected is left alone.
+pub fn sweep(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    // Every open and removal goes through the directory's handle (nothing followed).
+    let Ok(handle) = crate::beneath::open_dir(dir) else {
+        return;
+    };
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in listing.flatten() {
+        let name = entry.file_name();
+        let bytes = name.as_encoded_bytes();
+        if !(bytes.starts_with(b".") && bytes.ends_with(b".tinytool.tmp")) {
+            continue;
+        }
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+        let Ok(file) = crate::beneath::open_at(&handle, &name, flags, 0) else {
+            continue;
+        };
+        let Ok(meta) = file.metadata() else { continue };
+        let young = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_none_or(|age| age < SWEEP_MIN_AGE);
+        if !meta.is_file() || young || file.try_lock().is_err() {
+            continue;
+        }
+        // Still the file that was locked (not renamed away and replaced meanwhile).
+        if crate::beneath::metadata(&dir.join(&name), false)
+            .is_ok_and(|named| named.dev() == meta.dev() && named.ino() == meta.ino())
+        {
+            let _ = crate::beneath::unlink_at(&handle, &name, false);
+        }
+    }
 }
 
 impl Staged {
@@ -262,14 +327,27 @@ impl Staged {
     /// Renames the temporary file over the target. The rename is durable once the
     /// target's directory is flushed ([`sync_dirs`]).
     pub fn commit(self) -> io::Result<()> {
-        let Staged { temp, target, dir } = self;
+        let Staged {
+            temp,
+            target,
+            dir,
+            held,
+        } = self;
         let (Some(from), Some(to)) = (temp.file_name(), target.file_name()) else {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         };
         crate::beneath::rename_at(&dir, from, &dir, to)?;
         // The temporary name is gone: nothing is left for the guard to remove.
         let _ = temp.keep();
+        drop(held);
         Ok(())
+    }
+
+    /// Device and inode of the staged file (the target's, once installed).
+    fn id(&self) -> io::Result<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = self.held.metadata()?;
+        Ok((meta.dev(), meta.ino()))
     }
 }
 
@@ -463,11 +541,19 @@ enum Done {
 /// and every target is as it was. Until step 4 each original still exists under some name,
 /// so undoing needs no data to be written, only renames and removals in directories the
 /// commit already changed.
-pub fn commit(changes: &[Change<'_>]) -> Result<Committed, Failure> {
-    commit_with(changes, &REAL)
+///
+/// Between steps 1 and 2 the plan is recorded in the journal of the project in `dir`
+/// ([`crate::journal`]), and the record is removed at the end: a process killed in
+/// between leaves a record from which the next call finishes or undoes the commit.
+pub fn commit(dir: &Path, changes: &[Change<'_>]) -> Result<Committed, Failure> {
+    commit_with(changes, &REAL, Some(dir))
 }
 
-fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failure> {
+fn commit_with(
+    changes: &[Change<'_>],
+    ops: &Ops<'_>,
+    journal_dir: Option<&Path>,
+) -> Result<Committed, Failure> {
     let fail = |action, target: &Path, error| Failure {
         action,
         target: target.to_path_buf(),
@@ -484,6 +570,14 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
         }
     }
     // 1. Stage.
+    let mut swept: Vec<&Path> = Vec::new();
+    for change in changes {
+        let dir = directory_of(change.target());
+        if !swept.contains(&dir) {
+            sweep(dir);
+            swept.push(dir);
+        }
+    }
     let mut created_dirs: Vec<PathBuf> = Vec::new();
     let mut staged: Vec<Staged> = Vec::new();
     for change in changes {
@@ -497,7 +591,7 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
         };
         let step = create_parents(target).and_then(|dirs| {
             created_dirs.extend(dirs);
-            stage(target, bytes, mode)
+            stage_unswept(target, bytes, mode)
         });
         match step {
             Ok(stage) => staged.push(stage),
@@ -508,19 +602,84 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
             }
         }
     }
+    // The names the previous versions will get, and the record of the plan.
+    let mut asides: Vec<Option<PathBuf>> = Vec::with_capacity(changes.len());
+    let mut entries = Vec::with_capacity(changes.len());
+    for change in changes {
+        let target = change.target();
+        let aside = match std::fs::symlink_metadata(target) {
+            Ok(_) => match aside_name(target) {
+                Ok(aside) => Some(aside),
+                Err(error) => {
+                    let mut failure = fail(Action::Write, target, error);
+                    failure.damage = undo(Vec::new(), staged, &created_dirs, ops);
+                    return Err(failure);
+                }
+            },
+            Err(_) => None,
+        };
+        let temp = match change {
+            Change::Write { .. } => staged
+                .iter()
+                .find(|s| s.target == target)
+                .and_then(|s| s.id().ok().map(|id| (s.temp.to_path_buf(), id))),
+            Change::Delete { .. } => None,
+        };
+        entries.push(crate::journal::Entry {
+            target: target.to_path_buf(),
+            temp,
+            aside: aside.clone(),
+        });
+        asides.push(aside);
+    }
+    let record = match journal_dir {
+        Some(dir) => match crate::journal::Journal::begin(dir, &entries, &created_dirs) {
+            Ok(record) => Some(record),
+            Err(error) => {
+                let target = changes.first().map_or(Path::new(""), Change::target);
+                let error = io::Error::new(
+                    error.kind(),
+                    format!("cannot record the change in .tinytool/journal: {error}"),
+                );
+                let mut failure = fail(Action::Write, target, error);
+                failure.damage = undo(Vec::new(), staged, &created_dirs, ops);
+                return Err(failure);
+            }
+        },
+        None => None,
+    };
+    // Ends the record: removed when every target is as intended or as before; kept (for
+    // the next call to retry) when undoing left damage.
+    let close = |record: Option<crate::journal::Journal>, damage: &[Damage]| {
+        if let Some(record) = record
+            && damage.iter().all(|d| matches!(d, Damage::Leftover { .. }))
+        {
+            record.finish();
+        }
+    };
+    // Visible changes so far, for the test-only kill hook.
+    let mut changed = 0usize;
     // 2. Set aside.
     let mut journal: Vec<Done> = Vec::new();
-    for change in changes {
+    for (change, aside) in changes.iter().zip(asides) {
         let (target, action) = match change {
             Change::Write { target, .. } => (*target, Action::Replace),
             Change::Delete { target } => (*target, Action::Delete),
         };
-        match set_aside(target, action == Action::Replace, ops) {
-            Ok(Some(done)) => journal.push(done),
+        let Some(aside) = aside else { continue };
+        match set_aside(target, aside, action == Action::Replace, ops) {
+            Ok(Some(done)) => {
+                if let Done::Aside { moved: true, .. } = done {
+                    changed += 1;
+                    crate::journal::test_kill_point(changed);
+                }
+                journal.push(done);
+            }
             Ok(None) => {}
             Err(error) => {
                 let mut failure = fail(action, target, error);
                 failure.damage = undo(journal, staged, &created_dirs, ops);
+                close(record, &failure.damage);
                 return Err(failure);
             }
         }
@@ -534,12 +693,15 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
                 // The temporary name is gone: nothing is left for the guard to remove.
                 let _ = stage.temp.keep();
                 journal.push(Done::Installed { target });
+                changed += 1;
+                crate::journal::test_kill_point(changed);
             }
             Err(error) => {
                 let mut rest = vec![stage];
                 rest.extend(pending);
                 let mut failure = fail(Action::Write, &target, error);
                 failure.damage = undo(journal, rest, &created_dirs, ops);
+                close(record, &failure.damage);
                 return Err(failure);
             }
         }
@@ -560,6 +722,7 @@ fn commit_with(changes: &[Change<'_>], ops: &Ops<'_>) -> Result<Committed, Failu
             .map(Change::target)
             .chain(created_dirs.iter().map(PathBuf::as_path)),
     );
+    close(record, &[]);
     Ok(committed)
 }
 
@@ -581,13 +744,15 @@ fn movable(meta: &std::fs::Metadata) -> bool {
     meta.is_file() || meta.is_symlink()
 }
 
-/// Gives the file or link at `target` a second, hidden name beside it, and for a deletion
-/// (`keep` false) removes the target name. Both go by a hard link where the filesystem has
-/// them: a directory can neither be hard-linked nor unlinked, so one swapped in since the
-/// check is never moved (issue 18). Without hard links the file is renamed aside, and
-/// anything but a file or link found moved is renamed back at once. `None` when nothing
-/// is there.
-fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done>> {
+/// Gives the file or link at `target` the second, hidden name `aside` beside it, and for a
+/// deletion (`keep` false) removes the target name. Both go by a hard link where the
+/// filesystem has them: a directory can neither be hard-linked nor unlinked, so one swapped
+/// in since the check is never moved (issue 18). Without hard links the file is renamed
+/// aside, and anything but a file or link found moved is renamed back at once. `None` when
+/// nothing is there. `aside` is the name the journal recorded, so a name taken since it was
+/// found free (another process with the same id in another pid namespace) fails the commit
+/// rather than picking another.
+fn set_aside(target: &Path, aside: PathBuf, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done>> {
     match crate::beneath::metadata(target, false) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(error),
@@ -595,25 +760,14 @@ fn set_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done
         Ok(meta) if !movable(&meta) => return Err(not_movable(&meta)),
         Ok(_) => {}
     }
-    move_aside(target, keep, ops).map(Some)
+    move_aside(target, aside, keep, ops).map(Some)
 }
 
 /// [`set_aside`] past its first check: what is found there now is checked again at every
 /// step, so a directory or special file swapped in meanwhile is never moved.
-fn move_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Done> {
-    let mut aside = aside_name(target)?;
-    // A link never replaces: a name taken since it was found free (another process with
-    // the same id in another pid namespace) means another name.
-    let mut linked = (ops.hard_link)(target, &aside);
-    for _ in 0..16 {
-        match &linked {
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
-                aside = aside_name(target)?;
-                linked = (ops.hard_link)(target, &aside);
-            }
-            _ => break,
-        }
-    }
+fn move_aside(target: &Path, aside: PathBuf, keep: bool, ops: &Ops<'_>) -> io::Result<Done> {
+    // A link never replaces an existing name.
+    let linked = (ops.hard_link)(target, &aside);
     let done = |moved| {
         Ok(Done::Aside {
             target: target.to_path_buf(),
@@ -649,6 +803,10 @@ fn move_aside(target: &Path, keep: bool, ops: &Ops<'_>) -> io::Result<Done> {
         && !movable(&meta)
     {
         return Err(not_movable(&meta));
+    }
+    // A rename would replace the recorded name if it were taken since: refused instead.
+    if crate::beneath::metadata(&aside, false).is_ok() {
+        return Err(io::Error::from_raw_os_error(libc::EEXIST));
     }
     (ops.rename)(target, &aside)?;
     if let Ok(meta) = crate::beneath::metadata(&aside, false)
@@ -926,7 +1084,7 @@ mod tests {
             Change::Delete { target: &gone },
             Change::Delete { target: &link },
         ];
-        commit_with(&changes, ops)
+        commit_with(&changes, ops, None)
     }
 
     type TwoPaths<'a> = Box<dyn Fn(&Path, &Path) -> io::Result<()> + 'a>;
@@ -1117,6 +1275,7 @@ mod tests {
     #[test]
     fn directories_and_doubled_targets_are_refused_before_anything_changes() {
         let tmp = furnished();
+        let project = tempfile::tempdir().unwrap();
         std::fs::create_dir(tmp.path().join("d")).unwrap();
         let before = listing(tmp.path());
         let (a, d) = (tmp.path().join("a"), tmp.path().join("d"));
@@ -1137,7 +1296,7 @@ mod tests {
             ],
             vec![write_a, Change::Delete { target: &a }],
         ] {
-            let failure = commit(&changes).unwrap_err();
+            let failure = commit(project.path(), &changes).unwrap_err();
             assert!(failure.damage.is_empty());
             assert_eq!(listing(tmp.path()), before, "{failure:?}");
         }
@@ -1146,6 +1305,7 @@ mod tests {
     #[test]
     fn a_delete_never_moves_a_directory_or_special_file() {
         let tmp = furnished();
+        let project = tempfile::tempdir().unwrap();
         let p = tmp.path();
         // Planned as a file, a directory (with content) or a FIFO by the time of the commit.
         std::fs::create_dir(p.join("d")).unwrap();
@@ -1156,22 +1316,90 @@ mod tests {
         let before = listing(p);
         for name in ["d", "f"] {
             let target = p.join(name);
-            let failure = commit(&[Change::Delete { target: &target }]).unwrap_err();
+            let failure =
+                commit(project.path(), &[Change::Delete { target: &target }]).unwrap_err();
             assert_eq!(failure.action, Action::Delete);
             assert!(failure.damage.is_empty());
             let message = failure.error.to_string();
             assert!(message.contains("nothing was moved"), "{message}");
             assert_eq!(listing(p), before, "{name}");
             // Past the first check (a swap in between): refused all the same.
-            let err = move_aside(&target, false, &REAL);
+            let err = move_aside(&target, aside_name(&target).unwrap(), false, &REAL);
             assert!(err.is_err(), "{name}");
             assert_eq!(listing(p), before, "{name}");
         }
     }
 
     #[test]
+    fn a_recorded_aside_name_taken_since_fails_and_changes_nothing() {
+        // The journal recorded `aside`; another process took the name since. Neither the
+        // link nor (without hard links) the rename may pick another name or replace it.
+        let tmp = furnished();
+        let p = tmp.path();
+        let target = p.join("gone");
+        let aside = aside_name(&target).unwrap();
+        std::fs::write(&aside, "someone else's").unwrap();
+        let before = listing(p);
+        for keep in [true, false] {
+            let err = set_aside(&target, aside.clone(), keep, &REAL)
+                .err()
+                .unwrap();
+            assert_eq!(err.kind(), io::ErrorKind::AlreadyExists, "{keep}");
+            assert_eq!(listing(p), before, "{keep}");
+        }
+        let no_link = |_: &Path, _: &Path| Err(io::Error::from_raw_os_error(libc::EXDEV));
+        let ops = Ops {
+            rename: &rename,
+            hard_link: &no_link,
+            remove: &remove,
+        };
+        let err = set_aside(&target, aside.clone(), false, &ops)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(listing(p), before);
+    }
+
+    #[test]
+    fn staged_files_are_locked_and_swept_only_when_their_writer_is_gone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("f.txt");
+        let staged = stage(&target, b"new", NEW_FILE_MODE).unwrap();
+        let name = staged
+            .temp
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name.starts_with(".f.txt.") && name.ends_with(".tinytool.tmp"),
+            "{name}"
+        );
+        // Held by its live writer: another handle cannot lock it, and sweep leaves it.
+        let other = std::fs::File::open(&staged.temp).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(other);
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&staged.temp)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        sweep(tmp.path());
+        assert!(staged.temp.exists());
+        // A killed writer's file (its lock released, the name left behind) is swept.
+        let Staged { temp, held, .. } = staged;
+        drop(held);
+        let path = temp.keep().unwrap();
+        sweep(tmp.path());
+        assert!(!path.exists());
+    }
+
+    #[test]
     fn helper_names_stay_short_beside_a_long_file_name() {
         let tmp = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
         let target = tmp.path().join("é".repeat(127));
         std::fs::write(&target, "old").unwrap();
         let changes = [Change::Write {
@@ -1179,7 +1407,7 @@ mod tests {
             bytes: b"new",
             mode: NEW_FILE_MODE,
         }];
-        commit(&changes).unwrap();
+        commit(project.path(), &changes).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
     }

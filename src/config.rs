@@ -4,7 +4,7 @@
 //! ```json
 //! {
 //!   "formatters": {"*.rs": ["rustfmt", "{file}"]},
-//!   "subagents": {"build": {"command": ["my-agent", "--print"]}},
+//!   "subagents": {"build": {"command": ["my-agent", "--print"], "writable": ["~/.cargo"]}},
 //!   "task": {"deadline_ms": 1800000},
 //!   "skills": {"paths": ["/opt/skills"]},
 //!   "output": {"max_lines": 2000, "max_bytes": 51200, "keep_bytes": 268435456},
@@ -19,8 +19,9 @@
 //! only be lowered by it; `skills.paths`
 //! adds to it, and a skill found there is read under the policy like any file the project
 //! points at), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
-//! which are taken from the user file only: a cloned repository cannot open the SSRF guard,
-//! redirect an API key, or hook every call. Commands from config (formatters, subagents,
+//! which are taken from the user file only (and `subagents.*.writable`, dropped from the
+//! project file): a cloned repository cannot open the SSRF guard, redirect an API key, hook
+//! every call, or open paths of the sandbox. Commands from config (formatters, subagents,
 //! the after-hook) run only when the policy allows them as a `shell` call.
 
 use std::collections::BTreeMap;
@@ -73,6 +74,10 @@ pub struct SkillPath {
 pub struct Subagent {
     /// Program and arguments; the prompt arrives on stdin.
     pub command: Vec<String>,
+    /// Paths writable for it inside the sandbox besides `--dir`, `/tmp` and `.tinytool/`
+    /// (`~/` is the home directory); user config only: a project's are dropped.
+    #[serde(default)]
+    pub writable: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -223,7 +228,11 @@ impl Config {
             }
             self.formatters.push((glob, command));
         }
-        for (kind, subagent) in file.subagents {
+        for (kind, mut subagent) in file.subagents {
+            if !trusted {
+                // A cloned repository cannot open paths for the sandbox.
+                subagent.writable.clear();
+            }
             if subagent.command.is_empty() {
                 return Err(format!("subagents.{kind}.command: the command is empty"));
             }

@@ -150,8 +150,27 @@ const FILES: &[(&str, &str)] = &[
     ),
     ("DIR/.tinytool/skills/*/SKILL.md", "The project's skills."),
     (
-        "DIR/.tinytool/locks/",
-        "Lock files, one per file being changed, named by a hash of its path; removed by their holder when the change is done.",
+        "DIR/.tinytool/outputs/",
+        "Spill files: the whole output of each previewed result, written while it is \
+         produced, as `out-MILLIS-PID-N.txt`. One file keeps at most 64 MB (its last line \
+         says where it was cut); the folder is pruned oldest first to `output.keep_bytes` \
+         (default 268435456) and after 7 days. The one part of DIR/.tinytool/ a read-only \
+         shell line may name without `secret-shell`.",
+    ),
+    (
+        "DIR/.tinytool/journal/",
+        "The record of a multi-file change (apply_patch) in progress, removed when it ends. \
+         A record left by a killed process is finished (when every new file is in place) \
+         or undone by the next tinytool call in the project, which also removes the hidden \
+         helper files it names.",
+    ),
+    (
+        "$XDG_RUNTIME_DIR/tinytool/locks/",
+        "Lock files, one per file being changed, shared by every tinytool process of the \
+         user whatever its --dir, named by the identity of the file's directory and a hash \
+         of its name; removed by their holder when the change is done. Without \
+         XDG_RUNTIME_DIR: /run/user/UID/tinytool/locks/, else /tmp/tinytool-UID/locks/ \
+         (mode 0700; a lock directory owned by another user or open to others is refused).",
     ),
 ];
 
@@ -360,9 +379,17 @@ fn main_page(cmd: &Command, tools: &[&ToolDef], see_also: &[String]) -> ManPage 
         "Each call writes one JSON object on one line: `{\"id\", \"tool\", \"output\", \
          \"is_error\", \"truncated\", \"metadata\"}`. `id` echoes the call's id (left out when \
          it had none), `output` is what a model sees, `metadata` holds structured facts of the \
-         tool. An output of more than 50 lines or 51,200 bytes is previewed: the first 30 \
-         lines, a line `[preview: S of N lines, SIZE total]`, a line `...` and the last 20 \
-         lines, with `truncated` set. With `--text` only the output text is printed. A closed \
+         tool. Only an output of more than 2000 lines or more than 51200 bytes (config \
+         `output.max_lines` / `output.max_bytes`) is previewed, with `truncated` set: its \
+         first lines (about 60% of both budgets), a header `[preview: S of N lines, B bytes \
+         total; full output: PATH]`, a line saying how to see the rest (`[to see the rest: \
+         read PATH with offset=H limit=2000, or grep it]`) and its last lines, so the real \
+         last line stays last; a line longer than its share is cut and ends in `…`. N and B \
+         are the whole output's, in plain integers. PATH, also in `metadata.full_output`, is \
+         the spill file holding the whole output (see FILES); read and grep open it under \
+         the default policy, and so does a bash line that only reads it (`tail`, `sed -n`, \
+         `grep`). `read` is never previewed: it pages itself and its last line says which \
+         offset continues. With `--text` only the output text is printed. A closed \
          output pipe counts as success.",
     );
 

@@ -31,10 +31,22 @@ impl CommandHook {
         CommandHook { command }
     }
 
-    fn run(&self, dir: &std::path::Path, input: &[u8]) -> Result<Vec<u8>, String> {
+    /// Runs the hook in the session's sandbox (it is a process tinytool starts, like any).
+    fn run(&self, ctx: &CallContext, input: &[u8]) -> Result<Vec<u8>, String> {
         let program = self.command.first().map_or("", String::as_str);
-        let done = command::run_collect(&self.command, dir, Some(input), HOOK_TIMEOUT, MAX_OUTPUT)
-            .map_err(|e| format!("cannot start {program}: {e}"))?;
+        let plan = crate::sandbox::plan_for(ctx.session, crate::sandbox::Purpose::default());
+        let done = command::run_collect(
+            &self.command,
+            &ctx.session.dir,
+            Some(input),
+            HOOK_TIMEOUT,
+            MAX_OUTPUT,
+            plan.clone(),
+        )
+        .map_err(|e| match plan.as_ref().and_then(|p| p.refusal()) {
+            Some(refusal) => format!("cannot start {program}: {refusal}"),
+            None => format!("cannot start {program}: {e}"),
+        })?;
         match done.failure(program, HOOK_TIMEOUT, 300) {
             Some(failure) => Err(failure),
             None => Ok(done.stdout),
@@ -60,7 +72,7 @@ impl AfterHook for CommandHook {
             "output": output,
             "is_error": is_error,
         });
-        let printed = match self.run(&ctx.session.dir, input.to_string().as_bytes()) {
+        let printed = match self.run(ctx, input.to_string().as_bytes()) {
             Ok(printed) => printed,
             Err(err) => {
                 eprintln!("tinytool: the after-hook `{line}` failed ({err}); result unchanged");

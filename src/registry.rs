@@ -148,6 +148,13 @@ impl Registry {
             name,
             arguments,
         } = call;
+        // A multi-file commit killed midway is finished or undone before anything else
+        // looks at the project (issue 18; one failed stat when there is nothing to do).
+        // Never in a project whose `.tinytool` is planted (refused below): its records
+        // could name any file.
+        if crate::project::check_own_folder(&session.dir).is_ok() {
+            crate::journal::recover(&session.dir);
+        }
         let Some(def) = self.get(&name) else {
             // A name is short; one that is not is echoed only in part.
             let name = match name.char_indices().nth(MAX_NAME_SHOWN) {

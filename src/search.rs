@@ -7,29 +7,34 @@
 //! `.tinycode` or `.tinytool` below the search root; the root itself is walked whatever its
 //! name (an explicit `path` inside a skipped directory is searched). Each pruned directory
 //! is counted once — the files inside are never visited, so they are never counted.
-//! Nothing else is filtered by the walker: no `.gitignore`, no hidden-file rule. The
+//! Unless the call sets `include_ignored`, entries that ignore files rule out
+//! (`.gitignore`, `.ignore`, `.git/info/exclude`, git's global excludes, as ripgrep reads
+//! them: [`crate::ignores`]) are left out too, counted, and the first few named. There is
+//! no hidden-file rule. The
 //! policy's `read` decision is the one exception: a path the `read` tool would be refused
 //! is neither searched nor listed (see [`crate::policy::ReadJudge`]), and a directory
 //! whose every path is certainly refused is not entered.
 //!
 //! Whenever anything was skipped, pruned, refused or cut, a result ends with one line that
 //! starts with `[`, e.g. `[skipped: 1 file over 1 MB, 0 binary, 0 secret-looking, 2 skip
-//! directories pruned, 3 refused by the policy; not cut]`, so a reader can tell an
+//! directories pruned, 2 ignored (target/, dist/; include_ignored: true searches them),
+//! 3 refused by the policy; not cut]`, so a reader can tell an
 //! incomplete answer from a complete one; a search that finds nothing always ends with
 //! that line.
 
 use std::cmp::Ordering;
 use std::ffi::OsStr;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{
     DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkParallel, WalkState,
 };
 
+use crate::ignores::IgnoreRules;
 use crate::policy::ReadJudge;
 
 /// Directory names that are never descended into below the search root.
@@ -87,11 +92,76 @@ pub struct WalkCounts {
     pub pruned: AtomicU64,
     /// Directories left out whole because the policy refuses reading everything in them.
     pub refused: AtomicU64,
+    /// Directories and files left out because ignore files rule them out.
+    pub ignored: AtomicU64,
+    /// The first [`IGNORED_NAMED`] ignored entries in (depth, directories first, path)
+    /// order, whichever thread met them: (depth, is a file, path).
+    ignored_first: Mutex<Vec<(usize, bool, PathBuf)>>,
 }
 
-/// A parallel walk of `root` that does not follow symlinks, applies no ignore files,
-/// leaves out the hidden work files of a write in progress ([`crate::atomic::is_work_file`]:
-/// copies of user files under other names), and prunes the skip directories below the root, counting the pruned directories in the
+/// How many ignored entries the summary line names.
+pub const IGNORED_NAMED: usize = 3;
+
+impl WalkCounts {
+    fn count_ignored(&self, path: &Path, depth: usize, is_dir: bool) {
+        self.ignored.fetch_add(1, AtomicOrdering::Relaxed);
+        let mut first = self
+            .ignored_first
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let key = (depth, !is_dir, path.to_path_buf());
+        if first.len() < IGNORED_NAMED || first.last().is_some_and(|last| key < *last) {
+            let at = first.partition_point(|k| *k < key);
+            first.insert(at, key);
+            first.truncate(IGNORED_NAMED);
+        }
+    }
+
+    /// The ignored entries to name: shallowest first, directories before files, then by
+    /// path; directories shown with a trailing `/`.
+    pub fn ignored_names(&self, shown: &Shown) -> Vec<String> {
+        let first = self
+            .ignored_first
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        first
+            .iter()
+            .map(|(_, is_file, path)| {
+                let name = shown.path(path);
+                if *is_file { name } else { format!("{name}/") }
+            })
+            .collect()
+    }
+}
+
+/// Whether an ignored file is counted: the caller's own filter (grep's `include`, glob's
+/// pattern), so the count holds only files the search would otherwise have looked at.
+pub type CountsFile = Box<dyn Fn(&Path) -> bool + Send + Sync>;
+
+/// How a walk treats ignore files: the rules (none when the call sets `include_ignored`)
+/// and which ignored files it counts.
+pub struct Ignoring {
+    /// The rules, or `None` to apply no ignore files.
+    pub rules: Option<IgnoreRules>,
+    /// Which ignored files are counted (all when `None`); ignored directories are counted
+    /// when the walk wanted them.
+    pub counts_file: Option<CountsFile>,
+}
+
+impl Ignoring {
+    /// The rules for a walk below `root`, unless `include_ignored` turns them off.
+    pub fn new(root: &Path, include_ignored: bool, counts_file: Option<CountsFile>) -> Self {
+        Ignoring {
+            rules: (!include_ignored).then(|| IgnoreRules::new(root)),
+            counts_file,
+        }
+    }
+}
+
+/// A parallel walk of `root` that does not follow symlinks, leaves out the hidden work
+/// files of a write in progress ([`crate::atomic::is_work_file`]: copies of user files
+/// under other names), prunes the skip directories below the root, and leaves out what
+/// `ignoring`'s rules ignore, counting the pruned directories and ignored entries in the
 /// returned counts. `max_depth` limits how deep it goes; `wants` narrows the directories
 /// it enters (see [`Wants`]). Without `wants` every directory is entered and a skip
 /// directory at the depth limit is not counted. A directory the walk would enter is left
@@ -102,10 +172,12 @@ pub fn walker(
     max_depth: Option<usize>,
     wants: Option<Wants>,
     judge: &ReadJudge,
+    ignoring: Ignoring,
 ) -> (WalkParallel, Arc<WalkCounts>) {
     let counts = Arc::new(WalkCounts::default());
     let counter = Arc::clone(&counts);
     let judge = judge.may_refuse().then(|| judge.clone());
+    let Ignoring { rules, counts_file } = ignoring;
     let walk = WalkBuilder::new(root)
         .standard_filters(false)
         .follow_links(false)
@@ -117,7 +189,22 @@ pub fn walker(
                 return true;
             }
             if !entry.file_type().is_some_and(|t| t.is_dir()) {
-                return !crate::atomic::is_work_file(entry.file_name());
+                if crate::atomic::is_work_file(entry.file_name()) {
+                    return false;
+                }
+                if rules
+                    .as_ref()
+                    .is_some_and(|rules| rules.is_ignored(entry.path(), false))
+                {
+                    if counts_file
+                        .as_ref()
+                        .is_none_or(|counts| counts(entry.path()))
+                    {
+                        counter.count_ignored(entry.path(), depth, false);
+                    }
+                    return false;
+                }
+                return true;
             }
             let descends = max_depth.is_none_or(|max| depth < max);
             let wanted = match &wants {
@@ -127,6 +214,15 @@ pub fn walker(
             if is_skip_dir(entry.file_name()) {
                 if wanted {
                     counter.pruned.fetch_add(1, AtomicOrdering::Relaxed);
+                }
+                return false;
+            }
+            if rules
+                .as_ref()
+                .is_some_and(|rules| rules.is_ignored(entry.path(), true))
+            {
+                if wanted {
+                    counter.count_ignored(entry.path(), depth, true);
                 }
                 return false;
             }
@@ -213,14 +309,23 @@ impl<L, V, M: Fn(L)> Drop for Local<'_, L, V, M> {
 }
 
 /// The parts of a summary line every walk has: the skip directories pruned, then the
+/// entries ignore files ruled out (with the first few named, see [`ignored_part`]), the
 /// paths the policy does not let the caller read (files, and directories left out whole)
 /// and the entries that could not be read, each only when there were any.
-pub fn walk_parts(pruned: u64, refused: u64, unreadable: u64) -> Vec<String> {
+pub fn walk_parts(
+    pruned: u64,
+    ignored: (u64, &[String]),
+    refused: u64,
+    unreadable: u64,
+) -> Vec<String> {
     let mut parts = vec![count(
         pruned,
         "skip directory pruned",
         "skip directories pruned",
     )];
+    if ignored.0 > 0 {
+        parts.push(ignored_part(ignored.0, ignored.1));
+    }
     if refused > 0 {
         parts.push(format!("{refused} refused by the policy"));
     }
@@ -230,17 +335,53 @@ pub fn walk_parts(pruned: u64, refused: u64, unreadable: u64) -> Vec<String> {
     parts
 }
 
+/// Bytes a glob (grep's `include`, glob's `pattern`) may have. Real globs are far shorter;
+/// the limit keeps a runaway argument from costing seconds of compilation.
+pub const MAX_GLOB_BYTES: usize = 16 * 1024;
+
+/// `N ignored (target/, dist/, and 3 more; include_ignored: true searches them)`: how
+/// many entries ignore files left out, the first few by name, and how to get them.
+pub fn ignored_part(ignored: u64, names: &[String]) -> String {
+    let named = names.len() as u64;
+    let more = if ignored > named {
+        format!(", and {} more", ignored - named)
+    } else {
+        String::new()
+    };
+    format!(
+        "{ignored} ignored ({}{more}; include_ignored: true searches them)",
+        names.join(", ")
+    )
+}
+
 /// Compiles a glob: `*` and `?` never match `/`, `**` as a whole path component matches
 /// any number of directories, `[...]`/`[!...]` are classes, `{a,b}` alternatives, and a
-/// backslash escapes the next character. The error is the glob library's own message.
-pub fn compile_glob(pattern: &str) -> Result<GlobMatcher, String> {
-    GlobBuilder::new(pattern)
+/// backslash escapes the next character. The error is the glob library's own message, or
+/// says the glob is longer than [`MAX_GLOB_BYTES`] or compiles to too large a matcher.
+///
+/// The glob is compiled as a set of one: the library's single-glob matcher panics when its
+/// regex exceeds the size limit, while a set reports it as an error.
+pub fn compile_glob(pattern: &str) -> Result<GlobSet, String> {
+    if pattern.len() > MAX_GLOB_BYTES {
+        return Err(format!(
+            "the glob is {} bytes long; at most {MAX_GLOB_BYTES} are allowed",
+            pattern.len()
+        ));
+    }
+    let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)
         .empty_alternates(true)
         .build()
-        .map(|glob| glob.compile_matcher())
-        .map_err(|err| err.to_string())
+        .map_err(|err| err.to_string())?;
+    GlobSetBuilder::new().add(glob).build().map_err(|err| {
+        // The library's message quotes the whole generated regex: say what it means.
+        if err.to_string().contains("size limit") {
+            "the glob compiles to a matcher over the size limit; use a shorter glob".to_string()
+        } else {
+            err.to_string()
+        }
+    })
 }
 
 /// The newest-first order of search results: modification time descending, then path
@@ -381,5 +522,22 @@ mod tests {
         let g = compile_glob("src/[ab]?.rs").unwrap();
         assert!(g.is_match("src/a1.rs") && !g.is_match("src/c1.rs"));
         assert!(compile_glob("{a,b").unwrap_err().contains("{a,b"));
+    }
+
+    #[test]
+    fn huge_globs_are_errors_not_panics() {
+        let long = "*".repeat(330_000);
+        assert!(compile_glob(&long).unwrap_err().contains("at most 16384"));
+        // Just under the length limit, yet a regex over the library's size limit.
+        let heavy = "[!a]".repeat(MAX_GLOB_BYTES / 4);
+        match compile_glob(&heavy) {
+            Ok(glob) => assert!(!glob.is_match("a")),
+            Err(err) => assert!(err.contains("size limit"), "{err}"),
+        }
+        let stars = "*".repeat(MAX_GLOB_BYTES);
+        match compile_glob(&stars) {
+            Ok(glob) => assert!(glob.is_match("abc")),
+            Err(err) => assert!(err.contains("size limit"), "{err}"),
+        }
     }
 }

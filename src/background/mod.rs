@@ -18,8 +18,14 @@
 //!    session, with `PR_SET_PDEATHSIG` = SIGKILL and a sentinel in that group (a child of
 //!    the supervisor that the leader starts before `exec`: `process::sentinel`). It
 //!    records its identity — pid, start time in clock ticks after boot, boot id — and the
-//!    group id in the row (`starting` → `running`), answers `ok` on the pipe and closes
-//!    it. The call returns: `Monitor started: …`, or the job id.
+//!    group id in the row (`starting` → `running`), answers `ok SANDBOX` on the pipe
+//!    (`SANDBOX`: the command's `metadata.sandbox` as one JSON object) and closes it. The
+//!    call returns: `Monitor started: …`, or the job id, with that `metadata.sandbox`.
+//!    The supervisor itself is not sandboxed: it gets the session's sandbox settings in
+//!    `TINYTOOL_SANDBOX` (it loads no policy) and builds the command's namespaces, whose
+//!    first process dies with it, so the command lives exactly as long as its supervisor.
+//!    When `required` mode keeps the command from starting it answers `refused SANDBOX`
+//!    (with `message`), and the call is refused (exit status 3).
 //!
 //! # While it runs
 //! The supervisor watches the command (`process::run`): it is a child subreaper, so
@@ -103,14 +109,30 @@ pub fn marker(token: &str) -> String {
     format!("{MARKER_VAR}={token}")
 }
 
-/// Starts the supervisor of a recorded row and waits for its handshake. `Err` says why it
-/// did not start (the row is then still `starting`; the caller ends it).
+/// Why a supervisor did not start its command.
+#[derive(Debug, Clone)]
+pub struct StartFailure {
+    /// Why, in words.
+    pub why: String,
+    /// `metadata.sandbox` (with `refused`) when `required` mode refused the command.
+    pub refused: Option<serde_json::Value>,
+}
+
+impl From<String> for StartFailure {
+    fn from(why: String) -> StartFailure {
+        StartFailure { why, refused: None }
+    }
+}
+
+/// Starts the supervisor of a recorded row and waits for its handshake: the command's
+/// `metadata.sandbox`. `Err` says why it did not start (the row is then still `starting`;
+/// the caller ends it).
 pub fn spawn_supervisor(
     session: &Session,
     kind: Background,
     id: i64,
     token: &str,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<serde_json::Value, StartFailure> {
     // The running binary itself, even if its file was replaced since it started.
     let mut command = Command::new("/proc/self/exe");
     command
@@ -125,6 +147,7 @@ pub fn spawn_supervisor(
     if let Some(policy) = &session.policy_file {
         command.env(crate::process::environment::POLICY_VAR, policy);
     }
+    command.env(crate::sandbox::SETTINGS_VAR, session.sandbox.encode());
     command
         .arg(supervisor::SUBCOMMAND)
         .arg(supervisor::kind_name(kind))
@@ -153,13 +176,31 @@ pub fn spawn_supervisor(
         .spawn(move || {
             let _ = child.wait();
         });
+    let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok();
     match answer.as_deref() {
-        Some("ok") => Ok(()),
-        Some(line) => Err(line.strip_prefix("error: ").unwrap_or(line).to_string()),
+        Some(line) if line.starts_with("ok") => Ok(line
+            .strip_prefix("ok ")
+            .and_then(parse)
+            .unwrap_or_else(|| crate::sandbox::metadata_of(None))),
+        Some(line) if let Some(refused) = line.strip_prefix("refused ").and_then(parse) => {
+            Err(StartFailure {
+                why: refused["message"]
+                    .as_str()
+                    .unwrap_or("the sandbox refused the command")
+                    .to_string(),
+                refused: Some(refused),
+            })
+        }
+        Some(line) => Err(line
+            .strip_prefix("error: ")
+            .unwrap_or(line)
+            .to_string()
+            .into()),
         None => Err(format!(
             "the supervisor did not answer within {} s",
             HANDSHAKE_WAIT.as_secs()
-        )),
+        )
+        .into()),
     }
 }
 

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -87,11 +88,16 @@ pub fn main(dir: &Path, state: &Path, events: Option<&str>, sub: &ArgMatches) ->
     };
     let id = sub.get_one::<i64>("id").copied().unwrap_or(0);
     let events = events.and_then(|spec| EventSink::open(spec).ok());
+    // Always set by the starting call; without it the default (`auto`) applies, never none.
+    let sandbox = std::env::var(crate::sandbox::SETTINGS_VAR)
+        .map(|text| crate::sandbox::Settings::decode(&text))
+        .unwrap_or_default();
     let setup = Setup {
         dir: dir.to_path_buf(),
         state: state.to_path_buf(),
         events: events.unwrap_or_default(),
         stop,
+        sandbox,
     };
     match supervise(&setup, kind, id, &mut handshake) {
         Ok(()) => ExitStatus::Success,
@@ -107,6 +113,20 @@ struct Setup {
     state: PathBuf,
     events: EventSink,
     stop: CancelFlag,
+    /// The session's sandbox settings, from `TINYTOOL_SANDBOX`.
+    sandbox: crate::sandbox::Settings,
+}
+
+impl Setup {
+    /// The sandbox plan of the command (`None`: the mode is off).
+    fn plan(&self, purpose: crate::sandbox::Purpose) -> Option<Arc<crate::sandbox::Plan>> {
+        crate::sandbox::Plan::new(&self.sandbox, &self.dir, purpose).map(Arc::new)
+    }
+}
+
+/// This process's environment without the sandbox settings meant for it alone.
+fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os().filter(|(name, _)| name != crate::sandbox::SETTINGS_VAR)
 }
 
 /// The one line answered to the starting call.
@@ -153,10 +173,18 @@ struct Start<'a> {
     started: bool,
     /// Why recording the start failed (the command was then killed at once).
     refused: Option<String>,
+    /// The command's sandbox, reported in the handshake.
+    plan: Option<Arc<crate::sandbox::Plan>>,
 }
 
 impl<'a> Start<'a> {
-    fn new(kind: Background, id: i64, me: Identity, handshake: &'a mut Handshake) -> Self {
+    fn new(
+        kind: Background,
+        id: i64,
+        me: Identity,
+        handshake: &'a mut Handshake,
+        plan: Option<Arc<crate::sandbox::Plan>>,
+    ) -> Self {
         Start {
             kind,
             id,
@@ -164,6 +192,20 @@ impl<'a> Start<'a> {
             handshake,
             started: false,
             refused: None,
+            plan,
+        }
+    }
+
+    /// When the command did not start: answers `refused SANDBOX` if `required` mode is
+    /// why (the caller's error answer is then not sent).
+    fn answer_refusal(&mut self) {
+        if let Some(plan) = &self.plan
+            && let Some(message) = plan.refusal()
+        {
+            let mut meta = plan.metadata();
+            meta["refused"] = serde_json::json!(true);
+            meta["message"] = serde_json::json!(message);
+            self.handshake.answer(&format!("refused {meta}"));
         }
     }
 
@@ -185,7 +227,9 @@ impl<'a> Start<'a> {
         match store.set_running(self.kind, self.id, &supervision) {
             Ok(true) => {
                 self.started = true;
-                self.handshake.answer("ok");
+                // The sandbox is set up once the command runs (spawn returned after exec).
+                let meta = crate::sandbox::metadata_of(self.plan.as_deref());
+                self.handshake.answer(&format!("ok {meta}"));
                 Ok(())
             }
             Ok(false) => self.refuse(format!(
@@ -225,24 +269,28 @@ fn supervise_monitor(
             row.status
         );
     }
+    let plan = setup.plan(crate::sandbox::Purpose::default());
     let request = Request {
         program: Program::Shell(&row.command),
         dir: &setup.dir,
-        env: environment::child_env(std::env::vars_os()),
+        env: environment::child_env(inherited_env()),
         stdin: None,
         timeout: time_left(row.deadline),
         limits: Limits::default(),
         cancel: Some(setup.stop.clone()),
         isolation: Isolation::Group,
-        sandbox: None,
+        sandbox: plan.clone(),
     };
     let mut watcher = MonitorWatcher {
         store,
-        start: Start::new(Background::Monitor, id, me, handshake),
+        start: Start::new(Background::Monitor, id, me, handshake, plan),
         lines: Lines::default(),
         next_flush: None,
     };
     let outcome = run::run_with(request, &mut watcher);
+    if outcome.is_err() {
+        watcher.start.answer_refusal();
+    }
     let started = watcher.start.started()?;
     watcher.lines.finish();
     watcher.flush();
@@ -414,24 +462,35 @@ fn supervise_job(
         .map(|config| config.limits_in(&setup.dir))
         .unwrap_or_default();
     let timeout = time_left(row.deadline);
+    // A subagent is a tinytool user: `.tinytool/` and its configured paths stay writable.
+    let writable = crate::config::Config::load(&setup.dir)
+        .map(|config| crate::sandbox::subagent_writable(&config, &row.subagent_type))
+        .unwrap_or_default();
+    let plan = setup.plan(crate::sandbox::Purpose {
+        tinytool_writable: true,
+        extra_writable: &writable,
+    });
     let request = Request {
         program: Program::Argv(&row.command),
         dir: &setup.dir,
         // The starting call put an explicit policy into this process's environment.
-        env: environment::subagent_env(std::env::vars_os(), row.depth.max(0) as u32, None),
+        env: environment::subagent_env(inherited_env(), row.depth.max(0) as u32, None),
         stdin: Some(row.prompt.as_bytes()),
         timeout,
         limits: limits.clone(),
         cancel: Some(setup.stop.clone()),
         isolation: Isolation::Group,
-        sandbox: None,
+        sandbox: plan.clone(),
     };
     let mut watcher = JobWatcher {
         store,
-        start: Start::new(Background::Job, id, me, handshake),
+        start: Start::new(Background::Job, id, me, handshake, plan),
         captures: Captures::new(limits),
     };
     let outcome = run::run_with(request, &mut watcher);
+    if outcome.is_err() {
+        watcher.start.answer_refusal();
+    }
     let started = watcher.start.started()?;
     let JobWatcher {
         store, captures, ..

@@ -8,6 +8,7 @@ mod direct;
 mod exec;
 mod output;
 mod policy;
+mod sandbox;
 mod state;
 
 use std::ffi::OsString;
@@ -84,6 +85,7 @@ fn command_for(registry: &Registry, hidden: bool) -> Command {
     cmd.subcommand(exec::command())
         .subcommand(policy::command())
         .subcommand(state::command())
+        .subcommand(sandbox::command())
         .subcommand(
             Command::new("tools")
                 .about("Print the tool definitions as one JSON array")
@@ -258,6 +260,7 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
         "exec" => exec::run(&registry, &session, sub, &mut out),
         "policy" => policy::run(&registry, &session, &policy, sub, &mut out),
         "state" => state::run(&session, sub, &mut out),
+        "sandbox" => sandbox::run(&session, sub, &mut out),
         tool => direct::run(&registry, &session, tool, sub, &mut out),
     }
 }

@@ -20,7 +20,8 @@
 //! **Secret files** are judged on the file name of every path a word could name, in any
 //! command, including here-strings, redirections and code handed on ([`secret`]); a path
 //! inside `.tinytool/` or tinytool's user config directory needs `secret-shell` too, also
-//! through a glob that could match it or a relative path after a `cd`. Each word is read
+//! through a glob that could match it or a relative path after a `cd` — but not a spill
+//! file under `.tinytool/outputs/` named by a line that only reads ([`outputs`]). Each word is read
 //! in its role ([`roles`]): a search pattern or a message is data, a `find -name` pattern
 //! is a pattern even when quoted.
 //!
@@ -32,6 +33,7 @@ pub mod commands;
 pub mod destructive;
 pub mod expand;
 pub mod lex;
+pub mod outputs;
 pub mod parse;
 pub mod read_only;
 pub mod roles;
@@ -136,9 +138,18 @@ pub fn judge(command: &str, places: &Places) -> Vec<Finding> {
         files: std::collections::HashMap::new(),
         fetched: std::collections::HashMap::new(),
         moved: None,
+        outputs: Vec::new(),
     };
     judge.shell(command, &mut expand::initial_vars());
     let mut findings = judge.findings;
+    // Spill files are readable by a line that only reads ([`outputs`]).
+    if !judge.outputs.is_empty() && !read_only::line_is_read_only(command) {
+        for finding in judge.outputs {
+            if findings.len() < MAX_FINDINGS && !findings.contains(&finding) {
+                findings.push(finding);
+            }
+        }
+    }
     findings.sort_by_key(|f| f.kind != Kind::Secret);
     findings
 }
@@ -211,6 +222,9 @@ struct Judge<'a> {
     /// The places with the working directory a `cd` moved to (`cd ~/.config && cat
     /// tinytool/policy.json`); an empty directory when the target is unknown.
     moved: Option<Places>,
+    /// `secret-shell` findings for paths that name only spill files (`.tinytool/outputs/…`):
+    /// they stand only when the line does more than read.
+    outputs: Vec<Finding>,
 }
 
 impl Judge<'_> {
@@ -658,6 +672,25 @@ impl Judge<'_> {
     fn path_as(&mut self, text: &str, shape: Shape, moved: bool) {
         let places = if moved { self.places() } else { self.places };
         if let Some(reason) = secret::check_word(text, shape, places) {
+            let glob = match shape {
+                Shape::Literal => Some(false),
+                Shape::Glob => Some(true),
+                _ => None,
+            };
+            if reason.starts_with("protected path: ")
+                && glob.is_some_and(|glob| {
+                    outputs::names_only_outputs(text, glob, places, &self.places.dir)
+                })
+            {
+                let finding = Finding {
+                    kind: Kind::Secret,
+                    reason,
+                };
+                if !self.outputs.contains(&finding) {
+                    self.outputs.push(finding);
+                }
+                return;
+            }
             self.add(Kind::Secret, reason);
         }
     }

@@ -169,6 +169,9 @@ pub fn is_read_only(argv: &[String]) -> bool {
         return false;
     };
     let name = command_name(first);
+    if name == "sed" {
+        return sed_only_prints(args);
+    }
     if !READ_ONLY.contains(&name) {
         return false;
     }
@@ -194,6 +197,70 @@ pub fn is_read_only(argv: &[String]) -> bool {
         "git" => git_is_read_only(args),
         _ => true,
     }
+}
+
+/// `sed -n` whose scripts only print line ranges (`sed -n 100,120p FILE`, `sed -n
+/// '5p;5q'`): an address of line numbers or `$` (a range `A,B` or `A,+N`), then `p`, `=`
+/// or `q`. Any other option (`-i` edits in place) or command (`w` writes a file, `e` runs
+/// one, `s///w` both) is not read-only.
+fn sed_only_prints(args: &[String]) -> bool {
+    let mut quiet = false;
+    let mut scripts: Vec<&str> = Vec::new();
+    let mut operands: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        match a {
+            "-n" | "--quiet" | "--silent" => quiet = true,
+            "-E" | "-r" | "--regexp-extended" => {}
+            "-e" => {
+                let Some(script) = args.get(i + 1) else {
+                    return false;
+                };
+                scripts.push(script);
+                i += 1;
+            }
+            _ if a.starts_with("--expression=") => scripts.push(&a["--expression=".len()..]),
+            "--" => {
+                operands.extend(args[i + 1..].iter().map(String::as_str));
+                break;
+            }
+            _ if a.starts_with('-') && a.len() > 1 => return false,
+            _ => operands.push(a),
+        }
+        i += 1;
+    }
+    if scripts.is_empty() {
+        if operands.is_empty() {
+            return false;
+        }
+        scripts.push(operands[0]);
+    }
+    let address = |s: &str| s == "$" || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    let command_prints = |command: &str| {
+        let command = command.trim();
+        let Some(last) = command.chars().last() else {
+            return true;
+        };
+        if !matches!(last, 'p' | '=' | 'q') {
+            return false;
+        }
+        let range = command[..command.len() - 1].trim();
+        if range.is_empty() {
+            return true;
+        }
+        match range.split_once(',') {
+            Some((from, to)) => {
+                address(from.trim())
+                    && (address(to.trim()) || to.trim().strip_prefix('+').is_some_and(address))
+            }
+            None => address(range),
+        }
+    };
+    quiet
+        && scripts
+            .iter()
+            .all(|script| script.split([';', '\n']).all(command_prints))
 }
 
 /// `git [global options] SUBCOMMAND …` with a reading subcommand and no option that
@@ -249,6 +316,10 @@ mod tests {
             "/bin/ls",
             "echo $(pwd)",
             "X=1 ls",
+            "sed -n 100,120p out.txt",
+            "sed -n '5p;5q' out.txt",
+            "sed -n -e '$p' -e 1p out.txt",
+            "sed -n 10,+5p out.txt | head",
         ] {
             assert!(line_is_read_only(line), "{line}");
         }
@@ -275,6 +346,13 @@ mod tests {
             "for f in *; do cat $f; done",
             "python -c 'print(1)'",
             "sed -i s/a/b/ f",
+            "sed 1p f",
+            "sed -n 1w copy f",
+            "sed -n -i 1p f",
+            "sed -n s/a/b/w f",
+            "sed -n 1e f",
+            "sed -n '/x/p' f",
+            "sed -n",
             "ls | xargs rm",
             "cat <(touch x)",
             "ls >&out",

@@ -875,6 +875,16 @@ mod tests {
     }
 
     #[test]
+    fn spill_files_are_readable_under_the_default_policy() {
+        // Issue 17: read and grep open `.tinytool/outputs/*`; only edits are protected.
+        let p = policy("", "");
+        let spill = ".tinytool/outputs/out-1-2-3.txt";
+        assert_eq!(decide(&p, "build", file("read", spill)), Action::Allow);
+        assert_eq!(decide(&p, "plan", file("read", spill)), Action::Allow);
+        assert_eq!(decide(&p, "build", file("edit", spill)), Action::Deny);
+    }
+
+    #[test]
     fn outright_denials_hide_tools() {
         let p = policy(
             r#"{"rules": [{"permission": "edit", "pattern": "*", "action": "deny"}]}"#,

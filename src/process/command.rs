@@ -83,13 +83,15 @@ impl Watcher for Collector {
 }
 
 /// Runs `argv` in `dir` to completion or `timeout`, feeding `stdin`, keeping at most
-/// `max_stdout` bytes of stdout. `Err` when it cannot be started.
+/// `max_stdout` bytes of stdout, in the `sandbox` given (`crate::sandbox`). `Err` when it
+/// cannot be started.
 pub fn run_collect(
     argv: &[String],
     dir: &Path,
     stdin: Option<&[u8]>,
     timeout: Duration,
     max_stdout: usize,
+    sandbox: Option<std::sync::Arc<crate::sandbox::Plan>>,
 ) -> io::Result<Collected> {
     let mut collector = Collector {
         stdout: Vec::new(),
@@ -106,7 +108,7 @@ pub fn run_collect(
             limits: Limits::default(),
             cancel: None,
             isolation: Isolation::Session,
-            sandbox: None,
+            sandbox,
         },
         &mut collector,
     )?;
@@ -175,6 +177,7 @@ mod tests {
             Some(b"in"),
             Duration::from_secs(20),
             1,
+            None,
         )
         .unwrap();
         assert_eq!(done.stdout, b"i");
@@ -190,6 +193,7 @@ mod tests {
             None,
             Duration::from_millis(200),
             0,
+            None,
         )
         .unwrap();
         assert!(slow.outcome.timed_out);

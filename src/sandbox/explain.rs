@@ -1,6 +1,7 @@
 //! The last line of a failed sandboxed command's output: which sandbox rule stopped it and
 //! which policy setting would allow it, recognised from the command's own error messages.
 //!
+//! - under Landlock alone, `Permission denied`: the writable set;
 //! - `Read-only file system`, or `Device or resource busy` / `Permission denied` on a
 //!   protected path: the filesystem rule (`sandbox.writable` opens a path outside the
 //!   project; protected paths cannot be opened);
@@ -13,18 +14,23 @@
 pub fn explain(
     text: &str,
     network_off: bool,
+    landlock: bool,
     masked: &[String],
     protected: &[String],
 ) -> Option<String> {
     let names_protected = protected
         .iter()
         .any(|p| !p.is_empty() && text.contains(p.as_str()));
+    // Under Landlock alone a write outside the writable set fails with EACCES.
+    if landlock && text.contains("Permission denied") {
+        return Some("[sandbox: Landlock allows writes only in --dir, /tmp and sandbox.writable; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string());
+    }
     if text.contains("Read-only file system")
         || ((text.contains("Device or resource busy") || text.contains("Permission denied"))
             && names_protected)
     {
         return Some(if names_protected {
-            "[sandbox: a protected path (git config and hooks, .tinytool/, the policy file, the user config directory) is read-only inside the sandbox; no policy setting opens it]".to_string()
+            "[sandbox: a protected path (git config and hooks, .tinytool/, the policy file, the user config and state directories) is read-only inside the sandbox; no policy setting opens it]".to_string()
         } else {
             "[sandbox: the file system outside --dir and /tmp is read-only; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string()
         });
@@ -62,6 +68,7 @@ mod tests {
             explain(
                 "touch: cannot touch '/etc/x': Read-only file system",
                 false,
+                false,
                 &[],
                 &[]
             )
@@ -72,6 +79,7 @@ mod tests {
             explain(
                 "mv: cannot move '.git' to '.g': Device or resource busy",
                 false,
+                false,
                 &[],
                 &[".git".into()]
             )
@@ -79,14 +87,14 @@ mod tests {
             .contains("protected")
         );
         assert!(
-            explain("curl: (7) Connection refused", true, &[], &[])
+            explain("curl: (7) Connection refused", true, false, &[], &[])
                 .unwrap()
                 .contains("network")
         );
         assert_eq!(
-            explain("curl: (7) Connection refused", false, &[], &[]),
+            explain("curl: (7) Connection refused", false, false, &[], &[]),
             None
         );
-        assert_eq!(explain("all good", true, &[], &[]), None);
+        assert_eq!(explain("all good", true, false, &[], &[]), None);
     }
 }

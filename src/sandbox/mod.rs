@@ -11,22 +11,28 @@
 //! - `namespaces`: what the forked child does between `fork` and `exec`
 //!   (async-signal-safe system calls only): a user namespace when not root, a mount
 //!   namespace (the whole tree read-only, the writable set bound writable, protected
-//!   paths bound read-only on themselves so they are mount points that cannot be renamed,
+//!   paths (git config and hooks, `.tinytool/`, the policy file, the user config and
+//!   state directories) bound read-only on themselves so they are mount points that cannot be renamed,
 //!   secret files covered by an empty read-only file), a network namespace with only its
 //!   own loopback when `network` is false, and a PID namespace whose first process is
 //!   the command: when it ends, or tinytool dies, the kernel kills everything in it.
 //! - `mask`: the bounded scan for secret files to cover.
 //! - `explain`: the last line of a failed command's output naming the rule that stopped it.
 //!
+//! - `landlock`: the fallback where `unshare` is refused: writes limited to the writable
+//!   set by a Landlock ruleset built before the fork.
+//!
 //! Layer names (in `metadata.sandbox.layers` and `missing[].layer`): `userns`, `mount`,
-//! `pid`, `net`, `mask`.
+//! `pid`, `net`, `landlock` (only where the namespaces could not be set up), `mask`.
 
 pub mod explain;
+pub mod landlock;
 pub mod mask;
 mod namespaces;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
@@ -174,25 +180,27 @@ fn expand(path: &str) -> PathBuf {
 }
 
 /// The layers, in the order of their bits in [`Report`].
-pub const LAYERS: [&str; 5] = ["userns", "mount", "pid", "net", "mask"];
+pub const LAYERS: [&str; 6] = ["userns", "mount", "pid", "net", "landlock", "mask"];
 
 /// Bit of a layer in [`Report::active`].
 pub(crate) const USERNS: usize = 0;
 pub(crate) const MOUNT: usize = 1;
 pub(crate) const PID: usize = 2;
 pub(crate) const NET: usize = 3;
-pub(crate) const MASK: usize = 4;
+/// The fallback where the namespaces cannot be set up (`landlock`).
+pub(crate) const LANDLOCK: usize = 4;
+pub(crate) const MASK: usize = 5;
 /// Not a layer: where a fresh `/proc` could not be mounted (the PID namespace stays).
-pub(crate) const PROC: usize = 5;
+pub(crate) const PROC: usize = 6;
 
 /// What the forked child records for tinytool: the layers it set up and, per layer, the
 /// `errno` of the step that failed.
 #[derive(Debug)]
 pub struct Report {
     active: AtomicU32,
-    errors: [AtomicI32; 6],
+    errors: [AtomicI32; 7],
     /// Which step failed, per layer (an index into `namespaces::STEPS`).
-    steps: [AtomicI32; 6],
+    steps: [AtomicI32; 7],
     /// The signal that ended the command (init cannot re-raise it), 0 when none did.
     signal: AtomicI32,
 }
@@ -311,9 +319,19 @@ pub struct Plan {
     pub(crate) empty: Option<CString>,
     /// Whether the secret scan stopped at its cap.
     pub mask_capped: bool,
+    /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
+    /// is none.
+    pub(crate) landlock: Result<landlock::Prepared, String>,
+    /// Test builds only: behave as if `unshare` were refused (see [`NO_NAMESPACES_VAR`]).
+    pub(crate) simulate_no_namespaces: bool,
     /// Where the child reports.
     pub shared: Shared,
 }
+
+/// In debug builds only (the test binary), a non-empty value makes the child behave as if
+/// this machine refused the namespaces (`EPERM`), so the Landlock fallback can be tested on
+/// a machine that has them. Release builds ignore it.
+pub const NO_NAMESPACES_VAR: &str = "TINYTOOL_TEST_NO_NAMESPACES";
 
 /// What a plan is made for.
 #[derive(Debug, Clone, Copy, Default)]
@@ -369,8 +387,24 @@ impl Plan {
         if let Some(file) = &settings.policy_file {
             protected.push(file.clone());
         }
-        if let Some(config) = crate::config::user_config_dir() {
-            protected.push(config);
+        // The user's config (policy, SSRF exceptions) and state (stored approvals): a
+        // command must not rewrite what decides about the next one. Where they would be
+        // writable and do not exist yet, they are created first, so that they can be bound
+        // read-only and cannot be created inside.
+        for user_dir in [
+            crate::config::user_config_dir(),
+            crate::approvals::user_state_dir(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !user_dir.exists() && writable.iter().any(|w| user_dir.starts_with(w)) {
+                let _ = std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&user_dir);
+            }
+            protected.push(user_dir);
         }
         let protected: Vec<PathBuf> = protected
             .into_iter()
@@ -382,6 +416,9 @@ impl Plan {
             .collect();
         let scan = mask::scan(&dir);
         let empty = mask::empty_file(&tinytool);
+        let landlock = landlock::prepare(&writable, settings.network);
+        let simulate_no_namespaces = cfg!(debug_assertions)
+            && std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|v| !v.is_empty());
         Some(Plan {
             mode: settings.mode,
             network: settings.network,
@@ -398,32 +435,45 @@ impl Plan {
             },
             empty: empty.map(|p| c_path(&p)),
             mask_capped: scan.capped,
+            landlock,
+            simulate_no_namespaces,
             shared,
         })
     }
 
-    /// Whether `layer` (an index into [`LAYERS`]) was asked for by this plan.
+    /// Whether `layer` (an index into [`LAYERS`]) was asked for by this plan (Landlock
+    /// only where the namespaces' mounts could not be set up).
     fn wanted(&self, layer: usize) -> bool {
         match layer {
             USERNS => self.userns,
             NET => !self.network,
             MASK => !self.masked.is_empty(),
+            LANDLOCK => !self.shared.report().is_active(MOUNT),
             _ => true,
         }
     }
 
-    /// The layers wanted but not set up, with why.
+    /// The layers wanted but not set up, with why (and, under Landlock, what it cannot do
+    /// in their place).
     pub fn missing(&self) -> Vec<(&'static str, String)> {
         let report = self.shared.report();
+        let landlock = match &self.landlock {
+            Ok(prepared) if report.is_active(LANDLOCK) => Some(prepared),
+            _ => None,
+        };
         (0..LAYERS.len())
             .filter(|&l| self.wanted(l) && !report.is_active(l))
             .map(|l| {
-                (
-                    LAYERS[l],
-                    report
-                        .why(l)
-                        .unwrap_or_else(|| "not set up (the command did not start)".into()),
-                )
+                let mut why = report.why(l).unwrap_or_else(|| match (l, &self.landlock) {
+                    (LANDLOCK, Err(why)) => why.clone(),
+                    _ => "not set up (the command did not start)".into(),
+                });
+                if let Some(prepared) = landlock
+                    && l != USERNS
+                {
+                    why = format!("{why}; {}", landlock::cannot(LAYERS[l], prepared));
+                }
+                (LAYERS[l], why)
             })
             .collect()
     }
@@ -518,16 +568,34 @@ fn c_path(path: &Path) -> CString {
     c_string(path.as_os_str().as_bytes())
 }
 
-/// What this machine supports, one line per layer, for `tinytool sandbox`: runs `true`
-/// under a plan of every layer in `dir`.
-pub fn support_report(dir: &Path) -> (String, bool) {
+/// Whether this machine can set up one layer, for `tinytool sandbox`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerSupport {
+    /// The layer's name (one of [`LAYERS`], or `proc`).
+    pub layer: &'static str,
+    /// `yes`, `no` or `not needed`.
+    pub status: &'static str,
+    /// Why a layer is missing or not needed; empty when it is available.
+    pub why: String,
+}
+
+/// What this machine supports, one entry per layer, for `tinytool sandbox`: runs `true`
+/// under a plan asking for every layer (network off, masking) in `dir`.
+pub fn support(dir: &Path) -> Vec<LayerSupport> {
     let settings = Settings {
         mode: Mode::Auto,
         network: false,
         ..Settings::default()
     };
     let Some(plan) = Plan::new(&settings, dir, Purpose::default()) else {
-        return ("cannot map a shared page\n".into(), false);
+        return LAYERS
+            .iter()
+            .map(|&layer| LayerSupport {
+                layer,
+                status: "no",
+                why: "cannot map the page the sandbox reports in".into(),
+            })
+            .collect();
     };
     let plan = std::sync::Arc::new(plan);
     let request = crate::process::run::Request {
@@ -543,32 +611,65 @@ pub fn support_report(dir: &Path) -> (String, bool) {
     };
     let _ = crate::process::run::run(request);
     let report = plan.shared.report();
-    let mut out = String::new();
-    let mut all = true;
-    for (l, name) in LAYERS.iter().enumerate() {
-        let line = if report.is_active(l) {
-            format!("{name}: yes\n")
-        } else if !plan.wanted(l) {
-            match l {
-                USERNS => format!("{name}: not needed (running as root)\n"),
-                MASK => format!("{name}: yes (no secret file in this directory to mask)\n"),
-                _ => format!("{name}: not needed\n"),
+    let mut out = Vec::new();
+    for (l, &layer) in LAYERS.iter().enumerate() {
+        let (status, why) = if report.is_active(l) {
+            ("yes", String::new())
+        } else if l == LANDLOCK {
+            // The fallback is not used where the namespaces work: say whether it would be.
+            match &plan.landlock {
+                Ok(prepared) => (
+                    "yes",
+                    format!(
+                        "ABI {}, used only where the namespaces cannot be set up",
+                        prepared.abi
+                    ),
+                ),
+                Err(why) => ("no", why.clone()),
+            }
+        } else if l == USERNS && !plan.userns {
+            ("not needed", "running as root".to_string())
+        } else if l == MASK && plan.masked.is_empty() {
+            // Masking is a bind of the empty file: it works wherever the mounts do.
+            if report.is_active(MOUNT) {
+                ("yes", String::new())
+            } else {
+                ("no", "it needs the mount layer".to_string())
             }
         } else {
-            all = false;
-            format!(
-                "{name}: no: {}\n",
-                report.why(l).unwrap_or_else(|| "not set up".into())
+            (
+                "no",
+                report.why(l).unwrap_or_else(|| "not set up".to_string()),
             )
         };
-        out.push_str(&line);
+        out.push(LayerSupport { layer, status, why });
     }
     if let Some(why) = report.why(PROC) {
-        out.push_str(&format!(
-            "proc: no fresh /proc ({why}); the PID namespace stays\n"
-        ));
+        out.push(LayerSupport {
+            layer: "proc",
+            status: "no",
+            why: format!("no fresh /proc ({why}); the PID namespace stays"),
+        });
     }
-    (out, all)
+    out
+}
+
+/// `metadata.sandbox` of a result whose command ran under `plan` (`None`: the mode is off,
+/// said as such rather than left out).
+pub fn metadata_of(plan: Option<&Plan>) -> Value {
+    match plan {
+        Some(plan) => plan.metadata(),
+        None => json!({"mode": Mode::Off.as_str(), "layers": [], "missing": []}),
+    }
+}
+
+/// The `subagents.<kind>.writable` paths of the config, absolute.
+pub fn subagent_writable(config: &crate::config::Config, kind: &str) -> Vec<PathBuf> {
+    config
+        .subagents
+        .get(kind)
+        .map(|s| s.writable.iter().map(|w| expand(w)).collect())
+        .unwrap_or_default()
 }
 
 /// The plan for a command of `session`; `None` when its sandbox is off.
@@ -602,7 +703,8 @@ impl Plan {
     /// The explanatory last line for a failed command whose output is in `captures`.
     pub fn explain(&self, captures: &[&crate::truncate::Capture]) -> Option<String> {
         let report = self.shared.report();
-        if !report.is_active(MOUNT) && !report.is_active(NET) {
+        let landlock = report.is_active(LANDLOCK);
+        if !report.is_active(MOUNT) && !report.is_active(NET) && !landlock {
             return None;
         }
         let text: String = captures
@@ -620,9 +722,11 @@ impl Plan {
         };
         let mut protected = names(&self.protected);
         protected.extend(names(&self.anchors));
+        let tcp_denied = landlock && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
         explain::explain(
             &text,
-            !self.network && report.is_active(NET),
+            !self.network && (report.is_active(NET) || tcp_denied),
+            landlock,
             &names(&self.masked),
             &protected,
         )

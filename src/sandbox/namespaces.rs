@@ -18,18 +18,21 @@
 //!    other descriptors, waits for pid 1 and exits as it did (same status, same signal).
 //!    It dies with tinytool (`PR_SET_PDEATHSIG`), and pid 1 dies with it.
 //!
+//! Where `unshare` is refused, the plan's Landlock ruleset is enforced instead (the
+//! `landlock` module) and the command runs without namespaces.
+//!
 //! A failed step is recorded in the plan's shared report (layer, step, errno); in
 //! `required` mode the spawn fails, otherwise the command runs with what was set up.
 
 use std::io;
 
-use super::{MASK, MOUNT, NET, PID, PROC, Plan, USERNS};
+use super::{LANDLOCK, MASK, MOUNT, NET, PID, PROC, Plan, USERNS};
 
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 12] = [
+const STEPS: [&str; 13] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -42,6 +45,7 @@ const STEPS: [&str; 12] = [
     "fork the first process",
     "mount /proc",
     "anchor a git directory",
+    "landlock_restrict_self",
 ];
 
 /// The name of step `index`.
@@ -142,10 +146,24 @@ pub unsafe fn enter(plan: &Plan) -> io::Result<()> {
         flags |= libc::CLONE_NEWUSER;
     }
     // SAFETY: unshare with integer flags in a single-threaded forked child.
-    if unsafe { libc::unshare(flags) } != 0 {
-        let e = errno();
+    let refused = if plan.simulate_no_namespaces {
+        Some(libc::EPERM)
+    } else if unsafe { libc::unshare(flags) } != 0 {
+        Some(errno())
+    } else {
+        None
+    };
+    if let Some(e) = refused {
         for layer in [USERNS, MOUNT, PID, NET, MASK] {
             report.fail(layer, 0, e);
+        }
+        // The fallback: writes limited to the writable set by Landlock.
+        if let Ok(prepared) = &plan.landlock {
+            // SAFETY: two system calls in the forked child.
+            match unsafe { super::landlock::restrict(prepared) } {
+                Ok(()) => report.set_active(LANDLOCK),
+                Err(e) => report.fail(LANDLOCK, 12, e),
+            }
         }
         return if required {
             Err(io::Error::from_raw_os_error(e))

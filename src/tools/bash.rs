@@ -62,18 +62,22 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         doc: ToolDoc {
             output: "stdout, then (when stderr is not empty) `STDERR:` on its own line and \
-                stderr; long outputs are previewed (first 30 and last 20 lines). A non-zero \
+                stderr. An output of more than 2000 lines or 51200 bytes is previewed (its first \
+                and last lines around a header `[preview: S of N lines, B bytes total; full \
+                output: PATH]` and a hint how to read the rest); the whole output is in the \
+                spill file PATH under .tinytool/outputs/ (metadata.full_output). A non-zero \
                 exit, a signal or the timeout makes the call an error (exit status 1) whose \
                 output starts with `Command exited with error: exit status N`, `Command \
                 exited with error: signal: killed` or `Command timed out after 2m0s`, \
                 followed by the output so far. metadata: exit_code (null when a signal \
                 ended the shell), signal, timed_out, duration_ms, timeout_ms, stdout_bytes, \
-                stderr_bytes; cancelled when an MCP cancellation killed the command; lossy \
+                stderr_bytes; full_output when previewed; cancelled when an MCP cancellation killed the command; lossy \
                 when output was not UTF-8.",
             errors: "`Command cannot be empty`; the failures above; a refusal (exit status \
                 3) when the policy does not allow `shell` for the command, `secret-shell` \
                 for a command naming a secret file (`.env`, `credentials.json`, `*.key`, \
-                `*.pem`, tinytool's own files) or `destructive-shell` for a destructive \
+                `*.pem`, tinytool's own files — except a line that only reads spill files \
+                under .tinytool/outputs/) or `destructive-shell` for a destructive \
                 one (`rm -rf`, `git push --force`, `DROP TABLE`, `kubectl delete`, …).",
             examples: &[
                 ("Run the tests", "tinytool bash --command 'cargo test'"),
@@ -284,9 +288,7 @@ fn compose(
     if cancelled {
         result = result.with("cancelled", true);
     }
-    if let Some(plan) = plan {
-        result = result.with("sandbox", plan.metadata());
-    }
+    result = result.with("sandbox", sandbox::metadata_of(plan));
     result.is_error = failure.is_some();
     result
 }

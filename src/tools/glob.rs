@@ -11,7 +11,9 @@
 //! Two modes, as in the spec: without `**` the pattern matches at exactly as many levels
 //! as it has components (the walk goes no deeper) and directories match too; with `**`
 //! the whole tree below is walked and only non-directories match. Both prune the skip
-//! directories and follow no symlinks. A path the policy does not let the caller `read`
+//! directories, leave out what ignore files rule out unless `include_ignored` is set
+//! ([`crate::ignores`]; an ignored directory is counted when the walk wanted it, an
+//! ignored file when it matches), and follow no symlinks. A path the policy does not let the caller `read`
 //! (the decision the read tool would get, without asking) is not listed, and a directory
 //! whose every path it refuses is not entered; both are counted. Results are shown relative to `--dir` (absolute
 //! outside it), newest first by modification time (ties by path), at most 1,000; the
@@ -23,7 +25,7 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
-use globset::GlobMatcher;
+use globset::GlobSet;
 use ignore::DirEntry;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -49,8 +51,10 @@ pub fn definition() -> ToolDef {
             directories match too. Returns paths relative to the working directory, newest \
             first, at most 1000. `path` is the directory to search in (default: the working \
             directory). Directories .git, node_modules, vendor, .tinycode and .tinytool are \
-            not searched, and paths the policy does not let you read are not listed; when \
-            any was skipped or the list was cut, the last line, starting with `[`, says so.",
+            not searched, paths that .gitignore, .ignore, .git/info/exclude or git's global \
+            excludes ignore are not listed (set `include_ignored: true` to list them), and \
+            paths the policy does not let you read are not listed; when any was skipped or \
+            the list was cut, the last line, starting with `[`, says so.",
         permission: "read",
         schema: parameters,
         execute,
@@ -61,13 +65,20 @@ pub fn definition() -> ToolDef {
                 matches, the first line says `No files matched the pattern.` The output ends with a summary line \
                 such as `[skipped: 2 skip directories pruned; not cut]` or `[skipped: 0 skip \
                 directories pruned; cut at 1000 files, 234 more matched]` whenever a skip \
-                directory was pruned, a path was refused or the list was cut, and always when \
-                nothing matched. A matching path the policy does not let you `read` (the \
+                directory was pruned, an ignore file left something out, a path was refused \
+                or the list was cut, and always when nothing matched. `N ignored (target/, \
+                dist/; include_ignored: true searches them)` counts the directories the walk \
+                would have entered and the matching files that ignore files ruled out \
+                (read as ripgrep and fd read them: `.ignore` everywhere, `.gitignore`, \
+                `.git/info/exclude` and git's global excludes inside a git repository) and \
+                names up to three, shallowest first. A matching path the policy does not let you `read` (the \
                 decision the read tool would get, without asking) is not listed; `N refused by \
                 the policy` counts those paths plus each directory left out whole because the \
                 policy refuses every path in it. metadata: count (paths shown), total (paths \
-                matched and listed), cut, pruned_dirs, skipped_policy, unreadable.",
-            errors: "`Invalid glob pattern: ...` quoting the problem; `The glob pattern is \
+                matched and listed), cut, pruned_dirs, skipped_ignored, skipped_policy, \
+                unreadable.",
+            errors: "`Invalid glob pattern: ...` quoting the problem (also for a pattern \
+                over 16384 bytes); `The glob pattern is \
                 empty`; `Path not found: PATH`; `PATH is not a directory`.",
             examples: &[
                 (
@@ -97,6 +108,10 @@ fn parameters() -> Value {
             "path": {
                 "type": "string",
                 "description": "Directory to search in (default: the working directory)."
+            },
+            "include_ignored": {
+                "type": "boolean",
+                "description": "Also list files and directories that .gitignore, .ignore, .git/info/exclude or git's global excludes ignore (default false)."
             }
         }),
         &["pattern"],
@@ -120,6 +135,7 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
 struct GlobArgs {
     pattern: String,
     path: Option<String>,
+    include_ignored: Option<bool>,
 }
 
 fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
@@ -169,7 +185,14 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         // level, so every `/` counts.
         let depth = (!double).then(|| rest.matches('/').count() + 1);
         let judge = ctx.session.gate.read_judge(ctx, &start);
-        walk(&start, &glob, rest, depth, double, &judge)
+        let include_ignored = args.include_ignored.unwrap_or(false);
+        let walk_in = WalkIn {
+            start: &start,
+            shown: &shown,
+            judge: &judge,
+            include_ignored,
+        };
+        walk(&walk_in, &glob, rest, depth, double)
     } else {
         Found::default()
     };
@@ -214,7 +237,7 @@ fn start_of(root: &str, prefix: &str) -> String {
 /// One matcher per `/`-separated component of a simple-mode pattern, or `None` when a `/`
 /// sits inside braces or a class (then a component is not one level, and every directory
 /// is entered).
-fn component_globs(rest: &str) -> Option<Vec<GlobMatcher>> {
+fn component_globs(rest: &str) -> Option<Vec<GlobSet>> {
     let mut braces = 0usize;
     let mut class = false;
     let mut chars = rest.chars().peekable();
@@ -244,11 +267,23 @@ fn component_globs(rest: &str) -> Option<Vec<GlobMatcher>> {
         .collect()
 }
 
+/// Where and how a walk goes.
+struct WalkIn<'a> {
+    start: &'a Path,
+    shown: &'a Shown,
+    judge: &'a ReadJudge,
+    /// Whether ignore files are left unapplied.
+    include_ignored: bool,
+}
+
 /// What the walk found.
 #[derive(Default)]
 struct Found {
     matches: Vec<(PathBuf, SystemTime)>,
     pruned: u64,
+    /// Entries ignore files ruled out, and the first few of them as shown.
+    ignored: u64,
+    ignored_names: Vec<String>,
     /// Matching paths, and whole directories, the policy does not let the caller read.
     refused: u64,
     unreadable: u64,
@@ -258,15 +293,21 @@ struct Found {
 /// (`max_depth` set) a directory above the last level is entered only when its name
 /// matches the pattern's component for that level, so neither the walk nor the pruned
 /// count reaches directories the pattern rules out. A matching entry is kept only when
-/// `judge` lets the caller read it.
+/// `judge` lets the caller read it. Ignore files apply unless the call includes ignored
+/// paths; an ignored file is counted only when it matches the pattern.
 fn walk(
-    start: &Path,
-    glob: &GlobMatcher,
+    walk_in: &WalkIn,
+    glob: &GlobSet,
     rest: &str,
     max_depth: Option<usize>,
     files_only: bool,
-    judge: &ReadJudge,
 ) -> Found {
+    let WalkIn {
+        start,
+        shown,
+        judge,
+        include_ignored,
+    } = *walk_in;
     let wants: Option<search::Wants> = max_depth.map(|max| {
         let (glob, start) = (glob.clone(), start.to_path_buf());
         let components = component_globs(rest);
@@ -282,7 +323,13 @@ fn walk(
                 .is_none_or(|component| component.is_match(name))
         }) as search::Wants
     });
-    let (walker, counts) = search::walker(start, max_depth, wants, judge);
+    let counts_file = {
+        let (glob, start) = (glob.clone(), start.to_path_buf());
+        Box::new(move |path: &Path| glob.is_match(path.strip_prefix(&start).unwrap_or(path)))
+            as search::CountsFile
+    };
+    let ignoring = search::Ignoring::new(start, include_ignored, Some(counts_file));
+    let (walker, counts) = search::walker(start, max_depth, wants, judge, ignoring);
     let out = Mutex::new(Found::default());
     search::walk_with_locals(
         walker,
@@ -298,6 +345,8 @@ fn walk(
     let mut found = out.into_inner().unwrap_or_else(|e| e.into_inner());
     found.pruned = counts.pruned.load(Ordering::Relaxed);
     found.refused += counts.refused.load(Ordering::Relaxed);
+    found.ignored = counts.ignored.load(Ordering::Relaxed);
+    found.ignored_names = counts.ignored_names(shown);
     found
 }
 
@@ -306,7 +355,7 @@ fn visit(
     local: &mut Found,
     entry: Result<DirEntry, ignore::Error>,
     start: &Path,
-    glob: &GlobMatcher,
+    glob: &GlobSet,
     files_only: bool,
     judge: &ReadJudge,
 ) {
@@ -360,8 +409,19 @@ fn finish(mut found: Found, shown: &Shown) -> ToolOutput {
         text.push_str("No files matched the pattern.\n");
     }
     let cut = total > keep;
-    if total == 0 || cut || found.pruned > 0 || found.refused > 0 || found.unreadable > 0 {
-        let parts = search::walk_parts(found.pruned, found.refused, found.unreadable);
+    if total == 0
+        || cut
+        || found.pruned > 0
+        || found.ignored > 0
+        || found.refused > 0
+        || found.unreadable > 0
+    {
+        let parts = search::walk_parts(
+            found.pruned,
+            (found.ignored, &found.ignored_names),
+            found.refused,
+            found.unreadable,
+        );
         let cut_text = if cut {
             format!("cut at {keep} files, {} more matched", total - keep)
         } else {
@@ -375,6 +435,7 @@ fn finish(mut found: Found, shown: &Shown) -> ToolOutput {
         .with("total", total)
         .with("cut", cut)
         .with("pruned_dirs", found.pruned)
+        .with("skipped_ignored", found.ignored)
         .with("skipped_policy", found.refused)
         .with("unreadable", found.unreadable)
 }

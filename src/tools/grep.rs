@@ -5,10 +5,13 @@
 //! modification time (ties by path), lines in file order, paths relative to `--dir`
 //! (absolute outside it). Lines are cut at 2,000 characters on a character boundary
 //! (marked `...`); bytes that are not UTF-8 are replaced (`metadata.lossy`). Files over
-//! 1 MB, binary files (a NUL byte anywhere in them), files the policy does not let the
-//! caller `read` (counted as secret-looking when named `.env*`, else as refused by the
-//! policy, with any directory the policy refuses whole), and the skip directories are left
-//! out, and the output says so: it ends with the summary line of [`crate::search`]
+//! 1 MB met by walking (a file named as `path` is searched whatever its size, streamed in
+//! bounded memory), binary files (a NUL byte anywhere in them, or a start
+//! [`crate::binary`] calls binary), files the policy does not
+//! let the caller `read` (counted as secret-looking when named `.env*`, else as refused by
+//! the policy, with any directory the policy refuses whole), the skip directories, and,
+//! unless `include_ignored` is set, what ignore files rule out ([`crate::ignores`]) are
+//! left out, and the output says so: it ends with the summary line of [`crate::search`]
 //! whenever anything was skipped or the list was cut, and always when nothing matched.
 //! The policy is asked once per call for a [`ReadJudge`]; it judges each file in the
 //! walker threads before the file is opened, and costs nothing when no rule could refuse
@@ -36,7 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
-use globset::GlobMatcher;
+use globset::GlobSet;
 use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -56,6 +59,11 @@ pub const DEFAULT_MAX_COUNT: u64 = 500;
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Characters of a matching line shown before it is cut with `...`.
 pub const MAX_LINE_CHARS: usize = 2_000;
+/// Bytes a regex pattern may have: long alternations of names fit, a runaway argument not.
+pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
+/// Bytes the compiled regex may take (its NFA), and the lazy DFA's cache per thread: a
+/// pattern such as `a{1000}{1000}` is an error instead of gigabytes of memory.
+pub const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
 
 /// The `grep` tool's definition.
 pub fn definition() -> ToolDef {
@@ -69,10 +77,12 @@ pub fn definition() -> ToolDef {
             a single file; `include` filters files by a glob on the base name or relative \
             path (`*.rs`, `*.{ts,tsx}`, `src/**/*.go`); at most `max_count` lines are \
             returned (default 500). Directories .git, node_modules, vendor, .tinycode and \
-            .tinytool are not searched, nor files over 1 MB, binary files, or files the \
-            policy does not let you read (such as .env*); \
-            when anything was skipped or the list was cut, the last line, starting with \
-            `[`, says so.",
+            .tinytool are not searched, nor paths that .gitignore, .ignore, \
+            .git/info/exclude or git's global excludes ignore (set `include_ignored: true` \
+            to search those), files over 1 MB found while walking (a file named as `path` \
+            is searched whatever its size), binary files, or files the policy does not let \
+            you read (such as .env*); when anything was skipped or the list was cut, the \
+            last line, starting with `[`, says so.",
         permission: "read",
         schema: parameters,
         execute,
@@ -84,19 +94,32 @@ pub fn definition() -> ToolDef {
                 cut there, with `...` appended. When nothing matches, the first line says `No \
                 matches found.` The output \
                 ends with a summary line such as `[skipped: 1 file over 1 MB, 0 binary, 0 \
-                secret-looking, 2 skip directories pruned; not cut]` whenever a file was \
-                skipped, a skip directory was pruned or the list was cut (`cut at N matches, \
-                more exist`), and always when nothing matched. A file is binary when it \
-                holds a NUL byte; the count covers the files read (after a cut, later files \
+                secret-looking, 2 skip directories pruned, 2 ignored (target/, dist/; \
+                include_ignored: true searches them); not cut]` whenever a file was \
+                skipped, a skip directory was pruned, an ignore file left something out or \
+                the list was cut (`cut at N matches, more exist`), and always when nothing \
+                matched. `N ignored` counts the directories and files ignore files ruled \
+                out (a directory once, its contents not visited; a file only when \
+                `include` would let it in) and names up to three, shallowest first. Ignore \
+                files are read as ripgrep reads them: `.ignore` everywhere, `.gitignore`, \
+                `.git/info/exclude` and git's global excludes inside a git repository, in \
+                the directories of the search and above it. `files over 1 MB` counts files \
+                met by walking; a file given as `path` is searched whatever its size. A file is binary when it \
+                holds a NUL byte, starts with a known binary signature (gzip, zip, ELF, \
+                PDF, ...) or more than 30% of its first 8192 bytes are not text; the count \
+                covers the files read (after a cut, later files \
                 are not read). A file the policy does not let you `read` (the decision the \
                 read tool would get, without asking) is not searched: `secret-looking` counts \
                 such files named .env*, and `N refused by the policy` (shown when N > 0) \
                 counts the others plus each directory left out whole because the policy \
                 refuses every path in it. metadata: matches, files, cut, \
                 skipped_over_1mb, skipped_binary, skipped_secret, skipped_policy, \
-                pruned_dirs, unreadable, and lossy when bytes were not UTF-8.",
+                pruned_dirs, skipped_ignored, unreadable, and lossy when bytes were not \
+                UTF-8.",
             errors: "`Invalid regex pattern: ...` quoting the regex error (a pattern that \
-                could match a line break is refused too); `Invalid include pattern: ...`; \
+                could match a line break is refused too, and so are a pattern over 65536 \
+                bytes and a regex that compiles to more than 10 MB); `Invalid include \
+                pattern: ...` (also for a glob over 16384 bytes); \
                 `Path not found: PATH`; `PATH is not a file or directory`.",
             examples: &[
                 (
@@ -110,6 +133,10 @@ pub fn definition() -> ToolDef {
                 (
                     "Search TypeScript sources with a brace glob",
                     "tinytool grep --pattern useState --include '*.{ts,tsx}'",
+                ),
+                (
+                    "Search build output that .gitignore leaves out, too",
+                    "tinytool grep --pattern 'panicked at' --include-ignored",
                 ),
             ],
         },
@@ -134,6 +161,10 @@ fn parameters() -> Value {
             "max_count": {
                 "type": "integer",
                 "description": "Maximum number of matching lines to return (default 500; 0 or less also means 500)."
+            },
+            "include_ignored": {
+                "type": "boolean",
+                "description": "Also search files and directories that .gitignore, .ignore, .git/info/exclude or git's global excludes ignore (default false)."
             }
         }),
         &["pattern"],
@@ -152,6 +183,7 @@ struct GrepArgs {
     path: Option<String>,
     include: Option<String>,
     max_count: Option<i64>,
+    include_ignored: Option<bool>,
 }
 
 fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
@@ -188,13 +220,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         cap: max_count.saturating_add(1),
     };
     let walked = if meta.is_dir() {
-        walk(&search)
+        walk(&search, args.include_ignored.unwrap_or(false))
     } else if meta.is_file() {
-        single_file(
-            &search,
-            meta.len(),
-            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-        )
+        single_file(&search, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH))
     } else {
         return Ok(ToolOutput::error(format!(
             "{root_shown} is not a file or directory (a device, socket or pipe cannot be searched)"
@@ -207,6 +235,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         refused,
         unreadable,
         pruned,
+        ignored,
+        ignored_names,
     } = walked;
     candidates
         .sort_unstable_by(|a, b| search::newest_first((a.mtime, &a.path), (b.mtime, &b.path)));
@@ -222,6 +252,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         secret,
         refused,
         pruned,
+        ignored,
+        ignored_names,
         unreadable: unreadable + report.unreadable,
     };
     Ok(finish(report, skipped, max_count))
@@ -231,23 +263,33 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
 /// pattern that would have to match a line break is refused), and a NUL byte in the
 /// pattern is refused because files containing one are skipped as binary.
 fn build_matcher(pattern: &str) -> Result<RegexMatcher, String> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "the pattern is {} bytes long; at most {MAX_PATTERN_BYTES} are allowed",
+            pattern.len()
+        ));
+    }
     // The matcher library reports syntax errors against the pattern as it rewrote it;
     // parsing first quotes the caller's own pattern.
     regex_syntax::Parser::new()
         .parse(pattern)
         .map_err(|err| err.to_string())?;
     RegexMatcherBuilder::new()
+        // `^` and `$` match at every line's start and end, not only the file's.
+        .multi_line(true)
         .crlf(true)
         .ban_byte(Some(b'\0'))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_SIZE_LIMIT)
         .build(pattern)
         .map_err(|err| err.to_string())
 }
 
 /// The `include` filter: a glob matched against a file's base name, its path relative to
 /// the search root, and its path as shown (relative to the directory); any match counts.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Include {
-    glob: GlobMatcher,
+    glob: GlobSet,
 }
 
 impl Include {
@@ -256,17 +298,22 @@ impl Include {
     }
 
     fn matches(&self, search: &Search, path: &Path) -> bool {
+        self.matches_below(&search.root, &search.shown, path)
+    }
+
+    /// Whether `path`, below the search root `root` shown as `shown`, passes the filter.
+    fn matches_below(&self, root: &Path, shown: &Shown, path: &Path) -> bool {
         if path
             .file_name()
             .is_some_and(|name| self.glob.is_match(name))
         {
             return true;
         }
-        let rel = path.strip_prefix(&search.root).unwrap_or(path);
+        let rel = path.strip_prefix(root).unwrap_or(path);
         if !rel.as_os_str().is_empty() && self.glob.is_match(rel) {
             return true;
         }
-        !search.shown.is_relative_to_root() && self.glob.is_match(search.shown.path(path))
+        !shown.is_relative_to_root() && self.glob.is_match(shown.path(path))
     }
 }
 
@@ -320,6 +367,9 @@ struct Walked {
     unreadable: u64,
     /// Skip directories pruned.
     pruned: u64,
+    /// Entries ignore files ruled out, and the first few of them as shown.
+    ignored: u64,
+    ignored_names: Vec<String>,
 }
 
 /// Counts of what was left out, for the summary line and metadata.
@@ -329,12 +379,21 @@ struct Skipped {
     secret: u64,
     refused: u64,
     pruned: u64,
+    ignored: u64,
+    ignored_names: Vec<String>,
     unreadable: u64,
 }
 
-/// Phase 1 for a directory: the parallel walk (see the module doc).
-fn walk(search: &Search) -> Walked {
-    let (walker, counts) = search::walker(&search.root, None, None, &search.judge);
+/// Phase 1 for a directory: the parallel walk (see the module doc). Ignore files apply
+/// unless `include_ignored`; an ignored file is counted only when `include` lets it in.
+fn walk(search: &Search, include_ignored: bool) -> Walked {
+    let counts_file = search.include.clone().map(|include| {
+        let (root, shown) = (search.root.clone(), search.shown.clone());
+        Box::new(move |path: &Path| include.matches_below(&root, &shown, path))
+            as search::CountsFile
+    });
+    let ignoring = search::Ignoring::new(&search.root, include_ignored, counts_file);
+    let (walker, counts) = search::walker(&search.root, None, None, &search.judge, ignoring);
     let shared = WalkShared {
         search,
         found: AtomicU64::new(0),
@@ -367,12 +426,14 @@ fn walk(search: &Search) -> Walked {
     let mut walked = out.into_inner().unwrap_or_else(PoisonError::into_inner);
     walked.pruned = counts.pruned.load(Ordering::Relaxed);
     walked.refused += counts.refused.load(Ordering::Relaxed);
+    walked.ignored = counts.ignored.load(Ordering::Relaxed);
+    walked.ignored_names = counts.ignored_names(&search.shown);
     walked
 }
 
 /// Phase 1 for a file given as `path`: one candidate, searched in phase 2. Its `read` is
 /// the call's own access, which the gate has already allowed.
-fn single_file(search: &Search, size: u64, mtime: SystemTime) -> Walked {
+fn single_file(search: &Search, mtime: SystemTime) -> Walked {
     let mut walked = Walked::default();
     let path = search.root.clone();
     if search
@@ -380,10 +441,6 @@ fn single_file(search: &Search, size: u64, mtime: SystemTime) -> Walked {
         .as_ref()
         .is_some_and(|inc| !inc.matches(search, &path))
     {
-        return walked;
-    }
-    if size > MAX_FILE_BYTES {
-        walked.over_size += 1;
         return walked;
     }
     walked.candidates.push(Candidate {
@@ -523,10 +580,15 @@ impl FileSearcher {
     /// The file is read whole with one read call, as far as its size at `stat` time: the
     /// searcher's own reader would sniff for a byte-order mark and probe for the end with
     /// reads of its own, half again as many system calls for the small files most trees
-    /// are made of. A file with a NUL byte anywhere is binary (a UTF-16 file, recognised by
-    /// its byte-order mark, is transcoded by the searcher and judged after that).
+    /// are made of. A file with a NUL byte anywhere is binary, and so is one whose start
+    /// [`crate::binary`] calls binary (a known signature, or too many non-text bytes); a
+    /// UTF-16 file, recognised by its byte-order mark, is transcoded by the searcher and
+    /// judged after that.
     fn search(&mut self, mut file: File, size: u64, cap: u64, cancel: &AtomicBool) -> Outcome {
         use std::io::Read;
+        if size > MAX_FILE_BYTES {
+            return self.search_stream(file, cap, cancel);
+        }
         let want = usize::try_from(size.min(MAX_FILE_BYTES)).unwrap_or(0);
         if self.buf.len() < want {
             self.buf.resize(want, 0);
@@ -542,7 +604,7 @@ impl FileSearcher {
         }
         let data = &self.buf[..filled];
         let utf16 = data.starts_with(&[0xFF, 0xFE]) || data.starts_with(&[0xFE, 0xFF]);
-        if !utf16 && memchr::memchr(0, data).is_some() {
+        if !utf16 && (memchr::memchr(0, data).is_some() || crate::binary::is_binary(data)) {
             return Outcome::Binary;
         }
         let mut sink = Collect {
@@ -562,6 +624,80 @@ impl FileSearcher {
         }
     }
 }
+
+impl FileSearcher {
+    /// Searches a file over [`MAX_FILE_BYTES`] (only a file named as grep's `path` gets
+    /// here) in bounded memory: the searcher reads it through a line buffer that may grow
+    /// to [`STREAM_HEAP_LIMIT`] for a long line (a longer line makes the file unreadable),
+    /// and at most `cap` matching lines are kept. As for small files, a NUL byte anywhere
+    /// makes the file binary: the searcher checks what it reads, and when it stopped at
+    /// the cap the rest of the file is scanned for a NUL without being searched.
+    fn search_stream(&mut self, mut file: File, cap: u64, cancel: &AtomicBool) -> Outcome {
+        use std::io::{Read, Seek};
+        let mut head = [0u8; 2];
+        let utf16 = {
+            let mut got = 0;
+            while got < 2 {
+                match file.read(&mut head[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return Outcome::Unreadable,
+                }
+            }
+            got == 2 && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF])
+        };
+        if file.rewind().is_err() {
+            return Outcome::Unreadable;
+        }
+        let mut searcher = SearcherBuilder::new()
+            .line_terminator(LineTerminator::crlf())
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(b'\0'))
+            .heap_limit(Some(STREAM_HEAP_LIMIT))
+            .build();
+        let mut sink = Collect {
+            lines: Vec::new(),
+            lossy: false,
+            binary: false,
+            cap,
+            cancel,
+        };
+        if searcher
+            .search_reader(&self.matcher, &mut file, &mut sink)
+            .is_err()
+        {
+            return Outcome::Unreadable;
+        }
+        if sink.binary {
+            return Outcome::Binary;
+        }
+        if !utf16 && sink.lines.len() as u64 >= cap {
+            // Stopped at the cap: the part not read yet may still hold a NUL.
+            let mut chunk = vec![0u8; 64 * 1024];
+            loop {
+                if cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                match file.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) if memchr::memchr(0, &chunk[..n]).is_some() => return Outcome::Binary,
+                    Ok(_) => {}
+                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return Outcome::Unreadable,
+                }
+            }
+        }
+        Outcome::Matches {
+            lines: sink.lines,
+            lossy: sink.lossy,
+        }
+    }
+}
+
+/// The most memory the line buffer of a streamed search (a file over 1 MB named as
+/// `path`) may take: the longest line it can search.
+pub const STREAM_HEAP_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The sink of one file's search. The bytes of each matching line are decoded here rather
 /// than by the searcher's `Lossy` sink, so that only the shown prefix of a long line is
@@ -874,6 +1010,7 @@ fn finish(report: Report, skipped: Skipped, max_count: u64) -> ToolOutput {
         + skipped.secret
         + skipped.refused
         + skipped.pruned
+        + skipped.ignored
         + skipped.unreadable
         > 0;
     if matches == 0 || cut || anything_skipped {
@@ -884,6 +1021,7 @@ fn finish(report: Report, skipped: Skipped, max_count: u64) -> ToolOutput {
         ];
         parts.extend(search::walk_parts(
             skipped.pruned,
+            (skipped.ignored, &skipped.ignored_names),
             skipped.refused,
             skipped.unreadable,
         ));
@@ -907,6 +1045,7 @@ fn finish(report: Report, skipped: Skipped, max_count: u64) -> ToolOutput {
         .with("skipped_secret", skipped.secret)
         .with("skipped_policy", skipped.refused)
         .with("pruned_dirs", skipped.pruned)
+        .with("skipped_ignored", skipped.ignored)
         .with("unreadable", skipped.unreadable);
     if lossy {
         output = output.with("lossy", true);
@@ -1036,6 +1175,16 @@ mod tests {
         assert!(err.contains("unclosed group"), "{err}");
         assert!(build_matcher(r"a\nb").is_err());
         assert!(build_matcher(r"fn\s+main$").is_ok());
+    }
+
+    #[test]
+    fn huge_patterns_and_regexes_are_errors() {
+        let err = build_matcher(&"a".repeat(MAX_PATTERN_BYTES + 1)).unwrap_err();
+        assert!(err.contains("at most 65536"), "{err}");
+        let err = build_matcher("a{1000}{1000}").unwrap_err();
+        assert!(err.contains("size limit"), "{err}");
+        let names: Vec<String> = (0..5_000).map(|i| format!("name_{i}")).collect();
+        assert!(build_matcher(&names.join("|")).is_ok());
     }
 
     #[test]

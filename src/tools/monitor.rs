@@ -71,8 +71,9 @@ pub fn definition() -> ToolDef {
                 new lines (`(no new output)` when there are none); STATE is `running`, \
                 `exited with code N`, `killed by SIGNAL`, `stopped`, `stopped at its deadline \
                 (timeout 5m0s)` or `failed: WHY`; a line `[N earlier lines dropped …]` says \
-                when more than 100 lines arrived between reads; a read of more than 50 lines \
-                is previewed like any output (first 30 and last 20 lines). list: a JSON array of \
+                when more than 100 lines arrived between reads; a read of more than 2000 lines \
+                or 51200 bytes is previewed like any output, its whole text kept in the \
+                spill file named by metadata.full_output. list: a JSON array of \
                 {\"id\", \"description\", \"started\", \"deadline\", \"buffered_lines\", \
                 \"running\"} (RFC 3339 times, UTC), the monitors whose end no read or stop has \
                 reported yet. stop: `Monitor mon_N stopped`. metadata: monitor_id, state, \
@@ -256,13 +257,22 @@ fn start(ctx: &CallContext, args: &MonitorArgs) -> anyhow::Result<ToolOutput> {
         }
     };
     let monitor_id = Background::Monitor.label(id);
-    if let Err(why) = spawn_supervisor(session, Background::Monitor, id, &token) {
-        session
-            .state
-            .write(|s| s.abandon(Background::Monitor, id, "failed", &why))?;
-        return Ok(ToolOutput::error(format!("Failed to start monitor: {why}"))
-            .with("monitor_id", monitor_id));
-    }
+    let sandbox = match spawn_supervisor(session, Background::Monitor, id, &token) {
+        Ok(sandbox) => sandbox,
+        Err(failure) => {
+            let why = failure.why;
+            session
+                .state
+                .write(|s| s.abandon(Background::Monitor, id, "failed", &why))?;
+            if let Some(refused) = failure.refused {
+                return Ok(ToolOutput::error(why)
+                    .with("monitor_id", monitor_id)
+                    .with("sandbox", refused));
+            }
+            return Ok(ToolOutput::error(format!("Failed to start monitor: {why}"))
+                .with("monitor_id", monitor_id));
+        }
+    };
     let text = format!(
         "Monitor started: {label} (ID: {monitor_id})\n\
          Read its output with {{\"action\": \"read\", \"monitor_id\": \"{monitor_id}\"}}; it \
@@ -271,7 +281,8 @@ fn start(ctx: &CallContext, args: &MonitorArgs) -> anyhow::Result<ToolOutput> {
     );
     Ok(ToolOutput::text(text)
         .with("monitor_id", monitor_id)
-        .with("timeout_ms", timeout_ms))
+        .with("timeout_ms", timeout_ms)
+        .with("sandbox", sandbox))
 }
 
 /// A monitor as `list` shows it (the reference's fields).

@@ -20,8 +20,10 @@
 //! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
 //!
 //! Images (`.jpg`, `.jpeg`, `.png`, `.gif`, `.webp`) come back as a data URI of at most
-//! 5 MB of image, never previewed. Binary files are refused after scoring their first
-//! 8,192 bytes (NUL counts 10, other control bytes 1; binary above 30%).
+//! 5 MB of image, never previewed. Binary files are refused, judged by their first 8,192
+//! bytes ([`crate::binary`]: a known signature such as gzip, zip or ELF, or more than 30%
+//! non-text bytes, where invalid UTF-8 counts as non-text). A mostly-text file with a few
+//! invalid bytes (Latin-1 accents) is shown with them replaced and `metadata.lossy`.
 
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::Path;
@@ -30,6 +32,7 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::binary;
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
@@ -38,10 +41,6 @@ use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 pub const DEFAULT_LIMIT: u64 = 2_000;
 /// Characters of a line shown before it is cut with `...`.
 pub const MAX_LINE_CHARS: usize = 2_000;
-/// Bytes sniffed for binary content.
-pub const BINARY_CHECK_SIZE: usize = 8_192;
-/// Share of non-text bytes above which a file is binary.
-pub const BINARY_THRESHOLD: f64 = 0.30;
 /// Largest image returned as a data URI.
 pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
@@ -52,20 +51,29 @@ pub fn definition() -> ToolDef {
         summary: "Read a file's lines, numbered",
         description: "Read a file. Returns its lines numbered as `N<TAB>content` (1-based), \
             2000 lines from the start unless offset/limit say otherwise; lines longer than \
-            2000 characters are cut with `...`. Images (.png, .jpg, .jpeg, .gif, .webp) are \
-            returned as a base64 data URI. Binary files and directories are refused.",
+            2000 characters are cut with `...`. A page holds as many whole lines as fit 51200 \
+            bytes; when the file goes on, its last line gives the offset to continue with. \
+            Images (.png, .jpg, .jpeg, .gif, .webp) are returned as a base64 data URI. \
+            Binary files and directories are refused.",
         permission: "read",
         schema: parameters,
         execute,
         access: Some(access),
         doc: ToolDoc {
-            output: "Numbered lines `N<TAB>content`, one per line of the file. When lines remain \
-                after the page, a footer `... (N more lines not shown, use offset/limit to read \
-                more)`. An empty file reads as `(empty file)`. metadata: path, total_lines, \
-                start_line, end_line; mime for images; lossy when bytes were not UTF-8.",
+            output: "Numbered lines `N<TAB>content`, one per line of the file: at most `limit` \
+                lines (2000 by default), and as many whole lines as fit 51200 bytes. read is \
+                never previewed: when the file goes on, the last line says where, e.g. \
+                `[lines 1-1161 of 2093 shown, 932 more lines; continue with offset=1161]` \
+                (send that offset, 0-based, to continue). An empty file reads as `(empty \
+                file)`. A file with a few bytes that are not UTF-8 (Latin-1 accents) is shown \
+                with them replaced. Spill files under .tinytool/outputs/ are read like any \
+                file. metadata: path, total_lines, start_line, end_line; mime for images; \
+                lossy when bytes were not UTF-8.",
             errors: "`File not found: PATH` (with `Did you mean: PATH?` when a sibling shares the \
                 first three or more characters); `PATH is a directory, not a file`; `Binary file \
-                detected`; `Offset N is beyond end of file (M lines)`; an image over 5 MB.",
+                detected: PATH (KIND, N bytes)` for a known binary signature (gzip, zip, xz, \
+                zstd, bzip2, 7z, ELF, Mach-O, PE, wasm, class, SQLite, PDF, ...) or more than \
+                30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of file (M lines)`; an image over 5 MB.",
             examples: &[
                 (
                     "Read the first 40 lines of a file",
@@ -165,13 +173,17 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
-    let mut sniff = Vec::with_capacity(BINARY_CHECK_SIZE);
+    let mut sniff = Vec::with_capacity(binary::CHECK_SIZE);
     (&mut file)
-        .take(BINARY_CHECK_SIZE as u64)
+        .take(binary::CHECK_SIZE as u64)
         .read_to_end(&mut sniff)?;
-    if is_binary(&sniff) {
+    if let Some(kind) = binary::detect(&sniff) {
+        let what = match kind {
+            "data" => String::new(),
+            kind => format!("{kind}, "),
+        };
         return Ok(ToolOutput::error(format!(
-            "Binary file detected: {shown} ({} bytes). Cannot display binary content.",
+            "Binary file detected: {shown} ({what}{} bytes). Cannot display binary content.",
             meta.len()
         )));
     }
@@ -241,19 +253,22 @@ fn read_page(
 ) -> std::io::Result<Page> {
     // Enough bytes for 2,000 characters of up to 4 bytes each, plus a possible CR.
     const KEEP_BYTES: usize = 4 * MAX_LINE_CHARS + 1;
-    let mut end = offset.saturating_add(limit);
-    let mut text = String::new();
+    let mut page = Page {
+        text: String::new(),
+        end: offset.saturating_add(limit),
+        total_lines: 0,
+        lossy: false,
+    };
     let mut index: u64 = 0;
     let mut kept: Vec<u8> = Vec::new();
     let mut line_len: u64 = 0;
-    let mut lossy = false;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
             break;
         }
         let len = buf.len();
-        if index >= end {
+        if index >= page.end {
             // Past the page: only count the remaining lines.
             index += memchr::memchr_iter(b'\n', buf).count() as u64;
             line_len = match buf.last() {
@@ -270,26 +285,20 @@ fn read_page(
                 Some(i) => (&rest[..i], true),
                 None => (rest, false),
             };
-            if index >= offset && index < end && kept.len() < KEEP_BYTES {
+            if index >= offset && index < page.end && kept.len() < KEEP_BYTES {
                 let room = KEEP_BYTES - kept.len();
                 kept.extend_from_slice(&segment[..segment.len().min(room)]);
             }
             line_len += segment.len() as u64;
             pos += segment.len() + usize::from(newline);
             if newline {
-                if index >= offset && index < end {
-                    let (line, was_lossy) = format_line(index, &kept, line_len);
-                    if text.is_empty() || text.len() + line.len() <= budget {
-                        text.push_str(&line);
-                        lossy |= was_lossy;
-                    } else {
-                        end = index;
-                    }
+                if index >= offset && index < page.end {
+                    page.add_line(index, &kept, line_len, budget);
                 }
                 kept.clear();
                 line_len = 0;
                 index += 1;
-                if index >= end {
+                if index >= page.end {
                     let tail = &buf[pos..];
                     index += memchr::memchr_iter(b'\n', tail).count() as u64;
                     line_len = tail.len() as u64
@@ -305,23 +314,28 @@ fn read_page(
     }
     if line_len > 0 {
         // A last line without a newline.
-        if index >= offset && index < end {
-            let (line, was_lossy) = format_line(index, &kept, line_len);
-            if text.is_empty() || text.len() + line.len() <= budget {
-                text.push_str(&line);
-                lossy |= was_lossy;
-            } else {
-                end = index;
-            }
+        if index >= offset && index < page.end {
+            page.add_line(index, &kept, line_len, budget);
         }
         index += 1;
     }
-    Ok(Page {
-        text,
-        end: end.min(index),
-        total_lines: index,
-        lossy,
-    })
+    page.end = page.end.min(index);
+    page.total_lines = index;
+    Ok(page)
+}
+
+impl Page {
+    /// Adds line `index` (its kept bytes and real length) while it fits `budget` bytes (the
+    /// first line always does); otherwise the page ends before it.
+    fn add_line(&mut self, index: u64, kept: &[u8], line_len: u64, budget: usize) {
+        let (line, was_lossy) = format_line(index, kept, line_len);
+        if self.text.is_empty() || self.text.len() + line.len() <= budget {
+            self.text.push_str(&line);
+            self.lossy |= was_lossy;
+        } else {
+            self.end = index;
+        }
+    }
 }
 
 /// One numbered line and whether bytes had to be replaced.
@@ -345,25 +359,6 @@ fn format_line(index: u64, kept: &[u8], full_len: u64) -> (String, bool) {
         None => format!("{}\t{text}\n", index + 1),
     };
     (line, lossy)
-}
-
-/// The reference's binary score: NUL counts 10, bytes 0x01–0x07 and 0x0E–0x1F (but ESC)
-/// count 1; binary when the score is more than 30% of the window.
-pub fn is_binary(bytes: &[u8]) -> bool {
-    let window = &bytes[..bytes.len().min(BINARY_CHECK_SIZE)];
-    if window.is_empty() {
-        return false;
-    }
-    let score: usize = window
-        .iter()
-        .map(|&b| match b {
-            0x00 => 10,
-            0x01..=0x07 => 1,
-            0x0E..=0x1F if b != 0x1B => 1,
-            _ => 0,
-        })
-        .sum();
-    score as f64 / window.len() as f64 > BINARY_THRESHOLD
 }
 
 fn image_mime(path: &Path) -> Option<&'static str> {
@@ -504,21 +499,6 @@ mod tests {
         let got = read_page(reader, 7, 9, 51_000).unwrap();
         assert_eq!(got.total_lines, 50);
         assert_eq!(got.text, page(text.as_bytes(), 7, 9).0);
-    }
-
-    #[test]
-    fn binary_scoring_follows_the_reference() {
-        assert!(!is_binary(b""));
-        assert!(!is_binary(b"hello world\nthis is text"));
-        assert!(is_binary(&[0u8; 10]));
-        let mut mostly_ctrl = vec![0x01u8; 50];
-        mostly_ctrl.extend(vec![b'a'; 50]);
-        assert!(is_binary(&mostly_ctrl));
-        let mut few_ctrl = vec![0x01u8; 5];
-        few_ctrl.extend(vec![b'a'; 95]);
-        assert!(!is_binary(&few_ctrl));
-        assert!(!is_binary("日本語テスト hello world".as_bytes()));
-        assert!(!is_binary(b"\x1b[31mred\x1b[0m\n"));
     }
 
     #[test]

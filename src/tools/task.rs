@@ -287,8 +287,19 @@ pub fn start_error(command: &[String], err: &std::io::Error) -> String {
 }
 
 fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
+    // A subagent is a tinytool user: `.tinytool/` and its configured paths stay writable,
+    // and its own tinytool sandboxes what it starts.
+    let writable = crate::sandbox::subagent_writable(&ctx.session.config, start.kind);
+    let plan = crate::sandbox::plan_for(
+        ctx.session,
+        crate::sandbox::Purpose {
+            tinytool_writable: true,
+            extra_writable: &writable,
+        },
+    );
     let request = Request {
         stdin: Some(start.prompt.as_bytes()),
+        sandbox: plan.clone(),
         ..Request::in_call(
             ctx.session,
             Program::Argv(start.command),
@@ -302,6 +313,11 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
     };
     let finished = match run::run(request) {
         Ok(finished) => finished,
+        Err(_) if let Some(refusal) = crate::sandbox::refusal(&plan) => {
+            return refusal
+                .with("subagent_type", start.kind)
+                .with("depth", start.depth);
+        }
         Err(err) => {
             return ToolOutput::error(format!(
                 "Subagent error: {}",
@@ -320,12 +336,13 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
         let concluded = conclude(start.kind, finished, start.deadline);
         ToolOutput::error(format!("Subagent error: {}", concluded.error))
     };
-    output
+    let output = output
         .with("subagent_type", start.kind)
         .with("depth", start.depth)
         .with("exit_code", exit_code)
         .with("duration_ms", duration_ms)
-        .with("stderr_bytes", stderr_bytes)
+        .with("stderr_bytes", stderr_bytes);
+    output.with("sandbox", crate::sandbox::metadata_of(plan.as_deref()))
 }
 
 /// How a subagent run ended, as a job records it.
@@ -410,14 +427,20 @@ fn start_job(ctx: &CallContext, start: &Start) -> anyhow::Result<ToolOutput> {
         })
     })?;
     let label = Background::Job.label(id);
-    if let Err(why) = spawn_supervisor(session, Background::Job, id, &token) {
-        session
-            .state
-            .write(|s| s.abandon(Background::Job, id, "failed", &why))?;
-        return Ok(ToolOutput::error(format!("Subagent error: {why}"))
-            .with("job_id", label)
-            .with("status", "failed"));
-    }
+    let sandbox = match spawn_supervisor(session, Background::Job, id, &token) {
+        Ok(sandbox) => sandbox,
+        Err(failure) => {
+            let why = failure.why;
+            session
+                .state
+                .write(|s| s.abandon(Background::Job, id, "failed", &why))?;
+            let output = match failure.refused {
+                Some(refused) => ToolOutput::error(why).with("sandbox", refused),
+                None => ToolOutput::error(format!("Subagent error: {why}")),
+            };
+            return Ok(output.with("job_id", label).with("status", "failed"));
+        }
+    };
     let text = json!({
         "job_id": label,
         "status": "running",
@@ -427,7 +450,8 @@ fn start_job(ctx: &CallContext, start: &Start) -> anyhow::Result<ToolOutput> {
         .with("job_id", label)
         .with("status", "running")
         .with("subagent_type", start.kind)
-        .with("depth", start.depth))
+        .with("depth", start.depth)
+        .with("sandbox", sandbox))
 }
 
 fn lookup(ctx: &CallContext, task_id: &str, cancel: bool) -> anyhow::Result<ToolOutput> {

@@ -5,7 +5,7 @@
 //! the same directory, fsync, rename; an existing file keeps its permission bits, a new one
 //! gets 0644. An existing file's conventions are kept (`textdoc`): its line endings (CRLF
 //! stays CRLF, LF stays LF), its UTF-8 BOM and whether it ends with a newline; a new file
-//! gets the content exactly as given. The path's lock (`project::PathLock`) is held for the
+//! gets the content exactly as given. The path's lock (`locks::PathLock`) is held for the
 //! whole call so a concurrent edit of the same file cannot interleave. Afterwards the
 //! configured formatter runs (its failure is reported, never undoes the write) and
 //! `file.modified` is published with operation `write`.
@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::aftercare;
 use crate::atomic::{self, Kind};
-use crate::project::PathLock;
+use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
 use crate::textdoc::Conventions;
@@ -122,11 +122,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             path.parent().map(|p| ctx.display(p)).unwrap_or_default()
         )));
     }
-    let _lock = match PathLock::acquire(&ctx.session.dir, &path) {
+    let _lock = match PathLock::acquire(&path) {
         Ok(lock) => lock,
         Err(err) => {
             return Ok(ToolOutput::error(format!(
-                "Error writing file: {shown}: cannot take its lock in .tinytool/locks: {err}"
+                "Error writing file: {shown}: cannot take its lock: {err}"
             )));
         }
     };

@@ -4,7 +4,9 @@
 //! A fixture folder holds `input` (the file before), `args.json` (`old_string`,
 //! `new_string`, optionally `replace_all` and `file_path`, default `input`), and either
 //! `expected` (the exact bytes after) or `refused` (a substring the refusal must contain;
-//! the file must then be unchanged). A new case is a new folder.
+//! the file must then be unchanged). Without `input` the file does not exist before the
+//! call (creation by edit). An optional `strategy` file holds the `metadata.strategy` a
+//! success must report. A new case is a new folder.
 
 use std::path::{Path, PathBuf};
 
@@ -69,20 +71,42 @@ fn run_case(case: &Path) -> Result<(), String> {
         .and_then(Value::as_str)
         .unwrap_or("input")
         .to_string();
-    let input = std::fs::read(case.join("input")).unwrap();
-    room.write(&name, &input);
+    let input = std::fs::read(case.join("input")).ok();
+    if let Some(input) = &input {
+        room.write(&name, input);
+    }
     args["file_path"] = json!(name);
     let run = room.call("edit", args);
     let result = run.json();
     let output = result["output"].as_str().unwrap_or_default().to_string();
-    let after = std::fs::read(room.path(&name)).unwrap();
-    let files: Vec<String> = tree(&room.dir).into_iter().map(|(p, _)| p).collect();
-    if files != vec![name.clone()] {
+    let after = std::fs::read(room.path(&name)).ok();
+    let files: Vec<String> = tree(&room.dir)
+        .into_iter()
+        .filter(|(_, bytes)| bytes.is_some())
+        .map(|(p, _)| p)
+        .collect();
+    let wanted_files = if after.is_some() || input.is_some() {
+        vec![name.clone()]
+    } else {
+        Vec::new()
+    };
+    if files != wanted_files {
         return Err(format!("files left in the directory: {files:?}"));
     }
+    let after = after.unwrap_or_default();
+    let input = input.unwrap_or_default();
     if let Ok(expected) = std::fs::read(case.join("expected")) {
         if result["is_error"] != false {
             return Err(format!("refused, expected an edit:\n{output}"));
+        }
+        if let Ok(strategy) = std::fs::read_to_string(case.join("strategy"))
+            && result["metadata"]["strategy"] != strategy.trim()
+        {
+            return Err(format!(
+                "strategy {} , expected {}",
+                result["metadata"]["strategy"],
+                strategy.trim()
+            ));
         }
         if after != expected {
             return Err(format!(
@@ -155,6 +179,59 @@ fn success_output_and_metadata() {
         "class App:\n\tdef run(self):\n\t\tself.start()\n\t\tself.wait()\n\t\treturn 0\n"
     );
     crate::snapshot!("edit_success_reindented", run.json());
+}
+
+#[test]
+fn metadata_says_when_lines_were_reindented_or_kept_from_the_file() {
+    let room = Room::new();
+    room.write("f.py", "def f():\n    a  =  1\n    b = 2\n");
+    let run = room.call(
+        "edit",
+        json!({"file_path": "f.py", "old_string": "a = 1\nb = 2", "new_string": "a = 1\nb = 3\nc = 4"}),
+    );
+    let result = run.json();
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(
+        room.read("f.py"),
+        "def f():\n    a  =  1\n    b = 3\n    c = 4\n"
+    );
+    assert_eq!(result["metadata"]["reindented_lines"], 2, "{result}");
+    assert_eq!(result["metadata"]["file_lines_kept"], 1, "{result}");
+    // An exact edit writes new_string as given and says nothing of the kind.
+    let run = room.call(
+        "edit",
+        json!({"file_path": "f.py", "old_string": "c = 4", "new_string": "c = 5"}),
+    );
+    let result = run.json();
+    assert_eq!(result["metadata"]["strategy"], "exact");
+    assert!(
+        result["metadata"].get("reindented_lines").is_none(),
+        "{result}"
+    );
+    assert!(
+        result["metadata"].get("file_lines_kept").is_none(),
+        "{result}"
+    );
+}
+
+#[test]
+fn an_empty_old_string_creates_a_missing_file_with_its_parents() {
+    let room = Room::new();
+    let run = room.call(
+        "edit",
+        json!({"file_path": "a/b/new.txt", "old_string": "", "new_string": "hello\n"}),
+    );
+    let result = run.json();
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["metadata"]["strategy"], "created");
+    assert_eq!(room.read("a/b/new.txt"), "hello\n");
+    // The file now exists and is not empty: an empty old_string is refused.
+    let run = room.call(
+        "edit",
+        json!({"file_path": "a/b/new.txt", "old_string": "", "new_string": "x"}),
+    );
+    assert_eq!(run.json()["metadata"]["reason"], "empty_old_string");
+    assert_eq!(room.read("a/b/new.txt"), "hello\n");
 }
 
 #[test]
@@ -311,7 +388,8 @@ fn the_formatter_runs_after_an_edit_and_its_failure_is_only_reported() {
 fn concurrent_processes_lose_no_update_and_leave_nothing_beside_the_file() {
     const WORKERS: usize = 8;
     const EDITS: usize = 25;
-    let room = Room::new();
+    let mut room = Room::new();
+    let runtime = private_runtime_dir(&mut room);
     let initial: String = (0..WORKERS).map(|w| format!("worker {w}: 0\n")).collect();
     room.write("counters.txt", &initial);
     std::thread::scope(|scope| {
@@ -339,7 +417,65 @@ fn concurrent_processes_lose_no_update_and_leave_nothing_beside_the_file() {
     let files: Vec<String> = tree(&room.dir).into_iter().map(|(p, _)| p).collect();
     assert_eq!(files, vec!["counters.txt".to_string()]);
     // Every holder removed its lock file when it let go.
-    let locks = std::fs::read_dir(room.dir.join(".tinytool/locks")).unwrap();
+    let locks = std::fs::read_dir(runtime.join("tinytool/locks")).unwrap();
+    assert_eq!(locks.count(), 0);
+}
+
+/// Gives the room's runs a private `XDG_RUNTIME_DIR` (mode 0700), where the lock files go.
+fn private_runtime_dir(room: &mut Room) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let runtime = room.home.join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    room.set_env("XDG_RUNTIME_DIR", runtime.to_string_lossy());
+    runtime
+}
+
+#[test]
+fn processes_with_overlapping_dirs_share_one_lock_per_file() {
+    // Issue 18: half the workers run with --dir P, half with --dir P/sub, all appending
+    // distinct lines to P/sub/log.txt; a lock keyed per project lost updates.
+    const WORKERS: usize = 8;
+    const EDITS: usize = 50;
+    let mut room = Room::new();
+    let runtime = private_runtime_dir(&mut room);
+    room.write("sub/log.txt", "END\n");
+    let (outer, inner) = (room.dir.clone(), room.dir.join("sub"));
+    std::thread::scope(|scope| {
+        for w in 0..WORKERS {
+            let room = &room;
+            let (dir, file) = if w % 2 == 0 {
+                (&outer, "sub/log.txt")
+            } else {
+                (&inner, "log.txt")
+            };
+            scope.spawn(move || {
+                for k in 0..EDITS {
+                    let args = json!({
+                        "file_path": file,
+                        "old_string": "END\n",
+                        "new_string": format!("worker {w} edit {k}\nEND\n"),
+                    });
+                    let dir = dir.to_string_lossy();
+                    let run = room.run(&["--dir", &dir, "edit"], Some(&args.to_string()));
+                    assert_eq!(run.code, 0, "worker {w}, edit {k}: {run:?}");
+                }
+            });
+        }
+    });
+    let text = room.read("sub/log.txt");
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.pop(), Some("END"));
+    assert_eq!(lines.len(), WORKERS * EDITS, "lost updates");
+    for w in 0..WORKERS {
+        for k in 0..EDITS {
+            assert!(
+                lines.contains(&format!("worker {w} edit {k}").as_str()),
+                "{w} {k}"
+            );
+        }
+    }
+    let locks = std::fs::read_dir(runtime.join("tinytool/locks")).unwrap();
     assert_eq!(locks.count(), 0);
 }
 

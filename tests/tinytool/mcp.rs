@@ -930,3 +930,29 @@ fn a_policy_ask_is_answered_by_the_client_under_2026_07_28() {
     assert!(!room.path("guarded/b.txt").exists());
     assert_eq!(client.finish(), 0);
 }
+
+#[test]
+fn a_huge_grep_include_is_an_error_result_and_the_server_goes_on() {
+    let room = Room::new();
+    room.write("a.txt", "needle\n");
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-06-18", json!({}));
+    let huge = client.request(
+        2,
+        "tools/call",
+        json!({"name": "grep", "arguments": {"pattern": "needle", "include": "*".repeat(330_000)}}),
+    );
+    assert_eq!(huge["result"]["isError"], true, "{huge}");
+    let text = huge["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Invalid include pattern: the glob is 330000 bytes"),
+        "{text}"
+    );
+    let next = client.request(
+        3,
+        "tools/call",
+        json!({"name": "grep", "arguments": {"pattern": "needle"}}),
+    );
+    assert_eq!(next["result"]["isError"], false, "{next}");
+    assert_eq!(client.finish(), 0);
+}

@@ -25,7 +25,7 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Runs one call of every kind that touches state, locks, spill files or the sandbox and
+/// Runs one call of every kind that touches state, the journal, spill files or the sandbox and
 /// checks each is refused with `expected` (and a fix) in its message.
 fn every_call_is_refused(room: &Room, expected: &str, fix: &str) {
     let patch = "*** Begin Patch\n*** Add File: p.txt\n+x\n*** End Patch\n";
@@ -76,14 +76,18 @@ fn a_dangling_gitignore_link_is_refused_and_never_created_through() {
 
     // Fixed as the message says, the project works again and the folder is tinytool's own.
     std::fs::remove_file(room.path(".tinytool/.gitignore")).unwrap();
-    let run = room.call("write", json!({"file_path": "w.txt", "content": "x"}));
+    // (apply_patch records its commit in `.tinytool/journal`, so it makes the folder; locks
+    // live in the per-user lock directory, not here.)
+    let patch = "*** Begin Patch\n*** Add File: p.txt\n+x\n*** End Patch\n";
+    let run = room.call("apply_patch", json!({"patch": patch}));
     assert_eq!(run.code, 0, "{run:?}");
+    assert!(room.path(".tinytool/journal").is_dir());
     assert_eq!(room.read(".tinytool/.gitignore"), "*\n");
 }
 
 #[test]
 fn symlinked_entries_tinytool_creates_are_refused() {
-    for entry in ["locks", "outputs", "state.db", "sandbox"] {
+    for entry in ["journal", "outputs", "state.db", "sandbox"] {
         let room = Room::new();
         room.write("a.txt", "a\n");
         let outside = outside(&room);
@@ -112,4 +116,34 @@ fn a_tinytool_folder_of_another_user_is_refused() {
     std::os::unix::fs::chown(room.path(".tinytool"), Some(54321), Some(54321)).unwrap();
     every_call_is_refused(&room, "belongs to another user (uid 54321", "chown");
     assert_eq!(entries(&room.path(".tinytool")), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_journal_record_behind_a_planted_folder_is_never_recovered() {
+    use base64::Engine;
+    // A record that, if recovered, would put `evil` in place of a.txt (a deletion whose
+    // "previous version" is the planted file).
+    let room = Room::new();
+    room.write("a.txt", "a\n");
+    let outside = outside(&room);
+    std::fs::create_dir(outside.join("journal")).unwrap();
+    std::fs::write(outside.join("evil"), "evil\n").unwrap();
+    let b64 = |p: &Path| {
+        base64::engine::general_purpose::STANDARD.encode(p.as_os_str().as_encoded_bytes())
+    };
+    let record = json!({
+        "version": 1,
+        "entries": [{"target": b64(&room.path("a.txt")), "temp": null, "temp_id": null,
+                     "aside": b64(&outside.join("evil"))}],
+        "created_dirs": [],
+    });
+    std::fs::write(outside.join("journal/1-0-0.json"), record.to_string()).unwrap();
+    std::os::unix::fs::symlink(&outside, room.path(".tinytool")).unwrap();
+    let run = room.call("read", json!({"file_path": "a.txt"}));
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(room.read("a.txt"), "a\n");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("evil")).unwrap(),
+        "evil\n"
+    );
 }

@@ -108,3 +108,64 @@ fn the_ci_policy_allows_destruction_but_no_push_and_no_secrets() {
         0
     );
 }
+
+/// Whether bash calls get the mount layer here (else why not), under `room`'s policy.
+fn sandboxed(room: &Room) -> Result<(), String> {
+    let run = bash(room, "true");
+    let sandbox = &run.json()["metadata"]["sandbox"];
+    if sandbox["layers"]
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "mount"))
+    {
+        Ok(())
+    } else {
+        Err(format!("no mount layer here: {}", run.output()))
+    }
+}
+
+#[test]
+fn the_ci_policy_has_no_network_and_writes_only_the_checkout_and_tmp() {
+    let room = room_with(2);
+    if let Err(why) = sandboxed(&room) {
+        // `required` refuses every command where a layer is missing: nothing escapes.
+        eprintln!("skipped: {why}");
+        assert_eq!(bash(&room, "touch x").code, 3);
+        assert!(!room.path("x").exists());
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('reached')\""
+        ),
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(!run.output().contains("reached"), "{run:?}");
+    assert_eq!(run.json()["metadata"]["sandbox"]["mode"], "required");
+
+    let outside = std::path::PathBuf::from(format!("/var/tmp/tinytool-ci-{}", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let run = bash(
+        &room,
+        &format!(
+            "mkdir -p out && echo built > out/bin && echo t > {}/t; echo o > {}",
+            tmp.path().display(),
+            outside.display()
+        ),
+    );
+    let leaked = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!leaked, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
+    assert_eq!(room.read("out/bin"), "built\n");
+    assert!(tmp.path().join("t").exists(), "{run:?}");
+    // Nor outside the checkout through a file tool.
+    let write = room.call(
+        "write",
+        json!({"file_path": outside.display().to_string(), "content": "x"}),
+    );
+    assert_ne!(write.code, 0);
+    assert!(!outside.exists());
+}

@@ -76,16 +76,22 @@ fn writes_outside_and_to_protected_paths_fail_and_say_why() {
 
     let run = bash(&room, "echo 'touch pwned' > .git/hooks/pre-commit");
     assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
     assert!(!room.path(".git/hooks/pre-commit").exists());
     let run = bash(&room, "git config core.fsmonitor 'touch pwned'");
     assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
     assert!(
         !std::fs::read_to_string(room.path(".git/config"))
             .unwrap()
             .contains("fsmonitor")
     );
-    let run = bash(&room, "mv .git .g && mkdir -p .git/hooks");
+    let run = bash(
+        &room,
+        "mv .git .g && mkdir -p .git/hooks && echo 'touch pwned' > .git/hooks/pre-commit",
+    );
     assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
     assert!(room.path(".git/config").exists());
     assert!(!room.path(".g").exists());
     let run = bash(
@@ -94,11 +100,32 @@ fn writes_outside_and_to_protected_paths_fail_and_say_why() {
     );
     assert_ne!(run.code, 0, "{run:?}");
     assert!(!room.path(".tinytool/approvals").exists());
+    // The stored approvals live in the user's state home (here under /tmp, which is
+    // writable): a name built at run time cannot reach them either, nor create them.
     let run = bash(
         &room,
-        "echo '{}' > \"$XDG_CONFIG_HOME/tinytool/config.json\"",
+        "python3 -c \"import os; d=os.environ['XDG_STATE_HOME']+'/tiny'+'tool/approvals'; \
+         os.makedirs(d, exist_ok=True); open(d+'/x.json','w').write('{}')\"",
     );
     assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
+    assert!(
+        !room
+            .home
+            .join(".local/state/tinytool/approvals/x.json")
+            .exists()
+    );
+    room.write_user("config.json", "{}\n");
+    let run = bash(
+        &room,
+        "echo '{\"webfetch\": {\"allow_hosts\": [\"127.0.0.1\"]}}' > \"$HOME/.config/tinytool/config.json\"",
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("[sandbox:"), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(room.home.join(".config/tinytool/config.json")).unwrap(),
+        "{}\n"
+    );
 
     // Inside the project, work goes on: builds write, git commits.
     let run = bash(
@@ -284,5 +311,74 @@ fn a_sigkilled_tinytool_leaves_not_even_a_setsid_child() {
     assert_eq!(
         crate::util::survivors_of_sigkill(cmd, &sleep, 2),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn the_sandbox_subcommand_names_every_layer_and_why_one_is_missing() {
+    let room = git_room(ALLOW_ALL);
+    let run = room.run(&["sandbox", "--json"], None);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = run.json();
+    assert_eq!(report["mode"], "auto");
+    assert_eq!(report["network"], true);
+    let layers = report["layers"].as_array().unwrap();
+    let names: Vec<&str> = layers.iter().filter_map(|l| l["layer"].as_str()).collect();
+    for layer in ["userns", "mount", "pid", "net", "mask"] {
+        assert!(names.contains(&layer), "{report}");
+    }
+    for layer in layers {
+        // A missing layer always says why.
+        if layer["available"] == false {
+            assert!(!layer["why"].as_str().unwrap().is_empty(), "{report}");
+        }
+    }
+    // What the subcommand reports is what a bash call gets.
+    let mount = layers.iter().find(|l| l["layer"] == "mount").unwrap();
+    assert_eq!(mount["available"], supported(&room).is_ok(), "{report}");
+    let text = room.run(&["sandbox"], None);
+    assert_eq!(text.code, 0);
+    assert!(text.stdout.contains("mount: "), "{text:?}");
+    assert!(text.stdout.starts_with("sandbox.mode: auto"), "{text:?}");
+}
+
+#[test]
+fn under_the_default_policy_undetected_damage_fails_with_the_explanation() {
+    // No user policy: the built-in defaults decide, and these commands pass them.
+    let room = Room::new();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(room.path(""))
+        .status()
+        .unwrap();
+    assert!(git.success());
+    room.write_user("config.json", "{}\n");
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let outside = format!("/var/tmp/tinytool-default-{}", std::process::id());
+    for command in [
+        format!("python3 -c \"open('{outside}','w').write('x')\""),
+        "echo 'touch pwned' > .git/hooks/pre-commit".to_string(),
+        "git config core.fsmonitor 'touch pwned'".to_string(),
+        "mv .git .g && mkdir -p .git/hooks".to_string(),
+        "python3 -c \"import os; open(os.path.expanduser('~/.con'+'fig/tiny'+'tool/con'+'fig.json'),'w').write('x')\"".to_string(),
+    ] {
+        let run = bash(&room, &command);
+        assert_eq!(run.code, 1, "{command}: {run:?}");
+        assert!(
+            run.output().trim_end().ends_with(']') && run.output().contains("[sandbox:"),
+            "{command}: {run:?}"
+        );
+    }
+    let leaked = std::path::Path::new(&outside).exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!leaked);
+    assert!(!room.path(".git/hooks/pre-commit").exists());
+    assert!(!room.path(".g").exists());
+    assert_eq!(
+        std::fs::read_to_string(room.home.join(".config/tinytool/config.json")).unwrap(),
+        "{}\n"
     );
 }

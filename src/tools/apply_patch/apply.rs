@@ -9,11 +9,18 @@
 //! before it, so the tree is exactly as it was (created directories removed again).
 //!
 //! Hunk context is located exactly, then ignoring trailing whitespace, then ignoring the
-//! whitespace around each line; scope lines (`@@ def f():`) first, in order. An envelope
-//! chunk takes the first match after the previous chunk (at the end of the file when it is
-//! marked `*** End of File`); a unified hunk takes the match nearest to the line its header
-//! names. A chunk without context or removed lines is inserted after its scope line, at the
-//! line its unified header names, or at the end of the file.
+//! whitespace around each line, then with Unicode punctuation (dashes, curly quotes,
+//! ellipsis, odd spaces) folded to ASCII as Codex folds it; scope lines (`@@ def f():`)
+//! first, in order. An envelope chunk takes the first match after the previous chunk (at
+//! the end of the file when it is marked `*** End of File`); a unified hunk takes the match
+//! nearest to the line its header names. Context lines keep the file's own characters.
+//!
+//! A chunk without context or removed lines is placed as Codex places it: an envelope one
+//! at the end of the file (before its last line when that is empty) — its scope lines must
+//! be in the file but do not move it, and it does not move the next chunk's search; a
+//! unified one at the line its header names (after its scope line when it has one). An
+//! envelope update that changes a file ends it with a newline, as Codex's does; a unified
+//! diff follows its `\ No newline at end of file` markers.
 //!
 //! A hunk whose old lines are not found but whose new lines are (right where its old lines
 //! would be, or where it would insert) is **already applied** and skipped; a patch whose
@@ -42,6 +49,7 @@ use crate::atomic::{self, Kind};
 use crate::textdoc::{Conventions, Splice, TextDoc};
 use crate::tools::edit::feedback::visible;
 use crate::tools::edit::lines::FileLines;
+use crate::tools::edit::punctuation::fold;
 
 /// What a file is, on disk or in the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -670,29 +678,44 @@ pub fn apply_hunks(
         });
         let (mut old, mut new): (&[String], &[String]) = (&hunk.old, &hunk.new);
         if old.is_empty() {
-            let at = if !hunk.scopes.is_empty() {
+            let envelope = format == Format::Envelope;
+            let at = if envelope {
+                // As Codex places it: at the end of the file, before its last line when that
+                // is empty; a scope only has to be there.
+                if lines.last().is_some_and(|l| l.is_empty()) {
+                    lines.len() - 1
+                } else {
+                    lines.len()
+                }
+            } else if !hunk.scopes.is_empty() {
                 from
-            } else if format == Format::Unified {
+            } else {
                 // `@@ -K,0 …` inserts after line K.
                 hunk.hint.map_or(lines.len(), |h| {
                     (h as i64 + offset).clamp(0, lines.len() as i64) as usize
                 })
-            } else {
-                lines.len()
             };
-            let at = at.max(cursor).min(lines.len());
+            let at = if envelope {
+                at
+            } else {
+                at.max(cursor).min(lines.len())
+            };
             let n = new.len();
             // Inserted before: the lines are right where they would go (or, at the end of
             // the file, right before it).
             let there = lines.get(at..at + n).is_some_and(|s| lines_equal(s, new))
-                || (at == lines.len() && at >= n && lines_equal(&lines[at - n..], new));
+                || ((at == lines.len() || envelope)
+                    && at >= n
+                    && lines_equal(&lines[at - n..at], new));
             if n > 0 && there {
                 already.push(number);
                 continue;
             }
             replacements.push((at, 0, new.to_vec()));
-            offset += new.len() as i64;
-            cursor = at;
+            if !envelope {
+                offset += new.len() as i64;
+                cursor = at;
+            }
             continue;
         }
         let mut found = locate(&lines, old, from, hunk.end_of_file, hint);
@@ -743,11 +766,17 @@ pub fn apply_hunks(
     }
     let final_newline = if hunks.iter().any(|h| h.new_no_newline) {
         Some(false)
-    } else if hunks.iter().any(|h| h.old_no_newline) {
+    } else if hunks.iter().any(|h| h.old_no_newline)
+        || (format == Format::Envelope && !replacements.is_empty())
+    {
+        // An envelope update ends its file with a newline, as Codex's does.
         Some(true)
     } else {
         None
     };
+    // Envelope additions at the end may precede later chunks; a stable sort keeps the
+    // patch order of those at one place.
+    replacements.sort_by_key(|&(at, len, _)| (at, len));
     let splices = replacements
         .into_iter()
         .map(|(at, len, new)| line_splice(&file, at, len, &new))
@@ -831,7 +860,8 @@ fn lines_equal(have: &[&str], want: &[String]) -> bool {
 }
 
 /// Finds `pattern` in `lines` at or after `from`: exactly, then ignoring trailing
-/// whitespace, then ignoring the whitespace around each line. With `eof` the end of the
+/// whitespace, then ignoring the whitespace around each line, then also with Unicode
+/// punctuation folded to ASCII (`punctuation`). With `eof` the end of the
 /// file is tried first; with a `hint` the match nearest to it wins, otherwise the first.
 fn locate(
     lines: &[&str],
@@ -844,10 +874,11 @@ fn locate(
         return None;
     }
     let last_start = lines.len() - pattern.len();
-    let comparisons: [fn(&str, &str) -> bool; 3] = [
+    let comparisons: [fn(&str, &str) -> bool; 4] = [
         |a, b| a == b,
         |a, b| a.trim_end() == b.trim_end(),
         |a, b| a.trim() == b.trim(),
+        |a, b| fold(a.trim()).trim() == fold(b.trim()).trim(),
     ];
     for same in comparisons {
         let matches_at = |i: usize| {
@@ -1005,14 +1036,37 @@ mod tests {
     }
 
     #[test]
-    fn pure_additions_go_after_the_scope_or_at_the_end() {
+    fn envelope_pure_additions_go_where_codex_puts_them() {
+        // At the end, and the update ends the file with a newline.
         assert_eq!(
             apply_text("a\nb", &envelope("@@\n+c\n")).unwrap(),
-            "a\nb\nc"
+            "a\nb\nc\n"
         );
+        // A scope must be there but does not move the addition.
         assert_eq!(
             apply_text("a\nb\n", &envelope("@@ a\n+x\n")).unwrap(),
-            "a\nx\nb\n"
+            "a\nb\nx\n"
+        );
+        assert!(apply_text("a\nb\n", &envelope("@@ zz\n+x\n")).is_err());
+        // Before a last empty line; a later chunk is still searched from the top.
+        assert_eq!(
+            apply_text("l1\nl2\nl3\n\n", &envelope("@@\n+end\n@@\n l1\n-l2\n+L2\n")).unwrap(),
+            "l1\nL2\nl3\nend\n\n"
+        );
+        // A unified hunk still inserts where its header says.
+        let unified = "--- a/f\n+++ b/f\n@@ -1,0 +2,1 @@\n+x\n";
+        assert_eq!(apply_text("a\nb\n", unified).unwrap(), "a\nx\nb\n");
+    }
+
+    #[test]
+    fn trailing_blank_lines_and_unicode_punctuation() {
+        let patch =
+            "*** Begin Patch\n*** Update File: f\n@@\n-x\n+y\n*** End of File\n\n\n*** End Patch\n";
+        assert_eq!(apply_text("w\nx\n", patch).unwrap(), "w\ny\n");
+        let patch = envelope("@@\n a \u{2014} b\n-say \"hi\"...\n+say \"bye\"\n\n\n");
+        assert_eq!(
+            apply_text("a \u{2013} b\nsay \u{201c}hi\u{201d}\u{2026}\n", &patch).unwrap(),
+            "a \u{2013} b\nsay \"bye\"\n"
         );
     }
 

@@ -24,6 +24,11 @@
 //! runs on each written file and `file.modified` is published per path (`create`, `edit`,
 //! `delete`; a move is a delete and a create).
 //!
+//! No output shows the content of a file the caller may not read (`secrets`: `.env` under
+//! the default policy): its diff, and the diff of a move's other end, are replaced by
+//! `[content of a secret file not shown]`, and a hunk that does not match it is refused
+//! without quoting its lines.
+//!
 //! Output: one line per operation, `Created PATH`, `Modified PATH`, `Deleted PATH` or
 //! `Moved FROM -> TO`, each followed by its formatter note. metadata: format, files (path,
 //! operation) and diff (unified, of every changed file, cut at 256 KB).
@@ -38,7 +43,7 @@ use serde_json::{Map, Value, json};
 
 use crate::aftercare;
 use crate::atomic;
-use crate::project::PathLock;
+use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
@@ -55,7 +60,10 @@ pub fn definition() -> ToolDef {
             context line\n-removed line\n+added line\n*** End Patch\n\
             (`@@ scope` lines locate a chunk; `*** End of File` anchors one at the end), and \
             unified diffs (`--- a/path`, `+++ b/path`, `@@ -1,3 +1,4 @@` hunks; /dev/null adds \
-            or deletes). Context is matched exactly, then ignoring surrounding whitespace. \
+            or deletes). Context is matched exactly, then ignoring surrounding whitespace, \
+            then with Unicode dashes, curly quotes, ellipses and spaces read as ASCII. A chunk \
+            with only added lines goes at the end of the file (its scope must exist); an \
+            updated file ends with a newline. \
             Nothing is written unless every hunk of every file applies; a patch that is \
             already applied changes nothing. Paths are relative to the working directory.",
         permission: "edit",
@@ -191,20 +199,24 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     paths.dedup();
     let mut locks = Vec::with_capacity(paths.len());
     for path in &paths {
-        match PathLock::acquire(&ctx.session.dir, path) {
+        match PathLock::acquire(path) {
             Ok(lock) => locks.push(lock),
             Err(err) => {
                 return Ok(ToolOutput::error(format!(
-                    "{NOTHING_CHANGED}\nCannot take the lock of {} in .tinytool/locks: {err}",
+                    "{NOTHING_CHANGED}\nCannot take the lock of {}: {err}",
                     ctx.display(path)
                 )));
             }
         }
     }
     let show = |p: &Path| ctx.display(p);
+    let hidden = hidden_paths(ctx, &targets);
     let plan = match apply::plan(&patch, &targets, &show) {
         Ok(plan) => plan,
-        Err(message) => return Ok(ToolOutput::error(format!("{NOTHING_CHANGED}\n{message}"))),
+        Err(message) => {
+            let message = hide_mismatch(message, &hidden, &show);
+            return Ok(ToolOutput::error(format!("{NOTHING_CHANGED}\n{message}")));
+        }
     };
     let format_name = match patch.format {
         parse::Format::Envelope => "envelope",
@@ -283,7 +295,10 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let mut output = ToolOutput::text(lines.join("\n"))
         .with("format", format_name)
         .with("files", files)
-        .with("diff", crate::tools::edit::bounded_diff(diff(ctx, &plan)));
+        .with(
+            "diff",
+            crate::tools::edit::bounded_diff(diff(ctx, &plan, &hidden)),
+        );
     let formatters: Vec<Value> = notes.into_iter().filter_map(|(_, _, meta)| meta).collect();
     if !formatters.is_empty() {
         output = output.with("formatters", formatters);
@@ -317,7 +332,7 @@ fn commit(plan: &Plan, root: &Path, show: &dyn Fn(&Path) -> String) -> Result<Ve
             Entry::Other(_) | Entry::Link(_) => {}
         }
     }
-    let committed = atomic::commit(&changes).map_err(|failure| failed(&failure, show))?;
+    let committed = atomic::commit(root, &changes).map_err(|failure| failed(&failure, show))?;
     let mut emptied: Vec<PathBuf> = Vec::new();
     for change in &changes {
         if let atomic::Change::Delete { target } = change {
@@ -426,8 +441,46 @@ fn remove_empty_parents(path: &Path, root: &Path) -> Vec<PathBuf> {
     removed
 }
 
-/// The unified diff of every changed file (lossy for non-UTF-8 content).
-fn diff(ctx: &CallContext, plan: &Plan) -> String {
+/// The paths whose content no output of this patch may show (`secrets`): every file the
+/// caller may not read, and both ends of a move whose content comes from such a file.
+fn hidden_paths(ctx: &CallContext, targets: &[Target]) -> Vec<PathBuf> {
+    let secret = |p: &Path| crate::secrets::is_secret(ctx, p);
+    let mut hidden = Vec::new();
+    for target in targets {
+        if secret(&target.path) || target.read.as_deref().is_some_and(secret) {
+            hidden.push(target.path.clone());
+            hidden.extend(target.read.iter().cloned());
+            hidden.extend(target.dest.iter().cloned());
+        } else if let Some(dest) = &target.dest
+            && secret(dest)
+        {
+            hidden.push(dest.clone());
+        }
+    }
+    hidden
+}
+
+/// A refusal that quotes a line of a hidden file (`PATH: hunk N of M (patch line L) does
+/// not match the file: ... line K of the file is `...``) keeps only where it failed.
+fn hide_mismatch(message: String, hidden: &[PathBuf], show: &dyn Fn(&Path) -> String) -> String {
+    const MISMATCH: &str = " does not match the file";
+    for path in hidden {
+        if message.starts_with(&format!("{}: hunk ", show(path)))
+            && let Some(at) = message.find(MISMATCH)
+        {
+            return format!(
+                "{}. {}: the policy does not allow reading it.",
+                &message[..at + MISMATCH.len()],
+                crate::secrets::HIDDEN
+            );
+        }
+    }
+    message
+}
+
+/// The unified diff of every changed file (lossy for non-UTF-8 content); the content of a
+/// `hidden` file is replaced by [`crate::secrets::HIDDEN`].
+fn diff(ctx: &CallContext, plan: &Plan, hidden: &[PathBuf]) -> String {
     let mut out = String::new();
     for (path, before) in &plan.before {
         let after = plan.after.get(path);
@@ -450,6 +503,10 @@ fn diff(ctx: &CallContext, plan: &Plan) -> String {
         } else {
             "/dev/null".to_string()
         };
+        if hidden.contains(path) {
+            out.push_str(&crate::secrets::hidden_diff(&old_name, &new_name));
+            continue;
+        }
         out.push_str(&crate::textdoc::unified_diff(
             &old, &new, &old_name, &new_name,
         ));

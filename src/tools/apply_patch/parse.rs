@@ -23,6 +23,10 @@
 //!   the previous chunk) before the chunk's context.
 //! - `*** End of File` anchors its chunk at the end of the file.
 //! - In an added file, an empty line between `+` lines is an empty content line.
+//! - Blank lines before a chunk has begun (between chunks, after `*** End of File`) are
+//!   skipped, as Codex skips them; unprefixed blank lines (or whitespace-only lines not
+//!   starting with a space) ending an update's last chunk, before the next operation or
+//!   `*** End Patch`, are spacing and dropped. An explicit ` ` context line always stays.
 //! - An update needs at least one chunk unless it only moves the file.
 //!
 //! ## Unified diffs (`diff -u`, `git diff`)
@@ -352,6 +356,8 @@ fn parse_chunks(
     // Whether the current chunk has begun (an `@@` line or a change), and has changes.
     let mut started = false;
     let mut has_changes = false;
+    // Unprefixed blank lines (each an empty context line) ending the current chunk so far.
+    let mut trailing_blank = 0usize;
     while let Some(raw) = lines.get(i) {
         let trimmed = raw.trim();
         if is_operation(trimmed) {
@@ -363,6 +369,7 @@ fn parse_chunks(
                 has_changes = false;
                 started = false;
             }
+            trailing_blank = 0;
             if !started {
                 current.line = i + 1;
                 started = true;
@@ -383,6 +390,13 @@ fn parse_chunks(
             }
             has_changes = false;
             started = false;
+            trailing_blank = 0;
+            i += 1;
+            continue;
+        }
+        if !started && trimmed.is_empty() {
+            // Blank lines between chunks (after `*** End of File`, before `*** End Patch`)
+            // separate them, as in Codex; they start no chunk.
             i += 1;
             continue;
         }
@@ -390,8 +404,18 @@ fn parse_chunks(
             current.line = i + 1;
             started = true;
         }
+        if trimmed.is_empty() && !raw.starts_with(' ') {
+            trailing_blank += 1;
+        } else {
+            trailing_blank = 0;
+        }
         match raw.chars().next() {
             None => {
+                current.old.push(String::new());
+                current.new.push(String::new());
+            }
+            Some(c) if c != ' ' && trimmed.is_empty() => {
+                // A whitespace-only line the model left unprefixed: an empty context line.
                 current.old.push(String::new());
                 current.new.push(String::new());
             }
@@ -414,6 +438,15 @@ fn parse_chunks(
         }
         has_changes = true;
         i += 1;
+    }
+    if has_changes {
+        // Unprefixed blank lines before the next operation or `*** End Patch` are the
+        // model's spacing, not context (an explicit ` ` context line stays).
+        for _ in 0..trailing_blank {
+            current.old.pop();
+            current.new.pop();
+        }
+        has_changes = !current.old.is_empty() || !current.new.is_empty();
     }
     if has_changes {
         hunks.push(current);

@@ -8,8 +8,14 @@
 //!   snippet with blank lines the file does not have; the exact strategy on such a variant
 //!   is strategy 7, `trimmed-boundary`;
 //! - literal `\t` turned into TAB in both strings, first only in indentation, then
-//!   everywhere — for when the model escaped its tabs. A backslash sequence that matched as
-//!   it was is never touched, since the unescaped forms are tried only when it did not.
+//!   everywhere — for when the model escaped its tabs;
+//! - every escape sequence of the spec's EscapeNormalizedReplacer unescaped in both strings
+//!   (`\n`, `\t`, `\r`, `\'`, `\"`, `` \` ``, `\$`, `\\`, and a backslash before a line
+//!   break dropped), read left to right so that `\\n` is a backslash and an `n` — for when
+//!   the model sent the file's text as a string literal's source.
+//!
+//! A backslash sequence that matched as it was is never touched, since the unescaped forms
+//! are tried only when it did not.
 //!
 //! So a stricter strategy on a variant wins over a looser one on the original. What the
 //! first finding strategy found is then decided:
@@ -42,10 +48,13 @@ pub struct Edit {
     pub splices: Vec<Splice>,
     /// The strategy that matched.
     pub strategy: &'static str,
-    /// What was adjusted in the strings first (`trimmed-boundary`, `unescaped-tabs`).
+    /// What was adjusted in the strings first (`trimmed-boundary`, `unescaped-tabs`,
+    /// `unescaped-sequences`).
     pub adjustments: Vec<&'static str>,
     /// The replaced regions as 1-based inclusive line spans of the original.
     pub spans: Vec<(usize, usize)>,
+    /// Lines re-indented, and shared lines written as the file has them (all regions).
+    pub writing: reindent::Writing,
 }
 
 /// Why nothing was edited.
@@ -69,15 +78,17 @@ pub enum Refusal {
 /// A strategy as the cascade runs it.
 type Strategy = fn(Input) -> Vec<Candidate>;
 
-/// The stages in the spec's order; `fuzzy` is strategies 8–10 together, and strategy 7 is
-/// the exact stage on a boundary variant.
-const STAGES: [Strategy; 7] = [
+/// The stages in the spec's order; `fuzzy` is strategies 8–10 together, strategy 7 is
+/// the exact stage on a boundary variant, and Unicode punctuation folding (issue 22) comes
+/// just before the fuzzy ones.
+const STAGES: [Strategy; 8] = [
     strategies::exact,
     strategies::line_trimmed,
     strategies::block_anchor,
     strategies::whitespace_normalized,
     strategies::indentation_flexible,
     strategies::escape_normalized,
+    strategies::unicode_normalized,
     strategies::fuzzy,
 ];
 
@@ -88,11 +99,22 @@ struct Variant {
     old: Block,
     new: Block,
     trimmed: bool,
-    unescaped: bool,
+    unescaped: Unescaped,
+}
+
+/// Which unescaping made a variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unescaped {
+    /// None: the strings as given.
+    No,
+    /// Literal `\t` read as TAB.
+    Tabs,
+    /// Every escape sequence read as its character.
+    All,
 }
 
 impl Variant {
-    fn new(old_text: String, new_text: &str, trimmed: bool, unescaped: bool) -> Variant {
+    fn new(old_text: String, new_text: &str, trimmed: bool, unescaped: Unescaped) -> Variant {
         Variant {
             old: Block::parse(&old_text),
             old_text,
@@ -107,8 +129,10 @@ impl Variant {
         if self.trimmed {
             out.push("trimmed-boundary");
         }
-        if self.unescaped {
-            out.push("unescaped-tabs");
+        match self.unescaped {
+            Unescaped::No => {}
+            Unescaped::Tabs => out.push("unescaped-tabs"),
+            Unescaped::All => out.push("unescaped-sequences"),
         }
         out
     }
@@ -131,6 +155,7 @@ pub fn run(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Edit, 
             strategy: "exact",
             adjustments: Vec::new(),
             spans: vec![(1, 1)],
+            writing: reindent::Writing::default(),
         });
     }
     let file = FileLines::new(text);
@@ -206,15 +231,20 @@ fn decide(
     };
     let mut splices = Vec::with_capacity(chosen.len());
     let mut spans = Vec::with_capacity(chosen.len());
+    let mut writing = reindent::Writing::default();
     for c in &chosen {
         spans.push(span(file, &c.region));
-        splices.push(splice(file, variant, &c.region, unit));
+        let (splice, done) = splice(file, variant, &c.region, unit);
+        splices.push(splice);
+        writing.reindented += done.reindented;
+        writing.kept_from_file += done.kept_from_file;
     }
     Ok(Edit {
         splices,
         strategy: chosen.first().map_or(strategy, |c| c.strategy),
         adjustments: variant.adjustments(),
         spans,
+        writing,
     })
 }
 
@@ -258,23 +288,23 @@ fn region_bytes(file: &FileLines, variant: &Variant, region: &Region) -> Range<u
     }
 }
 
-/// The splice that applies `variant` at `region`.
+/// The splice that applies `variant` at `region`, and what writing it did.
 fn splice(
     file: &FileLines,
     variant: &Variant,
     region: &Region,
     unit: &dyn Fn() -> reindent::Unit,
-) -> Splice {
+) -> (Splice, reindent::Writing) {
     let range = region_bytes(file, variant, region);
     let lines = match region {
         Region::Lines { start, .. } => Some(*start),
         Region::Bytes(bytes) => whole_line_start(file, variant, bytes),
     };
-    let text = match lines {
-        Some(start) => reindent::replacement(file, start, &variant.old, &variant.new, unit),
-        None => variant.new.text(),
+    let (text, writing) = match lines {
+        Some(start) => reindent::written(file, start, &variant.old, &variant.new, unit),
+        None => (variant.new.text(), reindent::Writing::default()),
     };
-    Splice { range, text }
+    (Splice { range, text }, writing)
 }
 
 /// The first line of a byte match that covers exactly `old_string`'s lines, whole.
@@ -294,13 +324,19 @@ fn whole_line_start(file: &FileLines, variant: &Variant, bytes: &Range<usize>) -
 
 /// `old`/`new` as given, then their variants (module doc).
 fn variants(old: &str, new: &str) -> Vec<Variant> {
-    let mut bases = vec![(old.to_string(), new.to_string(), false)];
+    let mut bases = vec![(old.to_string(), new.to_string(), Unescaped::No)];
     if old.contains("\\t") {
         for mode in [Unescape::Indentation, Unescape::Everywhere] {
             let (o, n) = (unescape_tabs(old, mode), unescape_tabs(new, mode));
             if o != old && bases.iter().all(|(b, _, _)| *b != o) {
-                bases.push((o, n, true));
+                bases.push((o, n, Unescaped::Tabs));
             }
+        }
+    }
+    if old.contains('\\') {
+        let (o, n) = (unescape_all(old), unescape_all(new));
+        if !o.is_empty() && bases.iter().all(|(b, _, _)| *b != o) {
+            bases.push((o, n, Unescaped::All));
         }
     }
     let mut out = Vec::new();
@@ -367,6 +403,35 @@ enum Unescape {
     Indentation,
     /// Everywhere (an escaped backslash, `\\`, is left alone).
     Everywhere,
+}
+
+/// `s` with every escape sequence of the spec's EscapeNormalizedReplacer read as the
+/// character it stands for, left to right (module doc); other backslashes stay.
+fn unescape_all(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let unescaped = match chars.peek() {
+            Some('n') => Some('\n'),
+            Some('t') => Some('\t'),
+            Some('r') => Some('\r'),
+            Some(&q @ ('\'' | '"' | '`' | '$' | '\\' | '\n')) => Some(q),
+            _ => None,
+        };
+        match unescaped {
+            Some(u) => {
+                chars.next();
+                out.push(u);
+            }
+            None => out.push(c),
+        }
+    }
+    // A `\r` the model escaped before a `\n` is the file's CRLF, which the text has set aside.
+    out.replace("\r\n", "\n")
 }
 
 fn unescape_tabs(s: &str, mode: Unescape) -> String {
@@ -508,6 +573,20 @@ mod tests {
             unescape_tabs("\\t\\\\t x\\t", Unescape::Everywhere),
             "\t\\\\t x\t"
         );
+    }
+
+    #[test]
+    fn every_escape_sequence_is_read_left_to_right() {
+        assert_eq!(unescape_all(r#"a\nb\t\'\"\`\$\\n\q"#), "a\nb\t'\"`$\\n\\q");
+        assert_eq!(unescape_all("x\\\ny"), "x\ny");
+        let (out, _) = apply(
+            "s = \"it's\"\n",
+            r#"s = \"it\'s\""#,
+            r#"s = \"it\'ll\""#,
+            false,
+        )
+        .unwrap();
+        assert_eq!(out, "s = \"it'll\"\n");
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //!
 //! The flow of a call:
 //! 1. `old_string == new_string` is refused before the file is touched.
-//! 2. The path's OS lock (`project::PathLock`, a lock file in `.tinytool/locks/`) is taken
-//!    and held to the end, so edits of one file by concurrent processes are serialised
-//!    and none is lost.
+//! 2. The file's OS lock (`locks::PathLock`, in the per-user lock directory, keyed by the
+//!    file's identity) is taken and held to the end, so edits of one file by concurrent
+//!    processes are serialised and none is lost, whatever their `--dir`.
 //!    The path is resolved (symlinks followed): a link is edited through, the policy judged
 //!    the file really changed, and the atomic rename replaces that file, not the link. A
 //!    FIFO, socket or device is refused before anything opens it.
@@ -18,15 +18,27 @@
 //! 6. The configured formatter runs and `file.modified` is published with operation
 //!    `edit` (`aftercare`).
 //!
+//! An empty `old_string` on a missing file creates it with `new_string` (parents made, as
+//! `write` does; `metadata.strategy` is `created`); on an existing non-empty file it stays
+//! refused, since where it would go is ambiguous.
+//!
+//! A file the caller may not read (`secrets`: `.env` under the default policy) is edited
+//! like any other, but no output shows its content: a refusal says why without the
+//! closest region, and the diff is replaced by `[content of a secret file not shown]`.
+//!
 //! `metadata` of a success: path, strategy, adjustments, start_line/end_line (1-based span
 //! of the first replaced region in the original file), spans (all of them), replacements,
-//! diff (unified, 3 lines of context, LF endings, cut at 256 KB) and formatter. Of a refusal: reason
+//! diff (unified, 3 lines of context, LF endings, cut at 256 KB), formatter, and — only when
+//! what was written is not `new_string` as given (issue 22 item 6) — reindented_lines
+//! (`new_string` lines re-indented to the matched block) and file_lines_kept (lines
+//! `old_string` and `new_string` share, written as the file has them). Of a refusal: reason
 //! (`identical`, `empty_old_string`, `not_found`, `ambiguous`).
 
 pub mod cascade;
 pub mod feedback;
 pub mod levenshtein;
 pub mod lines;
+pub mod punctuation;
 pub mod reindent;
 pub mod strategies;
 
@@ -37,7 +49,7 @@ use serde_json::{Map, Value, json};
 
 use crate::aftercare;
 use crate::atomic::{self, Kind};
-use crate::project::PathLock;
+use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
 use crate::textdoc::TextDoc;
@@ -53,12 +65,14 @@ pub fn definition() -> ToolDef {
             copied exactly from the file (without the line-number prefix of read's output) and \
             include enough surrounding lines to be unique; with replace_all every occurrence is \
             replaced. When old_string does not match exactly, differences in indentation, \
-            trailing whitespace, tabs versus spaces, line endings, escaped tabs or blank \
-            boundary lines are tolerated, and a block with a single differing interior line is \
+            trailing whitespace, tabs versus spaces, line endings, escape sequences, Unicode \
+            dashes/quotes/ellipses/spaces versus ASCII ones or blank boundary lines are \
+            tolerated, and a block with a single differing interior line is \
             still found — but only when exactly one region of the file fits; new_string is then \
             re-indented to the file's indentation. Ambiguous or unmatched edits are refused \
             with the closest region of the file shown. The file's line endings, BOM and final \
-            newline are kept.",
+            newline are kept. An empty old_string creates a file that does not exist yet \
+            (with its parent directories).",
         permission: "edit",
         schema: parameters,
         execute,
@@ -66,11 +80,19 @@ pub fn definition() -> ToolDef {
         doc: ToolDoc {
             output: "`Replaced in PATH at lines A-B.` (or `Replaced N occurrences in PATH ...` with \
                 replace_all), a note naming the strategy when old_string did not match exactly, \
-                and the formatter's note when one is configured. metadata: path, strategy (exact, \
+                and the formatter's note when one is configured. metadata: path, strategy (created, exact, \
                 line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
-                escape-normalized, trimmed-boundary, context-aware, block-anchor-relaxed, \
+                escape-normalized, trimmed-boundary, unicode-normalized, context-aware, block-anchor-relaxed, \
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
-                (unified), formatter.",
+                (unified), formatter, and when they happened reindented_lines and file_lines_kept. \
+                What a match that is not exact writes: a line that old_string and new_string \
+                share (unchanged, at the corresponding place) is written as it stands in the \
+                file, with the file's indentation, spacing and characters; every other line of \
+                new_string is re-indented to the matched block (its depth relative to \
+                old_string's first line, in the file's indent unit: tabs stay tabs). \
+                metadata.reindented_lines counts the new_string lines written at another \
+                indentation than given, metadata.file_lines_kept the shared lines written as \
+                the file has them where new_string has them otherwise.",
             errors: "`old_string and new_string are identical`; `File not found: PATH`; \
                 `PATH is not a regular file: it is a FIFO` (or a socket or device: never \
                 opened); \
@@ -78,8 +100,16 @@ pub fn definition() -> ToolDef {
                 and whitespace made visible (tabs, trailing spaces, carriage returns and non-breaking \
                 spaces are marked); \
                 `old_string appears N times in PATH` with the regions (add context or use \
-                replace_all); an empty old_string on a non-empty file; a file that is not UTF-8. \
-                Nothing is changed on error.",
+                replace_all); an empty old_string on an existing non-empty file; a file that is not UTF-8. \
+                Nothing is changed on error. \
+                The fuzzy gate: a block whose lines do not all match (whitespace aside) is \
+                accepted only when its first and last non-blank lines match, at most one line \
+                between them differs, and the block has interior evidence for its size: some \
+                other line between the first and last must match and carry text (at least 3 \
+                letters or digits); with fewer than four matching non-blank lines the differing \
+                line must also be at least half similar to the file's. So a 3-line block whose \
+                middle line differs in content is refused as a different block, with the \
+                closest region shown, however well its first and last lines match.",
             examples: &[
                 (
                     "Rename a call",
@@ -156,12 +186,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         }
         Ok(Kind::Special(what)) => return Ok(ToolOutput::error(atomic::not_regular(&shown, what))),
         Ok(Kind::File | Kind::Symlink) => {}
+        Ok(Kind::Missing) if args.old_string.is_empty() => return Ok(create(ctx, &path, &args)),
         Ok(Kind::Missing) => {
             let mut message = format!("File not found: {shown}");
             if let Some(suggestion) = crate::tools::read::suggest_similar(&path) {
                 message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
             }
-            message.push_str("\n(To create a file, use write.)");
+            message.push_str("\n(To create a file, use write, or edit with an empty old_string.)");
             return Ok(ToolOutput::error(message));
         }
         Err(err) => {
@@ -170,11 +201,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     }
-    let _lock = match PathLock::acquire(&ctx.session.dir, &path) {
+    let _lock = match PathLock::acquire(&path) {
         Ok(lock) => lock,
         Err(err) => {
             return Ok(ToolOutput::error(format!(
-                "Error editing file: {shown}: cannot take its lock in .tinytool/locks: {err}"
+                "Error editing file: {shown}: cannot take its lock: {err}"
             )));
         }
     };
@@ -211,7 +242,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             let file = lines::FileLines::new(&doc.text);
             // The text has CRLF set aside; the view shows each line's CR where the file has one.
             let crlf = |i: usize| file.has_break(i) && doc.is_crlf_at(file.end(i));
-            let message = feedback::message(&refusal, &file, &crlf, &args.old_string, &shown);
+            let message = if crate::secrets::is_secret(ctx, &path) {
+                hidden_refusal(&refusal, &shown)
+            } else {
+                feedback::message(&refusal, &file, &crlf, &args.old_string, &shown)
+            };
             let reason = match refusal {
                 Refusal::EmptyOld => "empty_old_string",
                 Refusal::NotFound => "not_found",
@@ -226,12 +261,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let new_text = TextDoc::decode(&updated)
         .map(|d| d.text)
         .unwrap_or_default();
-    let diff = crate::textdoc::unified_diff(
-        &doc.text,
-        &new_text,
-        &format!("a/{shown}"),
-        &format!("b/{shown}"),
-    );
+    let (old_name, new_name) = (format!("a/{shown}"), format!("b/{shown}"));
+    let diff = if crate::secrets::is_secret(ctx, &path) {
+        crate::secrets::hidden_diff(&old_name, &new_name)
+    } else {
+        crate::textdoc::unified_diff(&doc.text, &new_text, &old_name, &new_name)
+    };
     let mut text = summary(&edit, &shown);
     let mut formatter = None;
     if updated == bytes {
@@ -258,10 +293,102 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         .with("spans", spans)
         .with("replacements", edit.splices.len())
         .with("diff", bounded_diff(diff));
+    // Item 6 of issue 22: say when what was written is not new_string as given.
+    if edit.writing.reindented > 0 {
+        output = output.with("reindented_lines", edit.writing.reindented);
+    }
+    if edit.writing.kept_from_file > 0 {
+        output = output.with("file_lines_kept", edit.writing.kept_from_file);
+    }
     if let Some(meta) = formatter {
         output = output.with("formatter", meta);
     }
     Ok(output)
+}
+
+/// Item 1 of issue 22: an empty `old_string` on a missing file creates it with
+/// `new_string` (and its parent directories), as `write` would; the lock is taken as for
+/// any edit, and a file that appeared meanwhile is not overwritten.
+fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOutput {
+    let shown = ctx.display(path);
+    if let Err(err) = atomic::create_parents(path) {
+        return ToolOutput::error(format!(
+            "Error creating directory: {}: {err}",
+            path.parent().map(|p| ctx.display(p)).unwrap_or_default()
+        ));
+    }
+    let _lock = match PathLock::acquire(path) {
+        Ok(lock) => lock,
+        Err(err) => {
+            return ToolOutput::error(format!(
+                "Error editing file: {shown}: cannot take its lock: {err}"
+            ));
+        }
+    };
+    if !matches!(atomic::kind(path), Ok(Kind::Missing)) {
+        return ToolOutput::error(format!(
+            "{shown} appeared while it was being created: an empty old_string only creates a \
+             missing file. Read it and edit it."
+        ))
+        .with("path", shown)
+        .with("reason", "empty_old_string");
+    }
+    let bytes = crate::textdoc::Conventions::default().apply_whole(&args.new_string);
+    if let Err(err) = atomic::write(path, &bytes, atomic::mode_for(path)) {
+        return ToolOutput::error(format!("Error writing file: {shown}: {err}"));
+    }
+    let formatted = aftercare::format(ctx, path);
+    aftercare::file_modified(ctx, path, "edit");
+    let new_text = String::from_utf8_lossy(&bytes).into_owned();
+    let diff = crate::textdoc::unified_diff("", &new_text, "/dev/null", &format!("b/{shown}"));
+    let lines = new_text.lines().count().max(1);
+    let mut output = ToolOutput::text(format!(
+        "Created {shown} with new_string ({} bytes): old_string was empty and the file did not exist.{}",
+        bytes.len(),
+        formatted.note()
+    ))
+    .with("path", shown)
+    .with("strategy", "created")
+    .with("created", true)
+    .with("adjustments", json!([]))
+    .with("start_line", 1)
+    .with("end_line", lines)
+    .with("spans", json!([[1, lines]]))
+    .with("replacements", 1)
+    .with("diff", bounded_diff(diff));
+    if let Some(meta) = formatted.metadata() {
+        output = output.with("formatter", meta);
+    }
+    output
+}
+
+/// The refusal of an edit of a file the caller may not read (`secrets`): why, and where
+/// for an ambiguous match (line numbers only), but no line of the file.
+fn hidden_refusal(refusal: &Refusal, shown: &str) -> String {
+    let hidden = crate::secrets::HIDDEN;
+    match refusal {
+        Refusal::EmptyOld => format!(
+            "old_string is empty but {shown} is not: old_string must be the exact text to \
+             replace. To replace the whole file, use write."
+        ),
+        Refusal::NotFound => format!(
+            "old_string not found in {shown}. {hidden}: the policy does not allow reading it, \
+             so its closest region is not shown."
+        ),
+        Refusal::Ambiguous { count, spans, .. } => {
+            let places: Vec<String> = spans
+                .iter()
+                .take(MAX_LISTED_SPANS)
+                .map(|(a, b)| format!("{a}-{b}"))
+                .collect();
+            format!(
+                "old_string appears {count} times in {shown} (lines {}). Use replace_all to \
+                 change every occurrence, or include more surrounding lines in old_string to \
+                 make the match unique. {hidden}: the policy does not allow reading it.",
+                places.join(", ")
+            )
+        }
+    }
 }
 
 /// Replaced regions the output lists by line (all of them are in `metadata.spans`).
@@ -320,9 +447,18 @@ fn summary(edit: &cascade::Edit, shown: &str) -> String {
     if edit.adjustments.contains(&"unescaped-tabs") {
         how.push("its literal \\t were read as tabs");
     }
+    if edit.adjustments.contains(&"unescaped-sequences") {
+        how.push(
+            "its escape sequences (\\n, \\t, \\\", \\', \\$, \\\\ ...) were read as the characters they \
+             stand for, in new_string too",
+        );
+    }
     match edit.strategy {
         "exact" | "trimmed-boundary" => {}
         "escape-normalized" => how.push("tabs and special spaces were treated as spaces"),
+        "unicode-normalized" => how.push(
+            "dashes, curly quotes, ellipses and special spaces were compared as their ASCII forms",
+        ),
         "context-aware" | "block-anchor-relaxed" | "multi-occurrence" => {
             how.push("one line of it differs from the file, whose line was kept unless new_string changes it")
         }

@@ -145,6 +145,27 @@ pub fn replacement(
     new: &Block,
     fallback_unit: &dyn Fn() -> Unit,
 ) -> String {
+    written(file, start, old, new, fallback_unit).0
+}
+
+/// What building a replacement did beyond writing `new_string` as given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Writing {
+    /// Lines of `new_string` written at another indentation than given (re-indented).
+    pub reindented: usize,
+    /// Lines `old_string` and `new_string` share, written as the file has them where that
+    /// differs from how `new_string` has them (the file's indentation and spacing).
+    pub kept_from_file: usize,
+}
+
+/// [`replacement`] with what it did ([`Writing`]).
+pub fn written(
+    file: &FileLines,
+    start: usize,
+    old: &Block,
+    new: &Block,
+    fallback_unit: &dyn Fn() -> Unit,
+) -> (String, Writing) {
     let region: Vec<&str> = (start..start + old.len()).map(|i| file.line(i)).collect();
     let shifted = old
         .lines
@@ -154,11 +175,19 @@ pub fn replacement(
     let copies = unchanged_lines(old, new);
     let plan = shifted.then(|| Reindent::new(&region, old, new, fallback_unit));
     let mut out: Vec<String> = Vec::with_capacity(new.len());
+    let mut writing = Writing::default();
     for (m, line) in new.lines.iter().enumerate() {
         if let Some(j) = copies[m] {
+            if region[j] != line {
+                writing.kept_from_file += 1;
+            }
             out.push(region[j].to_string());
         } else if let Some(plan) = &plan {
-            out.push(plan.apply(line));
+            let shifted = plan.apply(line);
+            if shifted != *line && !is_blank(line) {
+                writing.reindented += 1;
+            }
+            out.push(shifted);
         } else {
             out.push(line.clone());
         }
@@ -167,7 +196,7 @@ pub fn replacement(
     if new.terminated {
         text.push('\n');
     }
-    text
+    (text, writing)
 }
 
 /// For each line of `new`, the index of the line of `old` it repeats unchanged, found by a

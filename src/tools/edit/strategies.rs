@@ -11,6 +11,7 @@
 //! | 5 | indentation-flexible | its lines equal once the common indentation is removed |
 //! | 6 | escape-normalized | it equals with tabs as 4 spaces, special spaces as spaces, CR as LF |
 //! | 7 | trimmed-boundary | `old_string` without blank boundary lines matches exactly (a variant in `cascade`) |
+//! | 7½ | unicode-normalized | it equals with dashes, curly quotes, ellipsis and odd spaces folded to ASCII (bytes, else whole lines with whitespace collapsed) |
 //! | 8 | context-aware | its non-blank lines equal (trimmed); blank lines of `old_string` are wildcards |
 //! | 9 | block-anchor-relaxed | first and last lines equal, mean interior similarity ≥ 0.7 |
 //! | 10 | multi-occurrence | mean line similarity ≥ 0.8 (never with `replace_all`) |
@@ -19,7 +20,12 @@
 //! that pass the **fuzzy gate** ([`gate`]): `old_string`'s first and last non-blank lines
 //! equal the region's after whitespace normalisation, the blank lines around them are blank
 //! in the region too, at most one line between them differs, and what does match carries
-//! enough text to identify the region. Line strategies rank their regions (same
+//! enough text to identify the region. The gate scales with the block: when a line differs,
+//! the anchors (first and last lines) are not evidence enough — some *other interior* line
+//! must equal and carry text (at least 3 letters or digits), so a 3-line block whose middle
+//! line differs in content (not only whitespace) is refused however well its anchors match,
+//! and with fewer than four equal non-blank lines the differing line must still be at
+//! least half similar to the file's. Line strategies rank their regions (same
 //! indentation, then same relative indentation, then any) so that the cascade can tell an
 //! exact-indentation match from a look-alike at another depth; similarity counts characters
 //! (`levenshtein`).
@@ -28,6 +34,7 @@ use std::ops::Range;
 
 use super::levenshtein::{similar_at_least, similarity};
 use super::lines::{Block, FileLines, collapse, indent, is_blank};
+use super::punctuation::{fold, fold_with_origin, has_foldable};
 use super::reindent::{Depth, Unit, detect_unit, measure};
 
 /// Where a strategy matched.
@@ -222,6 +229,49 @@ fn escape_normalize(s: &str) -> (String, Vec<u32>) {
     (out, origin)
 }
 
+/// Unicode punctuation folding (issue 22, between strategies 7 and 8): `old_string` found
+/// once both sides have dashes, curly quotes, ellipsis and odd spaces folded to ASCII
+/// (`punctuation`) — byte for byte first (a fragment of a line), else as whole lines that
+/// equal with whitespace runs collapsed too. A byte match begins and ends on whole
+/// characters of the original.
+pub fn unicode_normalized(input: Input) -> Vec<Candidate> {
+    let text = input.file.text();
+    if !has_foldable(text) && !has_foldable(input.old_text) {
+        // Folding changes neither side: nothing beyond what the earlier strategies found.
+        return Vec::new();
+    }
+    let (hay, origin) = fold_with_origin(text);
+    let needle = fold(input.old_text);
+    let boundary = |n: usize| n == 0 || n == hay.len() || origin[n] != origin[n - 1];
+    let found: Vec<Candidate> = byte_matches(&hay, &needle, input.replace_all)
+        .into_iter()
+        .filter(|m| boundary(m.start) && boundary(m.end))
+        .map(|m| {
+            let start = origin[m.start] as usize;
+            let end = origin.get(m.end).map_or(text.len(), |&o| o as usize);
+            Candidate {
+                region: Region::Bytes(start..end),
+                rank: 0,
+                strategy: "unicode-normalized",
+            }
+        })
+        .collect();
+    if !found.is_empty() {
+        return found;
+    }
+    let old: Vec<String> = input.old.lines.iter().map(|l| collapse(&fold(l))).collect();
+    if old.iter().all(String::is_empty) {
+        return Vec::new();
+    }
+    let file = input.file;
+    let folded: Vec<String> = (0..file.len())
+        .map(|i| collapse(&fold(file.line(i))))
+        .collect();
+    windows(input, "unicode-normalized", |_, i| {
+        old.iter().enumerate().all(|(j, o)| folded[i + j] == *o)
+    })
+}
+
 /// Strategies 8–10 together: every window that passes the fuzzy gate and the criterion of
 /// at least one of them, named after the first that accepts it. The cascade treats them as
 /// one stage, so two such windows are ambiguous whichever strategy found each.
@@ -272,6 +322,11 @@ pub struct Gate {
 /// Alphanumeric characters the equal non-blank lines of a fuzzy match must hold at least:
 /// a match on lines like `}` and `end` alone identifies nothing.
 const MIN_SUPPORT: usize = 10;
+/// Alphanumeric characters the equal lines strictly between the first and last non-blank
+/// lines must hold when one line differs: a block whose only interior line differs (a
+/// 3-line block, or one whose other interior lines are blank or bare braces) is a
+/// different block, however well its anchors match.
+const MIN_INTERIOR_SUPPORT: usize = 3;
 /// With fewer than four equal non-blank lines, the differing line must still be this
 /// similar to the file's.
 const MIN_DIFFERING_SIMILARITY: f64 = 0.5;
@@ -295,11 +350,16 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
     let mut differing = None;
     let mut support = 0usize;
     let mut equal_nonblank = 0usize;
+    let mut interior_support = 0usize;
     for (j, wanted) in wanted.iter().enumerate() {
         if file.collapsed(start + j) == wanted {
             if !wanted.is_empty() {
                 equal_nonblank += 1;
-                support += wanted.chars().filter(|c| c.is_alphanumeric()).count();
+                let alnum = wanted.chars().filter(|c| c.is_alphanumeric()).count();
+                support += alnum;
+                if j > first && j < last {
+                    interior_support += alnum;
+                }
             }
             continue;
         }
@@ -309,7 +369,9 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
         differing = Some(j);
     }
     if let Some(j) = differing {
-        if support < MIN_SUPPORT {
+        // The anchors never vouch for the interior on their own: some interior line that
+        // is not the differing one must equal, with some text of its own.
+        if support < MIN_SUPPORT || interior_support < MIN_INTERIOR_SUPPORT {
             return None;
         }
         if equal_nonblank < 4
@@ -565,6 +627,20 @@ mod tests {
         // Two interior lines differ: refused.
         let old = "def save(self):\n    self.verify()\n    self.db.put(self)\n    return True";
         assert!(run(fuzzy, text, old).is_empty());
+        // A 3-line block whose middle line differs in content: refused however long its
+        // anchors, while a whitespace-only difference is no difference.
+        let text = "function add(first, second) {\n  return first + second;\n}\n";
+        assert!(
+            run(
+                fuzzy,
+                text,
+                "function add(first, second) {\n  return first - second;\n}"
+            )
+            .is_empty()
+        );
+        let file = FileLines::new(text);
+        let old = Block::parse("function add(first, second) {\n  return  first + second;\n}");
+        assert_eq!(gate(&file, 0, &old), Some(Gate { differing: None }));
         // Anchors that identify nothing: refused.
         assert!(run(fuzzy, "}\n    bar();\n}\n", "}\n    baz();\n}").is_empty());
     }

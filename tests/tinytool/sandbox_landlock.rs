@@ -1,0 +1,147 @@
+//! The Landlock fallback (issue 19): where the namespaces cannot be set up, writes are
+//! still limited to the writable set, and `metadata.sandbox.missing` says what Landlock
+//! cannot do. The test binary is a debug build, which honours
+//! `TINYTOOL_TEST_NO_NAMESPACES` (the child behaves as if `unshare` were refused).
+
+use serde_json::{Value, json};
+
+use crate::util::{Room, Run};
+
+const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
+
+fn landlock_room(policy: &str) -> Room {
+    let mut room = Room::new();
+    room.write_user("policy.json", policy);
+    room.set_env("TINYTOOL_TEST_NO_NAMESPACES", "1");
+    room
+}
+
+/// Whether this kernel has Landlock (else why not), as `tinytool sandbox` says.
+fn supported(room: &Room) -> Result<(), String> {
+    let report = room.run(&["sandbox", "--json"], None).json();
+    let landlock = report["layers"]
+        .as_array()
+        .and_then(|l| l.iter().find(|x| x["layer"] == "landlock"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    if landlock["available"] == true {
+        Ok(())
+    } else {
+        Err(format!("no Landlock here: {landlock}"))
+    }
+}
+
+fn bash(room: &Room, command: &str) -> Run {
+    room.call("bash", json!({"command": command}))
+}
+
+fn missing_why(run: &Run, layer: &str) -> String {
+    run.json()["metadata"]["sandbox"]["missing"]
+        .as_array()
+        .and_then(|m| m.iter().find(|x| x["layer"] == layer))
+        .map(|x| x["why"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn without_namespaces_landlock_limits_writes_and_says_what_it_cannot_do() {
+    let room = landlock_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    room.write(".env", "KEY=hunter2\n");
+    let outside =
+        std::path::PathBuf::from(format!("/var/tmp/tinytool-landlock-{}", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let run = bash(
+        &room,
+        &format!(
+            "mkdir -p target && echo o > target/out && touch {}/t && echo x > {}",
+            tmp.path().display(),
+            outside.display()
+        ),
+    );
+    let leaked = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!leaked, "{run:?}");
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("Permission denied"), "{run:?}");
+    assert!(
+        run.output().trim_end().ends_with(']') && run.output().contains("[sandbox: Landlock"),
+        "{run:?}"
+    );
+    assert_eq!(room.read("target/out"), "o\n");
+    assert!(tmp.path().join("t").exists());
+    assert_eq!(
+        run.json()["metadata"]["sandbox"]["layers"],
+        json!(["landlock"]),
+        "{run:?}"
+    );
+    // What the fallback cannot do is said, layer by layer.
+    assert!(missing_why(&run, "mount").contains("Landlock"), "{run:?}");
+    assert!(missing_why(&run, "mask").contains("mask"), "{run:?}");
+    assert!(missing_why(&run, "pid").contains("daemons"), "{run:?}");
+}
+
+#[test]
+fn without_namespaces_a_user_config_outside_the_writable_set_stays_unwritable() {
+    let mut room = landlock_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // A config home as it usually is: outside /tmp and the project (the room's own is
+    // under /tmp, which Landlock cannot protect: rules only add).
+    let home = std::path::PathBuf::from(format!("/var/tmp/tinytool-ll-{}", std::process::id()));
+    std::fs::create_dir_all(home.join("tinytool")).unwrap();
+    std::fs::write(home.join("tinytool/policy.json"), ALLOW_ALL).unwrap();
+    room.set_env("XDG_CONFIG_HOME", home.display().to_string());
+    let run = bash(
+        &room,
+        "python3 -c \"import os; open(os.environ['XDG_CONFIG_HOME']+'/tiny'+'tool/config.json','w').write('{}')\"",
+    );
+    let written = home.join("tinytool/config.json").exists();
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(!written, "{run:?}");
+    assert_ne!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn without_namespaces_the_network_off_still_blocks_tcp_to_loopback() {
+    let room = landlock_room(
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('reached')\""
+        ),
+    );
+    if missing_why(&run, "net").contains("ABI < 4") {
+        eprintln!("skipped: this kernel's Landlock cannot limit TCP");
+        return;
+    }
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(!run.output().contains("reached"), "{run:?}");
+    assert!(missing_why(&run, "net").contains("UDP"), "{run:?}");
+}
+
+#[test]
+fn without_namespaces_required_mode_refuses_with_exit_3() {
+    let room = landlock_room(r#"{"sandbox": {"mode": "required"}}"#);
+    room.write("a", "");
+    let run = bash(&room, "rm a");
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(run.output().contains("required"), "{run:?}");
+    assert!(room.path("a").exists());
+    let report = room.run(&["sandbox"], None);
+    assert!(report.stdout.contains("mount: no: unshare"), "{report:?}");
+}
