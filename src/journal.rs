@@ -17,6 +17,9 @@
 //! it removes the file; a killed writer's lock is released by the kernel, so a record that
 //! can be locked has no living writer (a live one is never touched). A recoverer holds the
 //! record's lock and the locks of every file it names ([`crate::locks`]) while it works.
+//! The folder is made and checked like the rest of `.tinytool` (never a symlink:
+//! [`crate::project::ensure_own_subdir`]), recovery runs only in a sound `.tinytool`, and
+//! its renames and removals go through [`crate::beneath`] (no symlink on the way followed).
 //!
 //! ## Format (JSON, one object)
 //! ```text
@@ -75,12 +78,8 @@ impl Journal {
     /// record, locked by this process until [`Journal::finish`] or the process ends.
     pub fn begin(dir: &Path, entries: &[Entry], created_dirs: &[PathBuf]) -> io::Result<Journal> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        crate::project::ensure_tinytool_dir(dir)?;
-        let folder = folder(dir);
-        match std::fs::create_dir(&folder) {
-            Err(err) if err.kind() != io::ErrorKind::AlreadyExists => return Err(err),
-            _ => {}
-        }
+        // Made (or reused) without following a link planted at `.tinytool/journal`.
+        let folder = crate::project::ensure_own_subdir(dir, "journal")?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -301,7 +300,7 @@ fn recover_one(path: &Path, complete: bool) -> Option<String> {
 
 /// (device, inode) of what `path` itself names.
 fn id_of(path: &Path) -> Option<(u64, u64)> {
-    std::fs::symlink_metadata(path)
+    crate::beneath::metadata(path, false)
         .ok()
         .map(|m| (m.dev(), m.ino()))
 }
@@ -317,7 +316,7 @@ fn done(entry: &Entry) -> bool {
 
 /// Removes `path` when it exists; the error when it exists and stays.
 fn remove_if_there(path: &Path) -> Result<(), String> {
-    match std::fs::remove_file(path) {
+    match crate::beneath::remove_file(path) {
         Err(err) if err.kind() != io::ErrorKind::NotFound => {
             Err(format!("cannot remove {}: {err}", path.display()))
         }
@@ -361,7 +360,7 @@ fn roll_back(entries: &[Entry], created: &[PathBuf]) -> Vec<String> {
                     if let Err(err) = remove_if_there(aside) {
                         failures.push(err);
                     }
-                } else if let Err(err) = std::fs::rename(aside, &entry.target) {
+                } else if let Err(err) = crate::beneath::rename(aside, &entry.target) {
                     failures.push(format!(
                         "cannot restore {} from {}: {err}",
                         entry.target.display(),
@@ -379,7 +378,7 @@ fn roll_back(entries: &[Entry], created: &[PathBuf]) -> Vec<String> {
         }
     }
     for dir in created.iter().rev() {
-        let _ = std::fs::remove_dir(dir);
+        let _ = crate::beneath::remove_dir(dir);
     }
     failures
 }
