@@ -147,3 +147,47 @@ fn a_journal_record_behind_a_planted_folder_is_never_recovered() {
         "evil\n"
     );
 }
+
+#[test]
+fn a_journal_record_a_repository_committed_is_never_recovered() {
+    use base64::Engine;
+    let b64 = |p: &Path| {
+        base64::engine::general_purpose::STANDARD.encode(p.as_os_str().as_encoded_bytes())
+    };
+    let room = Room::new();
+    room.write("a.txt", "a\n");
+    room.write("mine.txt", "my work\n");
+    room.write(".tinytool/shipped", "evil\n");
+    // If recovered: rolled back, "created" mine.txt would go and a.txt would become the
+    // shipped file; both records are unsealed (the second also names a path outside).
+    let inside = json!({
+        "version": 1,
+        "entries": [
+            {"target": b64(&room.path("mine.txt")), "temp": b64(&room.path("mine.txt")),
+             "temp_id": [1, 1], "aside": null},
+            {"target": b64(&room.path("a.txt")), "temp": null, "temp_id": null,
+             "aside": b64(&room.path(".tinytool/shipped"))},
+        ],
+        "created_dirs": [],
+    });
+    room.write(
+        ".tinytool/journal/1-0-0.json",
+        format!("{inside}\nseal 0123456789abcdef\n"),
+    );
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("victim"), "v\n").unwrap();
+    let escaping = json!({
+        "version": 1,
+        "entries": [{"target": b64(&outside.path().join("victim")), "temp": null,
+                     "temp_id": null, "aside": null}],
+        "created_dirs": [],
+    });
+    room.write(".tinytool/journal/2-0-0.json", format!("{escaping}\n"));
+    let run = room.call("read", json!({"file_path": "a.txt"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(room.read("a.txt"), "a\n");
+    assert_eq!(room.read("mine.txt"), "my work\n");
+    assert_eq!(room.read(".tinytool/shipped"), "evil\n");
+    assert!(outside.path().join("victim").exists());
+    assert!(room.path(".tinytool/journal/1-0-0.json").exists());
+}

@@ -21,8 +21,17 @@
 //! [`crate::project::ensure_own_subdir`]), recovery runs only in a sound `.tinytool`, and
 //! its renames and removals go through [`crate::beneath`] (no symlink on the way followed).
 //!
-//! ## Format (JSON, one object)
+//! ## Trust
+//! Recovery acts only on a record that is sealed by this user ([`seal`]: a keyed hash
+//! whose key lives in the user's state directory, where a repository cannot put one) and
+//! whose every path lies inside the project. Anything else — a record a repository
+//! committed, one a command wrote, one naming a path outside — is left in place with a
+//! note, and nothing is renamed or removed for it.
+//!
+//! ## Format
 //! ```text
+//! file   = body "\n" [ "seal " SEAL "\n" ]      (SEAL: see [`seal`])
+//! body   = one line of JSON:
 //! { "version": 1,
 //!   "entries": [ { "target": P, "temp": P | null, "temp_id": [dev, ino] | null,
 //!                  "aside": P | null } ... ],
@@ -45,6 +54,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+pub mod seal;
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -96,8 +107,12 @@ impl Journal {
             .open(&temp)?;
         file.lock()?;
         let body = encode(entries, created_dirs);
+        let text = match seal::seal(&body) {
+            Some(seal) => format!("{body}\nseal {seal}\n"),
+            None => format!("{body}\n"),
+        };
         let written = file
-            .write_all(body.as_bytes())
+            .write_all(text.as_bytes())
             .and_then(|()| file.sync_all())
             .and_then(|()| std::fs::rename(&temp, &path));
         if let Err(err) = written {
@@ -217,7 +232,7 @@ pub fn recover(dir: &Path) -> Vec<String> {
             Some("tmp") => false,
             _ => continue,
         };
-        if let Some(note) = recover_one(&path, complete) {
+        if let Some(note) = recover_one(dir, &path, complete) {
             notes.push(note);
         }
     }
@@ -225,7 +240,7 @@ pub fn recover(dir: &Path) -> Vec<String> {
 }
 
 /// Recovers one record unless its writer still holds it.
-fn recover_one(path: &Path, complete: bool) -> Option<String> {
+fn recover_one(dir: &Path, path: &Path, complete: bool) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -241,7 +256,11 @@ fn recover_one(path: &Path, complete: bool) -> Option<String> {
         return None;
     }
     let text = std::fs::read_to_string(path).ok()?;
-    let Some((entries, created)) = decode(&text) else {
+    let (body, seal) = match text.split_once('\n') {
+        Some((body, rest)) => (body, rest.trim_end().strip_prefix("seal ")),
+        None => (text.as_str(), None),
+    };
+    let Some((entries, created)) = decode(body) else {
         if !complete {
             // Killed while writing the record: nothing was changed yet.
             let _ = std::fs::remove_file(path);
@@ -252,6 +271,21 @@ fn recover_one(path: &Path, complete: bool) -> Option<String> {
             path.display()
         ));
     };
+    if !seal.is_some_and(|seal| seal::verify(body, seal)) {
+        return Some(format!(
+            "journal {} is not sealed by this user's tinytool (a repository or a command \
+             may have put it there): left in place, nothing recovered; remove it if you did \
+             not expect it",
+            path.display()
+        ));
+    }
+    if let Some(outside) = named_paths(&entries, &created).find(|p| !inside(dir, p)) {
+        return Some(format!(
+            "journal {} names {}, outside the project: left in place, nothing recovered",
+            path.display(),
+            outside.display()
+        ));
+    }
     let mut targets: Vec<&Path> = entries.iter().map(|e| e.target.as_path()).collect();
     targets.sort();
     targets.dedup();
@@ -296,6 +330,31 @@ fn recover_one(path: &Path, complete: bool) -> Option<String> {
         entries.len(),
         if forward { "completed" } else { "undone" }
     ))
+}
+
+/// Every path a record names.
+fn named_paths<'a>(entries: &'a [Entry], created: &'a [PathBuf]) -> impl Iterator<Item = &'a Path> {
+    entries
+        .iter()
+        .flat_map(|e| {
+            [
+                Some(&e.target),
+                e.temp.as_ref().map(|(p, _)| p),
+                e.aside.as_ref(),
+            ]
+        })
+        .flatten()
+        .chain(created.iter())
+        .map(PathBuf::as_path)
+}
+
+/// Whether `path` is absolute, has no `..`, and lies under the project `dir` (as given or
+/// with its symlinks resolved, the form the file tools record).
+fn inside(dir: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    path.is_absolute()
+        && !path.components().any(|c| c == Component::ParentDir)
+        && (path.starts_with(dir) || path.starts_with(crate::paths::resolve_symlinks(dir)))
 }
 
 /// (device, inode) of what `path` itself names.
