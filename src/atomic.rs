@@ -532,7 +532,7 @@ enum Done {
 ///    hard link (so readers never find it missing; when the filesystem has no hard links
 ///    it is renamed instead), a deleted file a hard link and its own name removed (a
 ///    rename without hard links), which fails exactly when deleting would (permissions,
-///    immutable file, a mount point); a directory is never moved ([`set_aside`]);
+///    immutable file, a mount point); a directory is never moved (`set_aside`);
 /// 3. the temporary files are renamed onto their targets;
 /// 4. the set-aside names are removed and the directories flushed.
 ///
