@@ -23,10 +23,16 @@
 //! device is refused by the tools ([`not_regular`]); [`read_regular`] still opens
 //! non-blocking and checks the opened handle, so one swapped in after the check cannot
 //! hang the call either.
+//!
+//! Every operation on a target reaches it through [`crate::beneath`]: its directory is
+//! opened as a handle without following any symlink on the way, and the temporary file,
+//! the rename, the links and removals are `*at` calls on that handle. A path resolved and
+//! checked before is therefore changed exactly there, or not at all, even when a directory
+//! on it is swapped for a symlink in between (issue 18).
 
-use std::fs::{DirBuilder, FileType, OpenOptions};
+use std::fs::FileType;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -111,11 +117,20 @@ pub fn not_regular(shown: &str, what: &str) -> String {
 /// Reads a regular file whole. The file is opened non-blocking (a FIFO put there since it
 /// was inspected cannot block the call) and refused with `InvalidInput` unless the opened
 /// handle is a regular file.
+///
+/// No directory on the way and not the file itself is followed when it is a symlink (the
+/// path is a resolved one: a link there now was put there since it was resolved).
 pub fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
+    read_opened(crate::beneath::open_read(path, false)?)
+}
+
+/// [`read_regular`] of what `path` points to when it is a symlink (no directory on the
+/// way is followed still).
+pub fn read_regular_through(path: &Path) -> io::Result<Vec<u8>> {
+    read_opened(crate::beneath::open_read(path, true)?)
+}
+
+fn read_opened(mut file: std::fs::File) -> io::Result<Vec<u8>> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(io::Error::new(
@@ -137,7 +152,7 @@ pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 /// bit is checked from the mode, not by `access(2)`, so a read-only mark holds even for
 /// root, as it does in an editor. `None` when the file is missing or may be changed.
 pub fn refuse_change(path: &Path, shown: &str, limit: Option<u64>) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
+    let meta = crate::beneath::metadata(path, true).ok()?;
     if !meta.is_file() {
         return None;
     }
@@ -162,7 +177,7 @@ pub fn refuse_change(path: &Path, shown: &str, limit: Option<u64>) -> Option<Str
 
 /// The permission bits a write to `path` should leave: the existing file's, else 0644.
 pub fn mode_for(path: &Path) -> u32 {
-    std::fs::metadata(path)
+    crate::beneath::metadata(path, true)
         .map(|m| m.permissions().mode() & 0o7777)
         .unwrap_or(NEW_FILE_MODE)
 }
@@ -174,7 +189,7 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
     let mut missing = Vec::new();
     let mut current = path.parent();
     while let Some(dir) = current {
-        if dir.as_os_str().is_empty() || dir.exists() {
+        if dir.as_os_str().is_empty() || crate::beneath::metadata(dir, true).is_ok() {
             break;
         }
         missing.push(dir.to_path_buf());
@@ -183,13 +198,15 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
     missing.reverse();
     let mut created = Vec::with_capacity(missing.len());
     for dir in missing {
-        match DirBuilder::new().mode(NEW_DIR_MODE).create(&dir) {
+        match crate::beneath::mkdir(&dir, NEW_DIR_MODE) {
             Ok(()) => created.push(dir),
             // Another process created it in between: fine, but it is not ours to remove.
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(err)
+                if err.kind() == io::ErrorKind::AlreadyExists
+                    && crate::beneath::metadata(&dir, false).is_ok_and(|m| m.is_dir()) => {}
             Err(err) => {
                 for dir in created.iter().rev() {
-                    let _ = std::fs::remove_dir(dir);
+                    let _ = crate::beneath::remove_dir(dir);
                 }
                 return Err(err);
             }
@@ -204,6 +221,9 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
 pub struct Staged {
     temp: tempfile::TempPath,
     target: PathBuf,
+    /// The directory both names are in, opened once without following anything.
+    dir: std::os::fd::OwnedFd,
+    /// The temporary file, open and `flock`ed while its writer lives ([`sweep`]).
     held: std::fs::File,
 }
 
@@ -216,21 +236,39 @@ pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
     stage_unswept(target, bytes, mode)
 }
 
-/// [`stage`] without the sweep (a commit sweeps each directory once).
+/// [`stage`] without the sweep (a commit sweeps each directory once). The temporary file
+/// is created through the checked directory handle (`O_EXCL | O_NOFOLLOW`), named
+/// `.NAME.….tinytool.tmp` so that [`sweep`] knows it, and locked at once.
 fn stage_unswept(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
-    let dir = directory_of(target);
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", short_name(target)))
-        .suffix(".tinytool.tmp")
-        .tempfile_in(dir)?;
-    let (mut held, temp) = temp.into_parts();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let (dir, _) = crate::beneath::parent(target)?;
+    let (name, pid) = (short_name(target), std::process::id());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut attempt = 0;
+    let (mut held, temp_name) = loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temp_name = format!(".{name}.{pid}-{nanos:x}-{n}.tinytool.tmp");
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        match crate::beneath::open_at(&dir, temp_name.as_ref(), flags, 0o600) {
+            Ok(file) => break (file, temp_name),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(err) => return Err(err),
+        }
+    };
+    // From here on the guard removes the temporary file on every failure.
+    let temp = tempfile::TempPath::try_from_path(directory_of(target).join(&temp_name))?;
     held.lock()?;
     held.write_all(bytes)?;
     held.sync_all()?;
-    std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode))?;
+    held.set_permissions(std::fs::Permissions::from_mode(mode))?;
     Ok(Staged {
         temp,
         target: target.to_path_buf(),
+        dir,
         held,
     })
 }
@@ -245,6 +283,10 @@ const SWEEP_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(2);
 /// anything unexpected is left alone.
 pub fn sweep(dir: &Path) {
     use std::os::unix::fs::MetadataExt;
+    // Every open and removal goes through the directory's handle (nothing followed).
+    let Ok(handle) = crate::beneath::open_dir(dir) else {
+        return;
+    };
     let Ok(listing) = std::fs::read_dir(dir) else {
         return;
     };
@@ -254,12 +296,8 @@ pub fn sweep(dir: &Path) {
         if !(bytes.starts_with(b".") && bytes.ends_with(b".tinytool.tmp")) {
             continue;
         }
-        let path = entry.path();
-        let Ok(file) = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(&path)
-        else {
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+        let Ok(file) = crate::beneath::open_at(&handle, &name, flags, 0) else {
             continue;
         };
         let Ok(meta) = file.metadata() else { continue };
@@ -272,10 +310,10 @@ pub fn sweep(dir: &Path) {
             continue;
         }
         // Still the file that was locked (not renamed away and replaced meanwhile).
-        if std::fs::symlink_metadata(&path)
+        if crate::beneath::metadata(&dir.join(&name), false)
             .is_ok_and(|named| named.dev() == meta.dev() && named.ino() == meta.ino())
         {
-            let _ = std::fs::remove_file(&path);
+            let _ = crate::beneath::unlink_at(&handle, &name, false);
         }
     }
 }
@@ -289,8 +327,18 @@ impl Staged {
     /// Renames the temporary file over the target. The rename is durable once the
     /// target's directory is flushed ([`sync_dirs`]).
     pub fn commit(self) -> io::Result<()> {
-        let Staged { temp, target, held } = self;
-        temp.persist(&target).map_err(|err| err.error)?;
+        let Staged {
+            temp,
+            target,
+            dir,
+            held,
+        } = self;
+        let (Some(from), Some(to)) = (temp.file_name(), target.file_name()) else {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        crate::beneath::rename_at(&dir, from, &dir, to)?;
+        // The temporary name is gone: nothing is left for the guard to remove.
+        let _ = temp.keep();
         drop(held);
         Ok(())
     }
@@ -446,15 +494,15 @@ struct Ops<'a> {
 }
 
 fn rename(from: &Path, to: &Path) -> io::Result<()> {
-    std::fs::rename(from, to)
+    crate::beneath::rename(from, to)
 }
 
 fn hard_link(from: &Path, to: &Path) -> io::Result<()> {
-    std::fs::hard_link(from, to)
+    crate::beneath::hard_link(from, to)
 }
 
 fn remove(path: &Path) -> io::Result<()> {
-    std::fs::remove_file(path)
+    crate::beneath::remove_file(path)
 }
 
 const REAL: Ops<'static> = Ops {
@@ -482,8 +530,9 @@ enum Done {
 ///    (missing parent directories created);
 /// 2. every file to be replaced or deleted gets a second name beside it: a replaced file a
 ///    hard link (so readers never find it missing; when the filesystem has no hard links
-///    it is renamed instead), a deleted file a rename, which fails exactly when deleting
-///    would (permissions, immutable file or directory, a mount point);
+///    it is renamed instead), a deleted file a hard link and its own name removed (a
+///    rename without hard links), which fails exactly when deleting would (permissions,
+///    immutable file, a mount point); a directory is never moved (`set_aside`);
 /// 3. the temporary files are renamed onto their targets;
 /// 4. the set-aside names are removed and the directories flushed.
 ///
@@ -677,39 +726,97 @@ fn commit_with(
     Ok(committed)
 }
 
-/// Gives the file or link at `target` the second, hidden name `aside` beside it (a hard
-/// link when `keep` and the filesystem allows, else a rename). `None` when nothing is
-/// there. The name is the one the journal recorded, so a name taken since it was found
-/// free (another process with the same id in another pid namespace) fails the commit.
+/// The refusal to set aside something that is neither a regular file nor a symlink (a
+/// directory, FIFO, socket or device put there since the patch was planned).
+fn not_movable(meta: &std::fs::Metadata) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "it is {} now (it changed after the patch was read); only regular files and \
+             symbolic links are replaced or deleted, so nothing was moved",
+            describe(meta.file_type())
+        ),
+    )
+}
+
+/// Whether `meta` is something a commit may replace or delete.
+fn movable(meta: &std::fs::Metadata) -> bool {
+    meta.is_file() || meta.is_symlink()
+}
+
+/// Gives the file or link at `target` the second, hidden name `aside` beside it, and for a
+/// deletion (`keep` false) removes the target name. Both go by a hard link where the
+/// filesystem has them: a directory can neither be hard-linked nor unlinked, so one swapped
+/// in since the check is never moved (issue 18). Without hard links the file is renamed
+/// aside, and anything but a file or link found moved is renamed back at once. `None` when
+/// nothing is there. `aside` is the name the journal recorded, so a name taken since it was
+/// found free (another process with the same id in another pid namespace) fails the commit
+/// rather than picking another.
 fn set_aside(target: &Path, aside: PathBuf, keep: bool, ops: &Ops<'_>) -> io::Result<Option<Done>> {
-    match std::fs::symlink_metadata(target) {
+    match crate::beneath::metadata(target, false) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(error),
-        // A directory put there since the patch was planned: neither replaced nor removed.
-        Ok(meta) if meta.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
+        // Put there since the patch was planned: neither replaced nor removed.
+        Ok(meta) if !movable(&meta) => return Err(not_movable(&meta)),
         Ok(_) => {}
     }
-    if keep {
-        // A link never replaces an existing name.
-        match (ops.hard_link)(target, &aside) {
-            Ok(()) => {
-                return Ok(Some(Done::Aside {
-                    target: target.to_path_buf(),
-                    aside,
-                    moved: false,
-                }));
-            }
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => return Err(error),
-            // No hard links here: the file itself is moved aside.
-            Err(_) => {}
+    move_aside(target, aside, keep, ops).map(Some)
+}
+
+/// [`set_aside`] past its first check: what is found there now is checked again at every
+/// step, so a directory or special file swapped in meanwhile is never moved.
+fn move_aside(target: &Path, aside: PathBuf, keep: bool, ops: &Ops<'_>) -> io::Result<Done> {
+    // A link never replaces an existing name.
+    let linked = (ops.hard_link)(target, &aside);
+    let done = |moved| {
+        Ok(Done::Aside {
+            target: target.to_path_buf(),
+            aside: aside.clone(),
+            moved,
+        })
+    };
+    if linked.is_ok()
+        && let Ok(meta) = crate::beneath::metadata(&aside, false)
+        && !movable(&meta)
+    {
+        // A FIFO, socket or device (those can be linked) swapped in: left alone.
+        let _ = (ops.remove)(&aside);
+        return Err(not_movable(&meta));
+    }
+    match linked {
+        Ok(()) if keep => return done(false),
+        Ok(()) => {
+            // unlink(2) refuses a directory swapped in since the link was made.
+            return match (ops.remove)(target) {
+                Ok(()) => done(true),
+                Err(error) => {
+                    let _ = (ops.remove)(&aside);
+                    Err(error)
+                }
+            };
         }
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => return Err(error),
+        // No hard links here (or a directory now, which cannot have them).
+        Err(_) => {}
+    }
+    if let Ok(meta) = crate::beneath::metadata(target, false)
+        && !movable(&meta)
+    {
+        return Err(not_movable(&meta));
+    }
+    // A rename would replace the recorded name if it were taken since: refused instead.
+    if crate::beneath::metadata(&aside, false).is_ok() {
+        return Err(io::Error::from_raw_os_error(libc::EEXIST));
     }
     (ops.rename)(target, &aside)?;
-    Ok(Some(Done::Aside {
-        target: target.to_path_buf(),
-        aside,
-        moved: true,
-    }))
+    if let Ok(meta) = crate::beneath::metadata(&aside, false)
+        && !movable(&meta)
+    {
+        // Swapped in between the check and the rename: put back where it was.
+        let _ = (ops.rename)(&aside, target);
+        return Err(not_movable(&meta));
+    }
+    done(true)
 }
 
 /// Whether a file name is one of the hidden files a write works with (a staged new
@@ -731,7 +838,7 @@ fn aside_name(target: &Path) -> io::Result<PathBuf> {
     for _ in 0..1000 {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let candidate = dir.join(format!(".{name}.{pid}-{n}.tinytool.old"));
-        match std::fs::symlink_metadata(&candidate) {
+        match crate::beneath::metadata(&candidate, false) {
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(candidate),
             Err(error) => return Err(error),
             Ok(_) => {}
@@ -819,7 +926,7 @@ fn undo(
     }
     for dir in created_dirs.iter().rev() {
         // Not empty only if something above could not be removed (reported there).
-        let _ = std::fs::remove_dir(dir);
+        let _ = crate::beneath::remove_dir(dir);
     }
     damage
 }
@@ -927,6 +1034,9 @@ mod tests {
                 } else if meta.is_dir() {
                     out.push(format!("{rel}/"));
                     stack.push(path);
+                } else if !meta.is_file() {
+                    // A FIFO would block a read.
+                    out.push(format!("{rel} special"));
                 } else {
                     let bytes = std::fs::read(&path).unwrap();
                     out.push(format!(
@@ -1037,15 +1147,17 @@ mod tests {
 
     #[test]
     fn every_failing_step_is_undone_exactly() {
-        // Renames in a commit of `run`: set aside gone, set aside link, install a, install
-        // n. Failing each of them (and, with no hard links, the set-aside rename of a)
-        // leaves the tree as it was.
+        // A commit of `run` links a, gone and link aside (links 1-3), removes the names
+        // gone and link (removals 1-2), installs a and n (renames 1-2). Failing each of
+        // those leaves the tree as it was; without a hard link (links 1, 2) the file is
+        // renamed aside instead, and all succeeds.
         for (kind, at) in [
             ("rename", 1),
             ("rename", 2),
-            ("rename", 3),
-            ("rename", 4),
+            ("remove", 1),
+            ("remove", 2),
             ("link", 1),
+            ("link", 2),
         ] {
             let tmp = furnished();
             let before = listing(tmp.path());
@@ -1059,18 +1171,18 @@ mod tests {
             };
             let result = run(tmp.path(), &ops);
             if kind == "link" {
-                // Without a hard link the replaced file is renamed aside, and all succeeds.
                 assert!(result.is_ok(), "{result:?}");
+                assert_eq!(listing(tmp.path()).len(), 4, "{:?}", listing(tmp.path()));
                 assert_eq!(listing(tmp.path())[0], "a 750 x1 new a");
                 continue;
             }
             let failure = result.unwrap_err();
             assert!(failure.damage.is_empty(), "{kind} {at}: {failure:?}");
             assert_eq!(listing(tmp.path()), before, "{kind} {at}: {failure:?}");
-            let (action, target) = match at {
-                1 => (Action::Delete, "gone"),
-                2 => (Action::Delete, "link"),
-                3 => (Action::Write, "a"),
+            let (action, target) = match (kind, at) {
+                ("remove", 1) => (Action::Delete, "gone"),
+                ("remove", _) => (Action::Delete, "link"),
+                (_, 1) => (Action::Write, "a"),
                 _ => (Action::Write, "new/dir/n"),
             };
             assert_eq!(failure.action, action, "{at}");
@@ -1080,10 +1192,10 @@ mod tests {
 
     #[test]
     fn a_failed_undo_says_where_every_file_is() {
-        // Install of n (rename 4) fails; undoing then fails on every rename back (5..).
+        // Install of n (rename 2) fails; undoing then fails on every rename back (3..).
         let tmp = furnished();
         let calls = std::cell::Cell::new(0);
-        let fail_at = [4, 5, 6, 7];
+        let fail_at = [2, 3, 4, 5];
         let (rename, hard_link, remove) = failing("rename", &fail_at, &calls);
         let ops = Ops {
             rename: &rename,
@@ -1137,12 +1249,12 @@ mod tests {
 
     #[test]
     fn an_extra_name_that_cannot_be_removed_is_a_leftover_only() {
-        // Install of a (rename 3) fails: a was never touched, but removing its extra name
-        // (the first removal) fails too.
+        // Install of a (rename 1) fails: a was never touched, but removing its extra name
+        // (the third removal, after the names of gone and link) fails too.
         let tmp = furnished();
         let before = listing(tmp.path());
         let (renames, removes) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
-        let (rename_at, remove_at) = ([3], [1]);
+        let (rename_at, remove_at) = ([1], [3]);
         let (rename, hard_link, _) = failing("rename", &rename_at, &renames);
         let (_, _, remove) = failing("remove", &remove_at, &removes);
         let ops = Ops {
@@ -1188,6 +1300,100 @@ mod tests {
             assert!(failure.damage.is_empty());
             assert_eq!(listing(tmp.path()), before, "{failure:?}");
         }
+    }
+
+    #[test]
+    fn a_delete_never_moves_a_directory_or_special_file() {
+        let tmp = furnished();
+        let project = tempfile::tempdir().unwrap();
+        let p = tmp.path();
+        // Planned as a file, a directory (with content) or a FIFO by the time of the commit.
+        std::fs::create_dir(p.join("d")).unwrap();
+        std::fs::write(p.join("d/inner"), "keep").unwrap();
+        let fifo = std::ffi::CString::new(p.join("f").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let before = listing(p);
+        for name in ["d", "f"] {
+            let target = p.join(name);
+            let failure =
+                commit(project.path(), &[Change::Delete { target: &target }]).unwrap_err();
+            assert_eq!(failure.action, Action::Delete);
+            assert!(failure.damage.is_empty());
+            let message = failure.error.to_string();
+            assert!(message.contains("nothing was moved"), "{message}");
+            assert_eq!(listing(p), before, "{name}");
+            // Past the first check (a swap in between): refused all the same.
+            let err = move_aside(&target, aside_name(&target).unwrap(), false, &REAL);
+            assert!(err.is_err(), "{name}");
+            assert_eq!(listing(p), before, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_recorded_aside_name_taken_since_fails_and_changes_nothing() {
+        // The journal recorded `aside`; another process took the name since. Neither the
+        // link nor (without hard links) the rename may pick another name or replace it.
+        let tmp = furnished();
+        let p = tmp.path();
+        let target = p.join("gone");
+        let aside = aside_name(&target).unwrap();
+        std::fs::write(&aside, "someone else's").unwrap();
+        let before = listing(p);
+        for keep in [true, false] {
+            let err = set_aside(&target, aside.clone(), keep, &REAL)
+                .err()
+                .unwrap();
+            assert_eq!(err.kind(), io::ErrorKind::AlreadyExists, "{keep}");
+            assert_eq!(listing(p), before, "{keep}");
+        }
+        let no_link = |_: &Path, _: &Path| Err(io::Error::from_raw_os_error(libc::EXDEV));
+        let ops = Ops {
+            rename: &rename,
+            hard_link: &no_link,
+            remove: &remove,
+        };
+        let err = set_aside(&target, aside.clone(), false, &ops)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(listing(p), before);
+    }
+
+    #[test]
+    fn staged_files_are_locked_and_swept_only_when_their_writer_is_gone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("f.txt");
+        let staged = stage(&target, b"new", NEW_FILE_MODE).unwrap();
+        let name = staged
+            .temp
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name.starts_with(".f.txt.") && name.ends_with(".tinytool.tmp"),
+            "{name}"
+        );
+        // Held by its live writer: another handle cannot lock it, and sweep leaves it.
+        let other = std::fs::File::open(&staged.temp).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(other);
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&staged.temp)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        sweep(tmp.path());
+        assert!(staged.temp.exists());
+        // A killed writer's file (its lock released, the name left behind) is swept.
+        let Staged { temp, held, .. } = staged;
+        drop(held);
+        let path = temp.keep().unwrap();
+        sweep(tmp.path());
+        assert!(!path.exists());
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod aliases;
 pub mod approvals;
 pub mod atomic;
 pub mod background;
+pub mod beneath;
 pub mod binary;
 pub mod checkpoints;
 pub mod cli;

@@ -151,7 +151,11 @@ impl Registry {
         } = call;
         // A multi-file commit killed midway is finished or undone before anything else
         // looks at the project (issue 18; one failed stat when there is nothing to do).
-        crate::journal::recover(&session.dir);
+        // Never in a project whose `.tinytool` is planted (refused below): its records
+        // could name any file.
+        if crate::project::check_own_folder(&session.dir).is_ok() {
+            crate::journal::recover(&session.dir);
+        }
         let Some(def) = self.get(&name) else {
             // A name is short; one that is not is echoed only in part.
             let name = match name.char_indices().nth(MAX_NAME_SHOWN) {
@@ -167,6 +171,12 @@ impl Registry {
             let result = CallResult::failure(id, &name, message, ExitStatus::Usage);
             return finish(session, result, Vec::new());
         };
+        // A planted `.tinytool` (a symlink, another user's folder) would carry tinytool's
+        // state and files elsewhere: no call runs in such a project (issue 18).
+        if let Err(message) = crate::project::check_own_folder(&session.dir) {
+            let result = CallResult::failure(id, def.name, message, ExitStatus::Refused);
+            return with_repairs(result, Vec::new());
+        }
         if session.gate.is_disabled(&name) {
             let output = format!("Tool {name} is disabled");
             let result = CallResult::failure(id, &name, output, ExitStatus::Refused);

@@ -240,6 +240,11 @@ pub struct CallContext<'a> {
     /// The tool being called.
     pub tool: &'a str,
     deferred: RefCell<Vec<Deferred>>,
+    /// Every path argument resolved in this call, by (final link kept, input): the policy
+    /// judges a path when the call's accesses are listed and the tool acts on it later;
+    /// resolving again in between could give another answer once a directory was swapped
+    /// for a symlink (issue 18), so a call resolves each path once.
+    resolved: RefCell<std::collections::HashMap<(bool, String), PathBuf>>,
 }
 
 impl std::fmt::Debug for CallContext<'_> {
@@ -258,6 +263,7 @@ impl<'a> CallContext<'a> {
             session,
             tool,
             deferred: RefCell::new(Vec::new()),
+            resolved: RefCell::new(std::collections::HashMap::new()),
         }
     }
 
@@ -274,9 +280,30 @@ impl<'a> CallContext<'a> {
         }
     }
 
-    /// Resolves a path argument against the session's directory (see `paths::resolve`).
+    /// Resolves a path argument against the session's directory (see `paths::resolve`),
+    /// once per call: a second request for the same input gets the first answer.
     pub fn resolve(&self, input: &str) -> PathBuf {
-        paths::resolve(&self.session.dir, input)
+        self.resolve_once(false, input)
+    }
+
+    /// Resolves a path argument except its final component (see `paths::resolve_link`),
+    /// once per call like [`CallContext::resolve`].
+    pub fn resolve_link(&self, input: &str) -> PathBuf {
+        self.resolve_once(true, input)
+    }
+
+    fn resolve_once(&self, link: bool, input: &str) -> PathBuf {
+        let key = (link, input.to_string());
+        if let Some(path) = self.resolved.borrow().get(&key) {
+            return path.clone();
+        }
+        let path = if link {
+            paths::resolve_link(&self.session.dir, input)
+        } else {
+            paths::resolve(&self.session.dir, input)
+        };
+        self.resolved.borrow_mut().insert(key, path.clone());
+        path
     }
 
     /// How a path is shown in outputs: relative inside the directory, else absolute.

@@ -57,7 +57,13 @@ impl Outputs {
     /// Creates a new, empty spill file.
     pub fn create(self: &Arc<Self>) -> io::Result<SpillFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        fs::create_dir_all(&self.dir)?;
+        // Created without following a symlink planted there (`project`, issue 18).
+        match self.dir.parent().and_then(Path::parent) {
+            Some(root) => {
+                crate::project::ensure_own_subdir(root, "outputs")?;
+            }
+            None => fs::create_dir_all(&self.dir)?,
+        }
         let millis = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());

@@ -246,7 +246,9 @@ impl Store {
                     .with_context(|| format!("cannot create {}", parent.display()))?;
             }
         }
-        let conn = Connection::open(path)
+        // Never through a symlink planted at the database's name (issue 18).
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags)
             .with_context(|| format!("cannot open the state database {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(5))?;
         retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;

@@ -115,7 +115,7 @@ pub fn walk_cached(root: &Path) -> Result<(Walk, Arc<listing::Cache>)> {
                 .is_none_or(|o| !Arc::ptr_eq(&o.entries, &l.entries))
         });
     if relisted {
-        listing::save(&cache_file, &new);
+        listing::save(root, &new);
     }
     Ok((out, Arc::new(new)))
 }
@@ -772,16 +772,18 @@ pub mod listing {
             .unwrap_or_default()
     }
 
-    /// Saves `cache` to `path` atomically; a failure only costs the next walk listings.
-    pub fn save(path: &Path, cache: &Cache) {
-        let Some(parent) = path.parent() else { return };
-        if std::fs::create_dir_all(parent).is_err() {
+    /// Saves `cache` as [`FILE`] in the checkpoints folder of the project `root`
+    /// atomically (the folder made without following a symlink); a failure only costs
+    /// the next walk listings.
+    pub fn save(root: &Path, cache: &Cache) {
+        let Ok(parent) = crate::project::ensure_own_subdir(root, "checkpoints") else {
             return;
-        }
-        if let Ok(mut file) = tempfile::NamedTempFile::new_in(parent)
+        };
+        let path = parent.join(FILE);
+        if let Ok(mut file) = tempfile::NamedTempFile::new_in(&parent)
             && std::io::Write::write_all(&mut file, &encode(cache)).is_ok()
         {
-            let _ = file.persist(path);
+            let _ = file.persist(&path);
         }
     }
 }

@@ -148,7 +148,7 @@ pub fn scan(dir: &Path) -> Scan {
     }
     let fresh = walk(dir);
     if let Some(parent) = cache.parent()
-        && std::fs::create_dir_all(parent).is_ok()
+        && crate::project::ensure_own_subdir(dir, "sandbox").is_ok()
         && let Some(text) = encode(dir, &fresh)
         && let Ok(mut file) = tempfile::NamedTempFile::new_in(parent)
         && std::io::Write::write_all(&mut file, &text).is_ok()
@@ -267,8 +267,13 @@ pub fn empty_file(tinytool: &Path) -> Option<PathBuf> {
         }
         Err(_) => {}
     }
-    std::fs::create_dir_all(path.parent()?).ok()?;
-    std::fs::write(&path, b"").ok()?;
+    crate::project::ensure_own_subdir(tinytool.parent()?, "sandbox").ok()?;
+    // create_new: never through a link put there since it was looked at.
+    std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .ok()?;
     Some(path)
 }
 

@@ -383,10 +383,10 @@ impl Plan {
             protected.push(hooks);
         }
         if !purpose.tinytool_writable {
-            let _ = std::fs::create_dir_all(&tinytool);
+            let _ = crate::project::ensure_tinytool_dir(&dir);
             protected.push(tinytool.clone());
         } else {
-            let _ = std::fs::create_dir_all(&tinytool);
+            let _ = crate::project::ensure_tinytool_dir(&dir);
             anchors.push(tinytool.clone());
         }
         if let Some(file) = &settings.policy_file {

@@ -25,7 +25,6 @@
 //! non-text bytes, where invalid UTF-8 counts as non-text). A mostly-text file with a few
 //! invalid bytes (Latin-1 accents) is shown with them replaced and `metadata.lossy`.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::Path;
 
@@ -164,7 +163,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     if let Some(mime) = image_mime(&path) {
         return read_image(&path, &shown, mime, meta.len());
     }
-    let mut file = match File::open(&path) {
+    // Through the checked directories only: a directory swapped for a symlink since the
+    // path was resolved and judged is refused, not followed (issue 18).
+    let mut file = match crate::beneath::open_read(&path, false) {
         Ok(file) => file,
         Err(err) => {
             return Ok(ToolOutput::error(format!(
@@ -378,7 +379,7 @@ fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result
         )));
     }
     let mut bytes = Vec::with_capacity(size as usize);
-    File::open(path)?
+    crate::beneath::open_read(path, false)?
         .take(MAX_IMAGE_BYTES + 1)
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_IMAGE_BYTES {

@@ -128,7 +128,7 @@ pub fn read_entry(path: &Path) -> std::io::Result<Entry> {
 /// [`atomic::MAX_EDIT_BYTES`] is refused before any of it is read (a sparse file can claim
 /// terabytes).
 fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    let len = std::fs::metadata(path)?.len();
+    let len = crate::beneath::metadata(path, false)?.len();
     if len > atomic::MAX_EDIT_BYTES {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -589,7 +589,7 @@ fn check_deleted_link(link: &Path, points_to: &Path, expected: &[String]) -> Res
         Err(err) => err,
     };
     if let Ok(Kind::File) = atomic::kind(link)
-        && let Ok(bytes) = atomic::read_regular(link)
+        && let Ok(bytes) = atomic::read_regular_through(link)
         && check_deleted_content(&bytes, expected).is_ok()
     {
         return Ok(());

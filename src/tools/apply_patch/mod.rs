@@ -117,7 +117,7 @@ fn parameters() -> Value {
 /// Where the operations of `patch` act, resolved against the session's directory.
 fn targets(ctx: &CallContext, patch: &parse::Patch) -> Vec<Target> {
     let follow = |p: &str| ctx.resolve(p);
-    let own = |p: &str| crate::paths::resolve_link(&ctx.session.dir, p);
+    let own = |p: &str| ctx.resolve_link(p);
     apply::targets(
         patch,
         &Resolver {

@@ -17,9 +17,21 @@
 //! it removes the file; a killed writer's lock is released by the kernel, so a record that
 //! can be locked has no living writer (a live one is never touched). A recoverer holds the
 //! record's lock and the locks of every file it names ([`crate::locks`]) while it works.
+//! The folder is made and checked like the rest of `.tinytool` (never a symlink:
+//! [`crate::project::ensure_own_subdir`]), recovery runs only in a sound `.tinytool`, and
+//! its renames and removals go through [`crate::beneath`] (no symlink on the way followed).
 //!
-//! ## Format (JSON, one object)
+//! ## Trust
+//! Recovery acts only on a record that is sealed by this user ([`seal`]: a keyed hash
+//! whose key lives in the user's state directory, where a repository cannot put one) and
+//! whose every path lies inside the project. Anything else — a record a repository
+//! committed, one a command wrote, one naming a path outside — is left in place with a
+//! note, and nothing is renamed or removed for it.
+//!
+//! ## Format
 //! ```text
+//! file   = body "\n" [ "seal " SEAL "\n" ]      (SEAL: see [`seal`])
+//! body   = one line of JSON:
 //! { "version": 1,
 //!   "entries": [ { "target": P, "temp": P | null, "temp_id": [dev, ino] | null,
 //!                  "aside": P | null } ... ],
@@ -42,6 +54,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+pub mod seal;
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -75,12 +89,8 @@ impl Journal {
     /// record, locked by this process until [`Journal::finish`] or the process ends.
     pub fn begin(dir: &Path, entries: &[Entry], created_dirs: &[PathBuf]) -> io::Result<Journal> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        crate::project::ensure_tinytool_dir(dir)?;
-        let folder = folder(dir);
-        match std::fs::create_dir(&folder) {
-            Err(err) if err.kind() != io::ErrorKind::AlreadyExists => return Err(err),
-            _ => {}
-        }
+        // Made (or reused) without following a link planted at `.tinytool/journal`.
+        let folder = crate::project::ensure_own_subdir(dir, "journal")?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -97,8 +107,12 @@ impl Journal {
             .open(&temp)?;
         file.lock()?;
         let body = encode(entries, created_dirs);
+        let text = match seal::seal(&body) {
+            Some(seal) => format!("{body}\nseal {seal}\n"),
+            None => format!("{body}\n"),
+        };
         let written = file
-            .write_all(body.as_bytes())
+            .write_all(text.as_bytes())
             .and_then(|()| file.sync_all())
             .and_then(|()| std::fs::rename(&temp, &path));
         if let Err(err) = written {
@@ -218,7 +232,7 @@ pub fn recover(dir: &Path) -> Vec<String> {
             Some("tmp") => false,
             _ => continue,
         };
-        if let Some(note) = recover_one(&path, complete) {
+        if let Some(note) = recover_one(dir, &path, complete) {
             notes.push(note);
         }
     }
@@ -226,7 +240,7 @@ pub fn recover(dir: &Path) -> Vec<String> {
 }
 
 /// Recovers one record unless its writer still holds it.
-fn recover_one(path: &Path, complete: bool) -> Option<String> {
+fn recover_one(dir: &Path, path: &Path, complete: bool) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -242,7 +256,11 @@ fn recover_one(path: &Path, complete: bool) -> Option<String> {
         return None;
     }
     let text = std::fs::read_to_string(path).ok()?;
-    let Some((entries, created)) = decode(&text) else {
+    let (body, seal) = match text.split_once('\n') {
+        Some((body, rest)) => (body, rest.trim_end().strip_prefix("seal ")),
+        None => (text.as_str(), None),
+    };
+    let Some((entries, created)) = decode(body) else {
         if !complete {
             // Killed while writing the record: nothing was changed yet.
             let _ = std::fs::remove_file(path);
@@ -253,6 +271,21 @@ fn recover_one(path: &Path, complete: bool) -> Option<String> {
             path.display()
         ));
     };
+    if !seal.is_some_and(|seal| seal::verify(body, seal)) {
+        return Some(format!(
+            "journal {} is not sealed by this user's tinytool (a repository or a command \
+             may have put it there): left in place, nothing recovered; remove it if you did \
+             not expect it",
+            path.display()
+        ));
+    }
+    if let Some(outside) = named_paths(&entries, &created).find(|p| !inside(dir, p)) {
+        return Some(format!(
+            "journal {} names {}, outside the project: left in place, nothing recovered",
+            path.display(),
+            outside.display()
+        ));
+    }
     let mut targets: Vec<&Path> = entries.iter().map(|e| e.target.as_path()).collect();
     targets.sort();
     targets.dedup();
@@ -299,9 +332,34 @@ fn recover_one(path: &Path, complete: bool) -> Option<String> {
     ))
 }
 
+/// Every path a record names.
+fn named_paths<'a>(entries: &'a [Entry], created: &'a [PathBuf]) -> impl Iterator<Item = &'a Path> {
+    entries
+        .iter()
+        .flat_map(|e| {
+            [
+                Some(&e.target),
+                e.temp.as_ref().map(|(p, _)| p),
+                e.aside.as_ref(),
+            ]
+        })
+        .flatten()
+        .chain(created.iter())
+        .map(PathBuf::as_path)
+}
+
+/// Whether `path` is absolute, has no `..`, and lies under the project `dir` (as given or
+/// with its symlinks resolved, the form the file tools record).
+fn inside(dir: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    path.is_absolute()
+        && !path.components().any(|c| c == Component::ParentDir)
+        && (path.starts_with(dir) || path.starts_with(crate::paths::resolve_symlinks(dir)))
+}
+
 /// (device, inode) of what `path` itself names.
 fn id_of(path: &Path) -> Option<(u64, u64)> {
-    std::fs::symlink_metadata(path)
+    crate::beneath::metadata(path, false)
         .ok()
         .map(|m| (m.dev(), m.ino()))
 }
@@ -317,7 +375,7 @@ fn done(entry: &Entry) -> bool {
 
 /// Removes `path` when it exists; the error when it exists and stays.
 fn remove_if_there(path: &Path) -> Result<(), String> {
-    match std::fs::remove_file(path) {
+    match crate::beneath::remove_file(path) {
         Err(err) if err.kind() != io::ErrorKind::NotFound => {
             Err(format!("cannot remove {}: {err}", path.display()))
         }
@@ -361,7 +419,7 @@ fn roll_back(entries: &[Entry], created: &[PathBuf]) -> Vec<String> {
                     if let Err(err) = remove_if_there(aside) {
                         failures.push(err);
                     }
-                } else if let Err(err) = std::fs::rename(aside, &entry.target) {
+                } else if let Err(err) = crate::beneath::rename(aside, &entry.target) {
                     failures.push(format!(
                         "cannot restore {} from {}: {err}",
                         entry.target.display(),
@@ -379,7 +437,7 @@ fn roll_back(entries: &[Entry], created: &[PathBuf]) -> Vec<String> {
         }
     }
     for dir in created.iter().rev() {
-        let _ = std::fs::remove_dir(dir);
+        let _ = crate::beneath::remove_dir(dir);
     }
     failures
 }
