@@ -132,7 +132,7 @@ static PUBLISHED: std::sync::Mutex<
 const PUBLISHED_FOR: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Publishes the stamps a checkpoint's before-walk of `root` took, valid until
-/// [`forget`] (the end of the call) and at most [`PUBLISHED_FOR`].
+/// [`forget`] (the end of the call) and at most half a second.
 pub fn publish(root: &Path, cache: Arc<listing::Cache>) {
     if let Ok(mut slot) = PUBLISHED.lock() {
         *slot = Some((
@@ -560,7 +560,7 @@ pub fn diff_by<T>(
 ///
 /// A listing is reused while the directory's inode, modification time and status change
 /// time are the ones recorded (creating, removing or renaming an entry changes both
-/// times) and the listing was taken at least [`RACY_NS`] after that modification time (a
+/// times) and the listing was taken at least [`listing::RACY_NS`] after that modification time (a
 /// change within the same clock tick as the listing would otherwise go unseen, as git's
 /// "racily clean" entries). The files themselves are `lstat`ed on every walk.
 ///
