@@ -585,7 +585,6 @@ impl FileSearcher {
     /// UTF-16 file, recognised by its byte-order mark, is transcoded by the searcher and
     /// judged after that.
     fn search(&mut self, mut file: File, size: u64, cap: u64, cancel: &AtomicBool) -> Outcome {
-        use std::io::Read;
         if size > MAX_FILE_BYTES {
             return self.search_stream(file, cap, cancel);
         }
@@ -593,18 +592,11 @@ impl FileSearcher {
         if self.buf.len() < want {
             self.buf.resize(want, 0);
         }
-        let mut filled = 0;
-        while filled < want {
-            match file.read(&mut self.buf[filled..want]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return Outcome::Unreadable,
-            }
-        }
+        let Ok(filled) = fill(&mut file, &mut self.buf[..want]) else {
+            return Outcome::Unreadable;
+        };
         let data = &self.buf[..filled];
-        let utf16 = data.starts_with(&[0xFF, 0xFE]) || data.starts_with(&[0xFE, 0xFF]);
-        if !utf16 && (memchr::memchr(0, data).is_some() || crate::binary::is_binary(data)) {
+        if starts_binary(data) {
             return Outcome::Binary;
         }
         let mut sink = Collect {
@@ -625,6 +617,32 @@ impl FileSearcher {
     }
 }
 
+/// Reads from `file` until `buf` is full or the file ends; the bytes read.
+fn fill(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(filled)
+}
+
+/// Whether a file whose first bytes are `start` is binary: not UTF-16 (a byte-order mark;
+/// the searcher transcodes it), and a NUL or a start [`crate::binary`] calls binary.
+fn starts_binary(start: &[u8]) -> bool {
+    !utf16_mark(start) && (memchr::memchr(0, start).is_some() || crate::binary::is_binary(start))
+}
+
+/// Whether `start` begins with a UTF-16 byte-order mark.
+fn utf16_mark(start: &[u8]) -> bool {
+    start.starts_with(&[0xFF, 0xFE]) || start.starts_with(&[0xFE, 0xFF])
+}
+
 impl FileSearcher {
     /// Searches a file over [`MAX_FILE_BYTES`] (only a file named as grep's `path` gets
     /// here) in bounded memory: the searcher reads it through a line buffer that may grow
@@ -636,18 +654,11 @@ impl FileSearcher {
         use std::io::{Read, Seek};
         // The start decides as for small files: a byte-order mark, or a binary start.
         let mut head = vec![0u8; crate::binary::CHECK_SIZE];
-        let mut got = 0;
-        while got < head.len() {
-            match file.read(&mut head[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return Outcome::Unreadable,
-            }
-        }
-        let head = &head[..got];
-        let utf16 = head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]);
-        if !utf16 && (memchr::memchr(0, head).is_some() || crate::binary::is_binary(head)) {
+        let Ok(got) = fill(&mut file, &mut head) else {
+            return Outcome::Unreadable;
+        };
+        let utf16 = utf16_mark(&head[..got]);
+        if starts_binary(&head[..got]) {
             return Outcome::Binary;
         }
         if file.rewind().is_err() {
