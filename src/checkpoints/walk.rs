@@ -368,7 +368,7 @@ fn fingerprint_of(st: &libc::stat) -> Fingerprint {
 /// A directory opened as a handle (`O_PATH`): its entries are `lstat`ed and its
 /// subdirectories opened relative to it, one path lookup each and never through a
 /// symlink; closed when dropped.
-struct DirFd(std::os::fd::OwnedFd);
+pub(crate) struct DirFd(std::os::fd::OwnedFd);
 
 impl DirFd {
     fn open_at(dirfd: libc::c_int, name: &OsStr) -> Option<DirFd> {
@@ -387,7 +387,7 @@ impl DirFd {
     }
 
     /// The root directory (not through a symlink in its last component).
-    fn open(dir: &Path) -> Option<DirFd> {
+    pub(crate) fn open(dir: &Path) -> Option<DirFd> {
         DirFd::open_at(libc::AT_FDCWD, dir.as_os_str())
     }
 
@@ -404,7 +404,7 @@ impl DirFd {
 
     /// `lstat` of the relative path made of `parts` joined with `/` (built on the stack:
     /// this runs once per file of the project on every walk).
-    fn lstat_in(&self, parts: &[&OsStr]) -> Option<libc::stat> {
+    pub(crate) fn lstat_in(&self, parts: &[&OsStr]) -> Option<libc::stat> {
         use std::os::fd::AsRawFd;
         let mut buf = [0u8; 512];
         let mut heap = Vec::new();
@@ -1066,7 +1066,7 @@ pub fn diff_by<T>(
 ///
 /// A listing is reused while the directory's inode, modification time and status change
 /// time are the ones recorded (creating, removing or renaming an entry changes both
-/// times) and the listing was taken at least [`RACY_NS`] after that modification time (a
+/// times) and the listing was taken at least [`listing::RACY_NS`] after that modification time (a
 /// change within the same clock tick as the listing would otherwise go unseen, as git's
 /// "racily clean" entries). Its kept flags are reused while the ignore rules above and in
 /// the directory are the same (`rules`: a hash of the parent's rules and this

@@ -80,10 +80,16 @@ fn encode(dir: &Path, scan: &Scan) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A cache file as read, borrowing its bytes: directories and files relative to the
+/// project (empty for itself).
+struct Cached<'a> {
+    capped: bool,
+    dirs: Vec<(&'a [u8], i128)>,
+    files: Vec<&'a [u8]>,
+}
+
 /// Reads a cache written by [`encode`]; `None` for anything malformed.
-fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
+fn parse(bytes: &[u8]) -> Option<Cached<'_>> {
     fn take<'a>(rest: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
         if rest.len() < n {
             return None;
@@ -95,15 +101,10 @@ fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
     fn count(rest: &mut &[u8]) -> Option<usize> {
         Some(u32::from_le_bytes(take(rest, 4)?.try_into().ok()?) as usize)
     }
-    let path = |rest: &mut &[u8]| -> Option<PathBuf> {
+    fn path<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
         let len = count(rest)?;
-        let rel = take(rest, len)?;
-        Some(if rel.is_empty() {
-            dir.to_path_buf()
-        } else {
-            dir.join(OsStr::from_bytes(rel))
-        })
-    };
+        take(rest, len)
+    }
     let mut rest = bytes.strip_prefix(MAGIC)?;
     let capped = match take(&mut rest, 1)?[0] {
         0 => false,
@@ -129,10 +130,35 @@ fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
     for _ in 0..nfiles {
         files.push(path(&mut rest)?);
     }
-    rest.is_empty().then_some(Scan {
+    rest.is_empty().then_some(Cached {
+        capped,
         dirs,
         files,
-        capped,
+    })
+}
+
+/// `rel` below `dir` (`dir` itself when empty).
+fn under(dir: &Path, rel: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    if rel.is_empty() {
+        dir.to_path_buf()
+    } else {
+        dir.join(std::ffi::OsStr::from_bytes(rel))
+    }
+}
+
+/// The scan a cache file holds (with its directories, which only a new cache needs).
+#[cfg(test)]
+fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
+    let cached = parse(bytes)?;
+    Some(Scan {
+        dirs: cached
+            .dirs
+            .iter()
+            .map(|(rel, time)| (under(dir, rel), *time))
+            .collect(),
+        files: cached.files.iter().map(|rel| under(dir, rel)).collect(),
+        capped: cached.capped,
     })
 }
 
@@ -140,11 +166,15 @@ fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
 pub fn scan(dir: &Path) -> Scan {
     let cache = cache_path(dir);
     if let Ok(text) = std::fs::read(&cache)
-        && let Some(cached) = decode(dir, &text)
+        && let Some(cached) = parse(&text)
         && !cached.dirs.is_empty()
         && unchanged(dir, &cached.dirs)
     {
-        return cached;
+        return Scan {
+            dirs: Vec::new(),
+            files: cached.files.iter().map(|rel| under(dir, rel)).collect(),
+            capped: cached.capped,
+        };
     }
     let fresh = walk(dir);
     if let Some(parent) = cache.parent()
@@ -160,44 +190,54 @@ pub fn scan(dir: &Path) -> Scan {
     fresh
 }
 
-/// Whether every directory still has its recorded time: taken from the running call's
-/// checkpoint walk where it saw the directory (one walk serves both), else one `stat`
-/// each, spread over a few threads (on a 20,000-file tree this check is most of the
-/// sandbox's cost per call).
-fn unchanged(dir: &Path, dirs: &[(PathBuf, i128)]) -> bool {
-    let mut rest: Vec<(PathBuf, i128)> = Vec::new();
+/// Whether every directory (relative to `dir`) still has its recorded time: taken from
+/// the running call's checkpoint walk where it saw the directory (one walk serves both),
+/// else one `stat` each, relative to the project's handle (only the path below the
+/// project is resolved) and spread over a few threads (on a 20,000-file tree this check
+/// is most of the sandbox's cost per call).
+fn unchanged(dir: &Path, dirs: &[(&[u8], i128)]) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut rest: Vec<(&[u8], i128)> = Vec::new();
     let dirs = match crate::checkpoints::walk::published(dir) {
         Some(walked) => {
-            for (path, time) in dirs {
-                let seen = path
-                    .strip_prefix(dir)
+            for (rel, time) in dirs {
+                let seen = std::str::from_utf8(rel)
                     .ok()
-                    .and_then(Path::to_str)
                     .and_then(|rel| walked.dirs.get(rel));
                 match seen {
                     Some(listing) if i128::from(listing.stamp.mtime_ns) != *time => return false,
                     Some(_) => {}
-                    None => rest.push((path.clone(), *time)),
+                    None => rest.push((rel, *time)),
                 }
             }
             &rest[..]
         }
         None => dirs,
     };
+    let Some(root) = crate::checkpoints::walk::DirFd::open(dir) else {
+        return false;
+    };
+    let mtime = |rel: &[u8]| -> Option<i128> {
+        let rel = if rel.is_empty() { b"." } else { rel };
+        let st = root.lstat_in(&[std::ffi::OsStr::from_bytes(rel)])?;
+        #[allow(clippy::unnecessary_cast)]
+        Some(st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128)
+    };
+    let mtime = &mtime;
     const PER_THREAD: usize = 512;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 4)
         .min(dirs.len().div_ceil(PER_THREAD));
     if threads <= 1 {
-        return dirs.iter().all(|(path, time)| mtime(path) == Some(*time));
+        return dirs.iter().all(|(rel, time)| mtime(rel) == Some(*time));
     }
     let chunk = dirs.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let checks: Vec<_> = dirs
             .chunks(chunk)
             .map(|part| {
-                scope.spawn(move || part.iter().all(|(path, time)| mtime(path) == Some(*time)))
+                scope.spawn(move || part.iter().all(|(rel, time)| mtime(rel) == Some(*time)))
             })
             .collect();
         // A thread that panicked proves nothing: scan again.
