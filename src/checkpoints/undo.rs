@@ -15,6 +15,7 @@
 //! when the target is itself an undo, what that undo reverted counts as not undone again.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
@@ -46,6 +47,9 @@ pub struct Plan {
     pub conflicts: Vec<String>,
     /// Paths that cannot be restored, with why.
     pub skipped: Vec<String>,
+    /// Directories the reverted call created that the restore left empty and removed
+    /// (filled in by [`undo`]).
+    pub removed_dirs: Vec<String>,
 }
 
 /// How an undo ended.
@@ -132,6 +136,7 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             steps: Vec::new(),
             conflicts: Vec::new(),
             skipped: Vec::new(),
+            removed_dirs: Vec::new(),
         };
         for change in changes {
             let path = change.path.clone();
@@ -197,6 +202,45 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
         }
         Ok(plan)
     })
+}
+
+/// Removes the directories holding `removed` (relative paths of files the restore
+/// deleted) that are empty now and were created at or after `since` (milliseconds since
+/// the epoch: the reverted checkpoint's start), deepest first; returns them. A directory
+/// the call did not create (older, or its creation time unknown to the file system) stays,
+/// as does one holding anything: leaving an empty directory is harmless, removing a
+/// person's is not. Checkpoints keep files only, so an empty directory a call removed is
+/// not brought back (one that held files comes back with them).
+fn remove_created_dirs(root: &Path, removed: &[&str], since: i64) -> Vec<String> {
+    // File systems stamp with the kernel's coarse clock, which lags the real clock by up
+    // to a tick: a directory made right after the checkpoint opened can look older, so
+    // allow a second.
+    let since = std::time::UNIX_EPOCH
+        + std::time::Duration::from_millis(since.saturating_sub(1000).max(0) as u64);
+    let mut dirs = BTreeSet::new();
+    for path in removed {
+        let mut dir = Path::new(path).parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            dirs.insert(d.to_path_buf());
+            dir = d.parent();
+        }
+    }
+    // Deepest first, so a parent is looked at once its children are gone.
+    let mut dirs: Vec<PathBuf> = dirs.into_iter().collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    let mut gone = Vec::new();
+    for dir in dirs {
+        let full = root.join(&dir);
+        let Ok(meta) = crate::beneath::metadata(&full, false) else {
+            continue;
+        };
+        let created_by_call = meta.is_dir() && meta.created().is_ok_and(|t| t >= since);
+        // rmdir itself refuses a directory that is not empty.
+        if created_by_call && crate::beneath::remove_dir(&full).is_ok() {
+            gone.push(dir.to_string_lossy().into_owned());
+        }
+    }
+    gone
 }
 
 /// The diff an undo would apply (`--dry-run`), secret contents hidden.
@@ -288,6 +332,17 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
             }
         );
     }
+    let removed: Vec<&str> = plan
+        .steps
+        .iter()
+        .filter(|s| s.goal.is_none())
+        .map(|s| s.path.as_str())
+        .collect();
+    let removed_dirs = remove_created_dirs(&session.dir, &removed, target.time_created);
+    let plan = Plan {
+        removed_dirs,
+        ..plan
+    };
     let undo_id = kept.then_some(open.id);
     session.state.write(|store| {
         store.set_undone_by(target.id, Some(undo_id.unwrap_or(target.id)))?;

@@ -217,6 +217,9 @@ pub fn run_undo(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitSt
             for step in &plan.steps {
                 text.push_str(&step_line(step));
             }
+            for dir in &plan.removed_dirs {
+                text.push_str(&format!("D {dir}/ (created by the call, now empty)\n"));
+            }
             out.raw(text.as_bytes())
         }
         Err(err) => fail(&format!("{err:#}")),

@@ -42,6 +42,7 @@ mod search_tree;
 mod secrets;
 mod session_tools;
 mod spill_access;
+mod undo_acceptance;
 mod webfetch;
 mod websearch;
 mod write;
