@@ -110,6 +110,11 @@ pub fn entry_json(row: &CheckpointRow, changes: &[FileChange]) -> Value {
         "status": row.status,
         "reverts": row.reverts,
         "undone_by": row.undone_by,
+        "overlaps": row
+            .overlaps
+            .split(',')
+            .filter_map(|id| id.parse::<i64>().ok())
+            .collect::<Vec<_>>(),
         "paths": changes.iter().map(|c| json!({
             "path": c.path,
             "change": letter(c).to_string(),

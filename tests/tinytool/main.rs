@@ -10,6 +10,7 @@ mod apply_patch_atomic;
 mod background;
 mod bash;
 mod binary;
+mod checkpoint_handoff;
 mod checkpoints;
 mod cli;
 mod docs;
