@@ -123,6 +123,16 @@ pub fn entry_json(row: &CheckpointRow, changes: &[FileChange]) -> Value {
     })
 }
 
+/// The listing of `tinytool checkpoints`: each entry's [`entry_text`], newest first.
+pub fn listing_text(blobs: &BlobStore, entries: &[(CheckpointRow, Vec<FileChange>)]) -> String {
+    let mut text = String::new();
+    for (row, changes) in entries {
+        text.push_str(&entry_text(blobs, row, changes));
+        text.push('\n');
+    }
+    text
+}
+
 /// The listing entry of one checkpoint as text: a header line and the summary lines.
 pub fn entry_text(blobs: &BlobStore, row: &CheckpointRow, changes: &[FileChange]) -> String {
     let mut head = format!(

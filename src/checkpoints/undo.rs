@@ -259,6 +259,87 @@ pub fn plan_diff(session: &Session, plan: &Plan) -> String {
     out
 }
 
+/// The conflict and skipped lines of a plan (`conflict: PATH: WHY`, `skipped: ...`).
+pub fn plan_text(plan: &Plan) -> String {
+    let mut text = String::new();
+    for conflict in &plan.conflicts {
+        text.push_str(&format!("conflict: {conflict}\n"));
+    }
+    for skipped in &plan.skipped {
+        text.push_str(&format!("skipped: {skipped}\n"));
+    }
+    text
+}
+
+/// The letter of a restore step: `A` (brought back), `D` (removed), `M` (rewritten).
+pub fn step_letter(step: &Step) -> char {
+    match (&step.current, &step.goal) {
+        (None, Some(_)) => 'A',
+        (Some(_), None) => 'D',
+        _ => 'M',
+    }
+}
+
+/// What `undo --dry-run` prints: the target, the conflicts and the diff.
+pub fn dry_run_text(session: &Session, plan: &Plan) -> String {
+    let mut text = format!(
+        "would revert checkpoint {} ({}: {})\n",
+        plan.target.id, plan.target.tool, plan.target.command
+    );
+    text.push_str(&plan_text(plan));
+    text.push_str(&plan_diff(session, plan));
+    text
+}
+
+/// What a refused undo prints.
+pub fn refused_text(plan: &Plan) -> String {
+    let mut text = plan_text(plan);
+    text.push_str(&format!(
+        "undo of checkpoint {} refused: {} path(s) changed outside the checkpoints; \
+         nothing was restored (--force restores them anyway, --dry-run shows the diff)\n",
+        plan.target.id,
+        plan.conflicts.len()
+    ));
+    text
+}
+
+/// What a done undo prints: the target, its own checkpoint, and a line per path.
+pub fn done_text(plan: &Plan, undo_id: Option<i64>) -> String {
+    let mut text = format!(
+        "reverted checkpoint {} ({}: {})",
+        plan.target.id, plan.target.tool, plan.target.command
+    );
+    match undo_id {
+        Some(u) => text.push_str(&format!(
+            " as checkpoint {u} (`tinytool undo {u}` reverts this undo)\n"
+        )),
+        None => text.push_str(": nothing needed restoring\n"),
+    }
+    text.push_str(&plan_text(plan));
+    for step in &plan.steps {
+        text.push_str(&format!("{} {}\n", step_letter(step), step.path));
+    }
+    for dir in &plan.removed_dirs {
+        text.push_str(&format!("D {dir}/ (created by the call, now empty)\n"));
+    }
+    text
+}
+
+/// A plan as JSON (the `checkpoint` tool's metadata): the target, the paths with their
+/// letters, conflicts, skipped paths and removed directories.
+pub fn plan_json(plan: &Plan) -> serde_json::Value {
+    serde_json::json!({
+        "target": plan.target.id,
+        "paths": plan.steps.iter().map(|s| serde_json::json!({
+            "path": s.path,
+            "change": step_letter(s).to_string(),
+        })).collect::<Vec<_>>(),
+        "conflicts": plan.conflicts,
+        "skipped": plan.skipped,
+        "removed_dirs": plan.removed_dirs,
+    })
+}
+
 /// Brings the checkpoints up to date (a dead call's changes complete its checkpoint) and
 /// plans reverting `id` (or the default target), changing no file (`--dry-run`).
 pub fn plan_settled(session: &Session, id: Option<i64>) -> Result<Plan> {

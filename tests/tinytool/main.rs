@@ -11,6 +11,7 @@ mod background;
 mod bash;
 mod binary;
 mod checkpoint_handoff;
+mod checkpoint_tool;
 mod checkpoints;
 mod cli;
 mod docs;
