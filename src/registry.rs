@@ -153,8 +153,12 @@ impl Registry {
         // looks at the project (issue 18; one failed stat when there is nothing to do).
         // Never in a project whose `.tinytool` is planted (refused below): its records
         // could name any file.
-        if crate::project::check_own_folder(&session.dir).is_ok() {
-            crate::journal::recover(&session.dir);
+        if crate::project::check_own_folder(&session.dir).is_ok()
+            && !crate::journal::recover(&session.dir).is_empty()
+        {
+            // The recovered commit was a killed call's: its checkpoint is completed now,
+            // not only by the next checkpointed call (a failure leaves it to that one).
+            let _ = crate::checkpoints::recovery::complete_dead(session);
         }
         let Some(def) = self.get(&name) else {
             // A name is short; one that is not is echoed only in part.

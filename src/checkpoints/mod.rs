@@ -12,6 +12,8 @@
 //!   [`crate::atomic::commit`];
 //! - [`handoff`]: a monitor's or background job's checkpoint kept open by its supervisor
 //!   until the command ends;
+//! - [`recovery`]: completing a killed call's checkpoint right after journal recovery and
+//!   before listing;
 //! - [`report`]: what `tinytool checkpoints` and `checkpoints show` print.
 //!
 //! The records live in the state database (`crate::state`, migration 2). Only tinytool
@@ -19,6 +21,7 @@
 
 pub mod handoff;
 pub mod record;
+pub mod recovery;
 pub mod report;
 pub mod store;
 pub mod undo;

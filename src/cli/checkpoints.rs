@@ -101,6 +101,9 @@ pub fn run_checkpoints(
     out: &mut Output,
 ) -> ExitStatus {
     let blobs = record::blobs(session);
+    // A killed call's checkpoint is completed before it is listed (a failure leaves it
+    // listed as open, for the next call to complete).
+    let _ = crate::checkpoints::recovery::complete_dead(session);
     if let Some(("show", show)) = sub.subcommand() {
         let id = show.get_one::<i64>("id").copied().unwrap_or_default();
         let found = session.state.read(|store| {

@@ -141,7 +141,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(args) => args,
         Err(output) => return Ok(output),
     };
-    match args.action.as_deref().unwrap_or("list") {
+    let action = args.action.as_deref().unwrap_or("list");
+    if matches!(action, "list" | "show" | "") {
+        // A killed call's checkpoint is completed before it is listed.
+        let _ = crate::checkpoints::recovery::complete_dead(ctx.session);
+    }
+    match action {
         "list" | "" => list(ctx, args.session_id.as_deref()),
         "show" => match args.id {
             Some(id) => show(ctx, id),

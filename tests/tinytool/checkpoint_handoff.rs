@@ -161,3 +161,70 @@ fn what_a_background_task_writes_is_in_its_checkpoint() {
     assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
     assert!(!room.path("result.txt").exists());
 }
+
+/// The status of checkpoint `id` in the state database, without any tinytool settling.
+fn stored_status(room: &Room, id: i64) -> Option<String> {
+    let db = rusqlite::Connection::open_with_flags(
+        room.path(".tinytool/state.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    db.query_row("SELECT status FROM checkpoints WHERE id = ?1", [id], |r| {
+        r.get(0)
+    })
+    .ok()
+}
+
+#[test]
+fn journal_recovery_completes_a_killed_calls_checkpoint_at_once() {
+    let room = Room::new();
+    room.write("a.txt", "a\n");
+    room.write("b.txt", "b\n");
+    // A first call makes the baseline, so the killed call's checkpoint is number 2.
+    let base = room.call("write", json!({"file_path": "c.txt", "content": "c\n"}));
+    assert_eq!(base.code, 0, "{base:?}");
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-b\n+B\n*** End Patch";
+    let mut cmd = room.command(&["apply_patch"]);
+    // Killed after both installs: journal recovery rolls the commit forward.
+    cmd.env("TINYTOOL_TEST_KILL_AT_CHANGE", "2");
+    let killed =
+        crate::util::run_command(cmd, Some(json!({"patch": patch}).to_string().as_bytes()));
+    assert_ne!(killed.code, 0, "{killed:?}");
+    assert_eq!(stored_status(&room, 2).as_deref(), Some("open"));
+    // A read takes no checkpoint, but its journal recovery completes the killed call's.
+    let read = room.call("read", json!({"file_path": "a.txt"}));
+    assert_eq!(read.code, 0, "{read:?}");
+    assert_eq!(stored_status(&room, 2).as_deref(), Some("done"));
+    assert_eq!(room.read("a.txt"), "A\n");
+    let undo = room.run(&["undo"], None);
+    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
+    assert_eq!(
+        (room.read("a.txt"), room.read("b.txt")),
+        ("a\n".into(), "b\n".into())
+    );
+}
+
+#[test]
+fn listing_completes_a_killed_calls_checkpoint_first() {
+    let room = Room::new();
+    room.write("a.txt", "before\n");
+    let mut cmd = room.command(&["bash"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let call = json!({"command": "echo during > a.txt; sleep 30"}).to_string();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), call.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while room.read("a.txt") != "during\n" {
+        assert!(Instant::now() < deadline, "the call never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(stored_status(&room, 1).as_deref(), Some("open"));
+    let list = room.run(&["checkpoints", "--json"], None).json();
+    assert_eq!(list[0]["status"], "done", "{list}");
+    assert_eq!(list[0]["paths"][0]["path"], "a.txt", "{list}");
+}
