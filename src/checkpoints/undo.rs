@@ -50,6 +50,9 @@ pub struct Plan {
     /// Directories the reverted call created that the restore left empty and removed
     /// (filled in by [`undo`]).
     pub removed_dirs: Vec<String>,
+    /// Directories standing where a restored file goes: emptied by the restore's
+    /// deletions, then removed before the file is written.
+    pub dirs_in_the_way: Vec<String>,
 }
 
 /// How an undo ended.
@@ -92,11 +95,17 @@ fn permissions(mode: u32) -> u32 {
     mode & 0o7777
 }
 
+/// What [`current`] says of a directory.
+const IS_DIR: &str = "is now a directory";
+
 /// What is at `path` now; `Err` names what it is when not a regular file.
 fn current(session: &Session, path: &str) -> Result<Option<(u32, Vec<u8>)>, String> {
     let full = session.dir.join(path);
     match std::fs::symlink_metadata(&full) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // A file where a parent directory was (`rm -rf src && touch src`): the path is
+        // absent, and the restore removes that file first.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(None),
         Err(e) => Err(format!("cannot be read: {e}")),
         Ok(meta) if meta.file_type().is_file() => {
             use std::os::unix::fs::MetadataExt;
@@ -104,7 +113,7 @@ fn current(session: &Session, path: &str) -> Result<Option<(u32, Vec<u8>)>, Stri
                 .map(|bytes| Some((meta.mode(), bytes)))
                 .map_err(|e| format!("cannot be read: {e}"))
         }
-        Ok(meta) if meta.is_dir() => Err("is now a directory".into()),
+        Ok(meta) if meta.is_dir() => Err(IS_DIR.into()),
         Ok(_) => Err("is now a symlink or special file".into()),
     }
 }
@@ -137,6 +146,7 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             conflicts: Vec::new(),
             skipped: Vec::new(),
             removed_dirs: Vec::new(),
+            dirs_in_the_way: Vec::new(),
         };
         for change in changes {
             let path = change.path.clone();
@@ -169,6 +179,12 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             };
             let now = match current(session, &path) {
                 Ok(now) => now,
+                // A directory where the file was (`rm f && mkdir f`): fine when the
+                // restore empties it (checked below); it is removed before the write.
+                Err(what) if what == IS_DIR && goal.is_some() => {
+                    plan.dirs_in_the_way.push(path.clone());
+                    None
+                }
                 Err(what) => {
                     plan.conflicts.push(format!("{path}: {what}"));
                     continue;
@@ -200,8 +216,124 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
                 });
             }
         }
+        // A directory in the way may hold only what the restore deletes.
+        let deleted: BTreeSet<&str> = plan
+            .steps
+            .iter()
+            .filter(|s| s.goal.is_none())
+            .map(|s| s.path.as_str())
+            .collect();
+        let mut foreign = Vec::new();
+        for dir in &plan.dirs_in_the_way {
+            let mut others = Vec::new();
+            files_under(&session.dir, Path::new(dir), &mut others);
+            if let Some(other) = others.iter().find(|f| !deleted.contains(f.as_str())) {
+                foreign.push(format!(
+                    "{dir}: is now a directory holding {other}, which the checkpoints did not \
+                     record"
+                ));
+            }
+        }
+        plan.conflicts.extend(foreign);
         Ok(plan)
     })
+}
+
+/// Every non-directory under `rel` (relative to `root`), relative paths, not following
+/// symlinks.
+fn files_under(root: &Path, rel: &Path, out: &mut Vec<String>) {
+    let Ok(listing) = std::fs::read_dir(root.join(rel)) else {
+        out.push(format!("{} (unreadable)", rel.display()));
+        return;
+    };
+    for entry in listing.flatten() {
+        let child = rel.join(entry.file_name());
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => files_under(root, &child, out),
+            _ => out.push(child.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+/// Removes the directory `rel` under `root` and every directory in it, all empty by now
+/// (never a file: `rmdir` refuses a directory that is not empty).
+fn remove_empty_tree(root: &Path, rel: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(root.join(rel))?.flatten() {
+        if entry.file_type().is_ok_and(|k| k.is_dir()) {
+            remove_empty_tree(root, &rel.join(entry.file_name()))?;
+        }
+    }
+    crate::beneath::remove_dir(&root.join(rel))
+}
+
+/// The commit step of one restore step.
+fn change<'a>((step, target): (&'a Step, &'a PathBuf)) -> atomic::Change<'a> {
+    match &step.goal {
+        Some((mode, bytes)) => atomic::Change::Write {
+            target,
+            bytes,
+            mode: permissions(*mode),
+        },
+        None => atomic::Change::Delete { target },
+    }
+}
+
+/// Applies a plan's steps. One multi-file commit, unless the shape of the tree changed
+/// (a file where a restored file's directory goes, or a directory where a restored file
+/// goes): then the deletions are one commit, the directories in the way are removed, and
+/// the writes are a second commit.
+fn restore(session: &Session, plan: &Plan) -> Result<()> {
+    let targets: Vec<_> = plan
+        .steps
+        .iter()
+        .map(|s| session.dir.join(&s.path))
+        .collect();
+    let deleted: Vec<&Path> = plan
+        .steps
+        .iter()
+        .filter(|s| s.goal.is_none())
+        .map(|s| Path::new(s.path.as_str()))
+        .collect();
+    let blocked = plan
+        .steps
+        .iter()
+        .any(|s| s.goal.is_some() && deleted.iter().any(|d| Path::new(&s.path).starts_with(d)));
+    let commit = |changes: &[atomic::Change]| {
+        atomic::commit(&session.dir, changes).map_err(|failure| {
+            anyhow::anyhow!(
+                "the restore failed on {} ({}); nothing was changed{}",
+                failure.target.display(),
+                failure.error,
+                if failure.damage.is_empty() {
+                    String::new()
+                } else {
+                    format!(", except: {:?}", failure.damage)
+                }
+            )
+        })
+    };
+    if !blocked && plan.dirs_in_the_way.is_empty() {
+        let changes: Vec<_> = plan.steps.iter().zip(&targets).map(change).collect();
+        commit(&changes)?;
+        return Ok(());
+    }
+    let (deletions, writes): (Vec<_>, Vec<_>) = plan
+        .steps
+        .iter()
+        .zip(&targets)
+        .map(change)
+        .partition(|c| matches!(c, atomic::Change::Delete { .. }));
+    commit(&deletions)?;
+    for dir in &plan.dirs_in_the_way {
+        remove_empty_tree(&session.dir, Path::new(dir)).with_context(|| {
+            format!(
+                "the restore deleted what it had to but cannot remove the directory {dir} \
+                 where a file goes back"
+            )
+        })?;
+    }
+    commit(&writes).context("the files to delete are gone, but the rest was not restored")?;
+    Ok(())
 }
 
 /// Removes the directories holding `removed` (relative paths of files the restore
@@ -381,38 +513,9 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         Began::Notice(notice) => bail!("{notice}"),
         Began::Skipped => bail!("checkpoints are disabled"),
     };
-    let targets: Vec<_> = plan
-        .steps
-        .iter()
-        .map(|s| session.dir.join(&s.path))
-        .collect();
-    let changes: Vec<atomic::Change> = plan
-        .steps
-        .iter()
-        .zip(&targets)
-        .map(|(step, target)| match &step.goal {
-            Some((mode, bytes)) => atomic::Change::Write {
-                target,
-                bytes,
-                mode: permissions(*mode),
-            },
-            None => atomic::Change::Delete { target },
-        })
-        .collect();
-    let committed = atomic::commit(&session.dir, &changes);
+    let committed = restore(session, &plan);
     let (kept, _) = record::finish_locked(session, &open)?;
-    if let Err(failure) = committed {
-        bail!(
-            "the restore failed on {} ({}); nothing was changed{}",
-            failure.target.display(),
-            failure.error,
-            if failure.damage.is_empty() {
-                String::new()
-            } else {
-                format!(", except: {:?}", failure.damage)
-            }
-        );
-    }
+    committed?;
     let removed: Vec<&str> = plan
         .steps
         .iter()

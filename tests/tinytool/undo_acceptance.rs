@@ -335,3 +335,36 @@ fn mode(room: &Room, rel: &str) -> u32 {
         .mode()
         & 0o7777
 }
+
+#[test]
+fn undo_restores_a_directory_a_file_replaced_and_a_file_a_directory_replaced() {
+    let room = project();
+    let before = snapshot(&room.dir);
+    bash(&room, "rm -rf src && echo now-a-file > src");
+    let undo = room.run(&["undo"], None);
+    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
+    assert_same(&snapshot(&room.dir), &before, "the directory is back");
+    // Undoing that undo puts the file back where the directory is.
+    let list = room.run(&["checkpoints", "--json"], None).json();
+    let redo = room.run(&["undo", &list[0]["id"].to_string()], None);
+    assert_eq!(redo.code, 0, "{}{}", redo.stdout, redo.stderr);
+    assert_eq!(room.read("src"), "now-a-file\n");
+
+    let room = project();
+    let before = snapshot(&room.dir);
+    bash(&room, "rm a.c && mkdir -p a.c/x && echo y > a.c/x/y");
+    let undo = room.run(&["undo"], None);
+    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
+    assert_same(&snapshot(&room.dir), &before, "the file is back");
+    // A directory holding something the checkpoints never saw is a conflict.
+    bash(&room, "rm a.c && mkdir a.c && echo y > a.c/y");
+    room.write("a.c/person.txt", "mine\n");
+    let refused = room.run(&["undo"], None);
+    assert_eq!(refused.code, 1, "{}{}", refused.stdout, refused.stderr);
+    assert!(
+        refused.stdout.contains("a.c/person.txt"),
+        "{}",
+        refused.stdout
+    );
+    assert_eq!(room.read("a.c/person.txt"), "mine\n");
+}
