@@ -91,6 +91,21 @@ fn target(store: &Store, id: Option<i64>) -> Result<CheckpointRow> {
     }
 }
 
+/// The type bits of a mode.
+const S_IFMT: u32 = 0o170000;
+/// A symlink's type bits.
+const S_IFLNK: u32 = 0o120000;
+
+/// What two states must share to be the same: the kind (file or symlink) and the
+/// permission bits.
+fn shape(mode: u32) -> u32 {
+    mode & (S_IFMT | 0o7777)
+}
+
+fn is_link(mode: u32) -> bool {
+    mode & S_IFMT == S_IFLNK
+}
+
 fn permissions(mode: u32) -> u32 {
     mode & 0o7777
 }
@@ -114,7 +129,14 @@ fn current(session: &Session, path: &str) -> Result<Option<(u32, Vec<u8>)>, Stri
                 .map_err(|e| format!("cannot be read: {e}"))
         }
         Ok(meta) if meta.is_dir() => Err(IS_DIR.into()),
-        Ok(_) => Err("is now a symlink or special file".into()),
+        Ok(meta) if meta.file_type().is_symlink() => {
+            use std::os::unix::ffi::OsStringExt;
+            use std::os::unix::fs::MetadataExt;
+            std::fs::read_link(&full)
+                .map(|target| Some((meta.mode(), target.into_os_string().into_vec())))
+                .map_err(|e| format!("cannot be read: {e}"))
+        }
+        Ok(_) => Err("is now a special file".into()),
     }
 }
 
@@ -193,7 +215,7 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             let as_expected = match (&now, expected.after_mode, &expected.after_blob) {
                 (None, None, _) => true,
                 (Some((mode, bytes)), Some(want), Some(blob)) => {
-                    permissions(*mode) == permissions(want)
+                    shape(*mode) == shape(want)
                         && blobs.get(blob).is_ok_and(|kept| kept == *bytes)
                 }
                 _ => false,
@@ -205,7 +227,7 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             }
             let same = match (&now, &goal) {
                 (None, None) => true,
-                (Some((m, b)), Some((gm, gb))) => permissions(*m) == permissions(*gm) && b == gb,
+                (Some((m, b)), Some((gm, gb))) => shape(*m) == shape(*gm) && b == gb,
                 _ => false,
             };
             if !same {
@@ -312,7 +334,13 @@ fn restore(session: &Session, plan: &Plan) -> Result<()> {
             )
         })
     };
-    if !blocked && plan.dirs_in_the_way.is_empty() {
+    let links: Vec<(&Step, &PathBuf)> = plan
+        .steps
+        .iter()
+        .zip(&targets)
+        .filter(|(s, _)| s.goal.as_ref().is_some_and(|(mode, _)| is_link(*mode)))
+        .collect();
+    if !blocked && plan.dirs_in_the_way.is_empty() && links.is_empty() {
         let changes: Vec<_> = plan.steps.iter().zip(&targets).map(change).collect();
         commit(&changes)?;
         return Ok(());
@@ -321,6 +349,7 @@ fn restore(session: &Session, plan: &Plan) -> Result<()> {
         .steps
         .iter()
         .zip(&targets)
+        .filter(|(s, _)| !s.goal.as_ref().is_some_and(|(mode, _)| is_link(*mode)))
         .map(change)
         .partition(|c| matches!(c, atomic::Change::Delete { .. }));
     commit(&deletions)?;
@@ -333,6 +362,53 @@ fn restore(session: &Session, plan: &Plan) -> Result<()> {
         })?;
     }
     commit(&writes).context("the files to delete are gone, but the rest was not restored")?;
+    for (step, target) in links {
+        let Some((_, bytes)) = &step.goal else {
+            continue;
+        };
+        make_link(&session.dir, target, bytes).with_context(|| {
+            format!("the files are restored, but not the symlink {}", step.path)
+        })?;
+    }
+    Ok(())
+}
+
+/// Makes `target` a symlink to `to` (bytes), replacing a file or symlink there and
+/// creating missing parent directories; nothing on the way is followed.
+fn make_link(root: &Path, target: &Path, to: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(parent) = target.parent()
+        && let Ok(rel) = parent.strip_prefix(root)
+    {
+        let mut at = root.to_path_buf();
+        for part in rel.components() {
+            at.push(part);
+            match crate::beneath::mkdir(&at, 0o777) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+        }
+    }
+    match crate::beneath::remove_file(target) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let (dir, name) = crate::beneath::parent(target)?;
+    let to =
+        std::ffi::CString::new(to).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let name = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: valid NUL-terminated strings and an open directory handle.
+    let rc = unsafe {
+        libc::symlinkat(
+            to.as_ptr(),
+            std::os::fd::AsRawFd::as_raw_fd(&dir),
+            name.as_ptr(),
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use crate::util::Room;
 enum Entry {
     Dir,
     File(u32, Vec<u8>),
+    Link(std::path::PathBuf),
     Other(String),
 }
 
@@ -41,6 +42,8 @@ fn snapshot(root: &Path) -> BTreeMap<String, Entry> {
             } else if meta.is_file() {
                 let mode = meta.permissions().mode() & 0o7777;
                 out.insert(rel, Entry::File(mode, std::fs::read(&path).unwrap()));
+            } else if meta.file_type().is_symlink() {
+                out.insert(rel, Entry::Link(std::fs::read_link(&path).unwrap()));
             } else {
                 out.insert(rel, Entry::Other(format!("{:?}", meta.file_type())));
             }
@@ -65,6 +68,7 @@ fn assert_same(now: &BTreeMap<String, Entry>, want: &BTreeMap<String, Entry>, wh
                     "file {mode:o} {:?}",
                     String::from_utf8_lossy(&bytes[..bytes.len().min(60)])
                 ),
+                Some(Entry::Link(to)) => format!("symlink to {}", to.display()),
                 Some(Entry::Other(kind)) => kind.clone(),
             };
             format!("{k}: now {}, want {}", show(now.get(k)), show(want.get(k)))
@@ -110,7 +114,7 @@ fn chmod(room: &Room, rel: &str, mode: u32) {
 }
 
 /// A git project with committed, modified and untracked files in nested directories,
-/// some executable (0755) and some private (0600), under the CI policy.
+/// some executable (0755) and some private (0600), and symlinks, under the CI policy.
 fn project() -> Room {
     let room = Room::new();
     room.write_user("policy.json", ci_policy());
@@ -144,6 +148,10 @@ fn project() -> Room {
     room.write("conf/local.cfg", "password_hint=none\n");
     chmod(&room, "conf/local.cfg", 0o600);
     room.write("docs/notes/todo.md", "- finish\n- test\n");
+    // Symlinks: to a file, to a directory, dangling; undo makes them again.
+    std::os::unix::fs::symlink("util.h", room.path("src/lib/util-link.h")).unwrap();
+    std::os::unix::fs::symlink("../docs", room.path("src/docs-link")).unwrap();
+    std::os::unix::fs::symlink("nowhere", room.path("src/dangling")).unwrap();
     room.write(
         "data.bin",
         (0u8..=255).cycle().take(5000).collect::<Vec<u8>>(),
