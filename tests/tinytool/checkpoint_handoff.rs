@@ -228,3 +228,29 @@ fn listing_completes_a_killed_calls_checkpoint_first() {
     assert_eq!(list[0]["status"], "done", "{list}");
     assert_eq!(list[0]["paths"][0]["path"], "a.txt", "{list}");
 }
+
+#[test]
+fn a_cancelled_background_task_closes_its_checkpoint() {
+    let room = Room::new();
+    room.write_user(
+        "config.json",
+        json!({"subagents": {"slow": {"command": ["sh", "-c",
+            "echo started > started.txt; sleep 30"]}}})
+        .to_string(),
+    );
+    let run = room.call(
+        "task",
+        json!({"description": "s", "prompt": "p", "subagent_type": "slow", "background": true}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let id = run.json()["metadata"]["checkpoint"]["id"].as_i64().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !room.path("started.txt").exists() {
+        assert!(Instant::now() < deadline, "the job never wrote");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cancel = room.call("task", json!({"task_id": "job_1", "cancel": true}));
+    assert_eq!(cancel.code, 0, "{cancel:?}");
+    let entry = wait_done(&room, id);
+    assert_eq!(paths(&entry), ["started.txt"], "{entry}");
+}
