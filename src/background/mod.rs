@@ -170,6 +170,7 @@ pub fn spawn_supervisor(
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start the supervisor: {e}"))?;
+    let supervisor_pid = child.id();
     let answer = child
         .stdout
         .take()
@@ -188,8 +189,11 @@ pub fn spawn_supervisor(
     let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok();
     match answer.as_deref() {
         Some(line) if line.starts_with("ok") => {
-            // The supervisor adopts the checkpoint before it answers `ok`.
-            if let Some(checkpoint) = checkpoint {
+            // The supervisor adopts the checkpoint before it answers `ok`; only one it
+            // did adopt is left open by the call.
+            if let Some(checkpoint) = checkpoint
+                && crate::checkpoints::handoff::adopted_by(session, checkpoint, supervisor_pid)
+            {
                 crate::checkpoints::handoff::handed(checkpoint);
             }
             Ok(line

@@ -8,7 +8,8 @@
 //!    supervisor (`__supervise KIND ID --checkpoint CHECKPOINT`); the supervisor, once
 //!    the command runs, [`adopt`]s it (the checkpoint's pid becomes the supervisor's, so
 //!    other calls meanwhile see it alive and record the overlap) before it answers `ok`;
-//!    on that answer the call marks it [`handed`];
+//!    on that answer, once it sees the supervisor's pid in the checkpoint
+//!    ([`adopted_by`]), the call marks it [`handed`];
 //! 3. the registry [`withdraw`]s: a handed checkpoint is left open (its
 //!    `metadata.checkpoint` is `{"id": ID, "open": true}`), any other one is closed as
 //!    usual;
@@ -61,6 +62,18 @@ pub fn withdraw() -> Option<i64> {
 /// In the supervisor: makes it the owner of checkpoint `id`; whether it was still open.
 pub fn adopt(store: &mut Store, id: i64, pid: i32) -> Result<bool> {
     store.adopt_checkpoint(id, i64::from(pid))
+}
+
+/// In the call, after the supervisor's `ok`: whether process `pid` (the supervisor)
+/// adopted checkpoint `id` — its pid is in the row, or the row is gone (a quick command's
+/// supervisor already closed it, finding no change). Only then does the call leave it to
+/// the supervisor; otherwise (the adoption failed) the call closes it as usual.
+pub fn adopted_by(session: &Session, id: i64, pid: u32) -> bool {
+    match session.state.read(|store| store.checkpoint(id)) {
+        Ok(Some(Some(row))) => row.pid == i64::from(pid),
+        Ok(Some(None)) => true,
+        _ => false,
+    }
 }
 
 /// In the supervisor, once its command ended: closes checkpoint `id` (the value
