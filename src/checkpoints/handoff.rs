@@ -95,5 +95,5 @@ pub fn close(dir: &Path, state: &Path, id: i64) -> Option<Value> {
     if !open {
         return None;
     }
-    record::finish(&session, Open { id })
+    record::finish(&session, Open::new(id))
 }
