@@ -254,3 +254,32 @@ fn a_cancelled_background_task_closes_its_checkpoint() {
     let entry = wait_done(&room, id);
     assert_eq!(paths(&entry), ["started.txt"], "{entry}");
 }
+
+#[test]
+fn in_one_exec_stream_the_monitor_keeps_its_checkpoint_and_later_calls_overlap_it() {
+    let room = Room::new();
+    let calls = [
+        json!({"name": "monitor", "arguments": {"command": "while [ ! -f go ]; do sleep 0.02; done; echo m > m.txt"}}),
+        json!({"name": "bash", "arguments": {"command": "echo b > b.txt"}}),
+    ];
+    let input: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    let run = room.run(&["exec", "--jsonl"], Some(&input));
+    assert_eq!(run.code, 0, "{run:?}");
+    let results = run.lines();
+    let id = results[0]["metadata"]["checkpoint"]["id"].as_i64().unwrap();
+    assert_eq!(
+        results[0]["metadata"]["checkpoint"]["open"], true,
+        "{results:?}"
+    );
+    // The bash call ran in the same process while the monitor's supervisor owned its
+    // checkpoint: it records the overlap.
+    let bash_id = results[1]["metadata"]["checkpoint"]["id"].as_i64().unwrap();
+    let list = room.run(&["checkpoints", "--json"], None).json();
+    let bash_entry = list.as_array().unwrap().iter().find(|c| c["id"] == bash_id);
+    assert_eq!(bash_entry.unwrap()["overlaps"], json!([id]), "{list}");
+    // The stream has ended; the monitor writes afterwards, into its own checkpoint.
+    room.write("go", "");
+    let entry = wait_done(&room, id);
+    assert!(paths(&entry).contains(&"m.txt".to_string()), "{entry}");
+    assert!(!paths(&entry).contains(&"b.txt".to_string()), "{entry}");
+}
