@@ -22,6 +22,9 @@ _tinytool() {
             tinytool,bash)
                 cmd="tinytool__subcmd__bash"
                 ;;
+            tinytool,checkpoint)
+                cmd="tinytool__subcmd__checkpoint"
+                ;;
             tinytool,checkpoints)
                 cmd="tinytool__subcmd__checkpoints"
                 ;;
@@ -120,6 +123,9 @@ _tinytool() {
                 ;;
             tinytool__subcmd__help,bash)
                 cmd="tinytool__subcmd__help__subcmd__bash"
+                ;;
+            tinytool__subcmd__help,checkpoint)
+                cmd="tinytool__subcmd__help__subcmd__checkpoint"
                 ;;
             tinytool__subcmd__help,checkpoints)
                 cmd="tinytool__subcmd__help__subcmd__checkpoints"
@@ -236,7 +242,7 @@ _tinytool() {
 
     case "${cmd}" in
         tinytool)
-            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state sandbox checkpoints undo tools mcp completions help"
+            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill checkpoint websearch exec policy state sandbox checkpoints undo tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -355,6 +361,64 @@ _tinytool() {
                     return 0
                     ;;
                 --description)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__checkpoint)
+            opts="-h --help --dir --session --policy --state --events --answers --text --action --id --dry-run --force --session-id --stdin"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --action)
+                    COMPREPLY=($(compgen -W "list show undo" -- "${cur}"))
+                    return 0
+                    ;;
+                --id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --force)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --session-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -764,7 +828,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help)
-            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill websearch exec policy state sandbox checkpoints undo tools mcp completions help"
+            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill checkpoint websearch exec policy state sandbox checkpoints undo tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -792,6 +856,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help__subcmd__bash)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__checkpoint)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -153,8 +153,12 @@ impl Registry {
         // looks at the project (issue 18; one failed stat when there is nothing to do).
         // Never in a project whose `.tinytool` is planted (refused below): its records
         // could name any file.
-        if crate::project::check_own_folder(&session.dir).is_ok() {
-            crate::journal::recover(&session.dir);
+        if crate::project::check_own_folder(&session.dir).is_ok()
+            && !crate::journal::recover(&session.dir).is_empty()
+        {
+            // The recovered commit was a killed call's: its checkpoint is completed now,
+            // not only by the next checkpointed call (a failure leaves it to that one).
+            let _ = crate::checkpoints::recovery::complete_dead(session);
         }
         let Some(def) = self.get(&name) else {
             // A name is short; one that is not is echoed only in part.
@@ -253,9 +257,13 @@ impl Registry {
             let command = crate::checkpoints::record::describe(def.name, &args);
             crate::checkpoints::record::begin(session, def.name, call_id.as_deref(), &command)
         });
+        if let Some(crate::checkpoints::record::Began::Open(open)) = &checkpoint {
+            crate::checkpoints::handoff::offer(open.id);
+        }
         let outcome = (def.execute)(&ctx, args);
         ctx.run_deferred();
-        let checkpoint = checkpoint.and_then(|began| checkpoint_metadata(session, began));
+        let handed = crate::checkpoints::handoff::withdraw();
+        let checkpoint = checkpoint.and_then(|began| checkpoint_metadata(session, began, handed));
         let output = match outcome {
             Ok(output) => output,
             Err(err) => {
@@ -329,15 +337,23 @@ impl Registry {
 }
 
 /// Closes a call's checkpoint: `metadata.checkpoint` is `{"id", "files"}` when the call
-/// changed files, a one-line notice when checkpoints are off or failed, absent otherwise.
+/// changed files, a one-line notice when checkpoints are off or failed, absent otherwise;
+/// `{"id", "open": true}` when the supervisor of the monitor or job the call started
+/// adopted it (`handed`) and closes it when its command ends.
 fn checkpoint_metadata(
     session: &Session,
     began: crate::checkpoints::record::Began,
+    handed: Option<i64>,
 ) -> Option<Value> {
     use crate::checkpoints::record::{Began, finish};
     match began {
         Began::Skipped => None,
         Began::Notice(notice) => Some(Value::String(notice)),
+        Began::Open(open) if handed == Some(open.id) => {
+            // No finish follows in this process: withdraw the before-walk's stamps.
+            crate::checkpoints::walk::forget();
+            Some(json!({"id": open.id, "open": true}))
+        }
         Began::Open(open) => finish(session, open),
     }
 }

@@ -36,6 +36,8 @@
 //! and so is what left the group (`setsid`, daemons) and was adopted by the supervisor
 //! (`process::adopted`), at the deadline too; a monitor or job started through a nested
 //! tinytool has a supervisor of its own and is left to it.
+//! When the starting call's checkpoint was handed to it (`checkpoints::handoff`), the
+//! supervisor closes that checkpoint once the command ended, before recording the end.
 //! The supervisor then records the end (monitor: `exited` with the code or signal,
 //! `stopped`, `timed_out`, `failed`; job: `completed`, `failed`, `cancelled`, publishing
 //! `job.completed`) and exits. It never lives more than about a second past the deadline
@@ -148,10 +150,17 @@ pub fn spawn_supervisor(
         command.env(crate::process::environment::POLICY_VAR, policy);
     }
     command.env(crate::sandbox::SETTINGS_VAR, session.sandbox.encode());
+    // The call's open checkpoint goes to the supervisor, which closes it when the command
+    // ends (`checkpoints::handoff`).
+    let checkpoint = crate::checkpoints::handoff::take_offer();
     command
         .arg(supervisor::SUBCOMMAND)
         .arg(supervisor::kind_name(kind))
-        .arg(id.to_string())
+        .arg(id.to_string());
+    if let Some(checkpoint) = checkpoint {
+        command.arg("--checkpoint").arg(checkpoint.to_string());
+    }
+    command
         .current_dir(&session.dir)
         .env(MARKER_VAR, token)
         .stdin(Stdio::null())
@@ -161,6 +170,7 @@ pub fn spawn_supervisor(
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start the supervisor: {e}"))?;
+    let supervisor_pid = child.id();
     let answer = child
         .stdout
         .take()
@@ -178,10 +188,19 @@ pub fn spawn_supervisor(
         });
     let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok();
     match answer.as_deref() {
-        Some(line) if line.starts_with("ok") => Ok(line
-            .strip_prefix("ok ")
-            .and_then(parse)
-            .unwrap_or_else(|| crate::sandbox::metadata_of(None))),
+        Some(line) if line.starts_with("ok") => {
+            // The supervisor adopts the checkpoint before it answers `ok`; only one it
+            // did adopt is left open by the call.
+            if let Some(checkpoint) = checkpoint
+                && crate::checkpoints::handoff::adopted_by(session, checkpoint, supervisor_pid)
+            {
+                crate::checkpoints::handoff::handed(checkpoint);
+            }
+            Ok(line
+                .strip_prefix("ok ")
+                .and_then(parse)
+                .unwrap_or_else(|| crate::sandbox::metadata_of(None)))
+        }
         Some(line) if let Some(refused) = line.strip_prefix("refused ").and_then(parse) => {
             Err(StartFailure {
                 why: refused["message"]

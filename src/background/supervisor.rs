@@ -64,6 +64,12 @@ pub fn command() -> Command {
                 .required(true)
                 .value_parser(clap::value_parser!(i64)),
         )
+        .arg(
+            Arg::new("checkpoint")
+                .long("checkpoint")
+                .value_name("CHECKPOINT")
+                .value_parser(clap::value_parser!(i64)),
+        )
 }
 
 /// Runs the subcommand: `dir` and `state` come from the global options, `events` too.
@@ -98,6 +104,7 @@ pub fn main(dir: &Path, state: &Path, events: Option<&str>, sub: &ArgMatches) ->
         events: events.unwrap_or_default(),
         stop,
         sandbox,
+        checkpoint: sub.get_one::<i64>("checkpoint").copied(),
     };
     match supervise(&setup, kind, id, &mut handshake) {
         Ok(()) => ExitStatus::Success,
@@ -115,6 +122,19 @@ struct Setup {
     stop: CancelFlag,
     /// The session's sandbox settings, from `TINYTOOL_SANDBOX`.
     sandbox: crate::sandbox::Settings,
+    /// The starting call's open checkpoint (`--checkpoint`), adopted once the command
+    /// runs and closed when it ends (`checkpoints::handoff`).
+    checkpoint: Option<i64>,
+}
+
+impl Setup {
+    /// Closes the adopted checkpoint once the command ended (before the end is recorded,
+    /// so whoever sees the end sees the complete checkpoint).
+    fn close_checkpoint(&self, start: &Start<'_>) {
+        if let (Some(id), true) = (self.checkpoint, start.adopted) {
+            let _ = crate::checkpoints::handoff::close(&self.dir, &self.state, id);
+        }
+    }
 }
 
 impl Setup {
@@ -175,6 +195,10 @@ struct Start<'a> {
     refused: Option<String>,
     /// The command's sandbox, reported in the handshake.
     plan: Option<Arc<crate::sandbox::Plan>>,
+    /// The starting call's checkpoint, to adopt once the command runs.
+    checkpoint: Option<i64>,
+    /// Whether it was adopted.
+    adopted: bool,
 }
 
 impl<'a> Start<'a> {
@@ -184,6 +208,7 @@ impl<'a> Start<'a> {
         me: Identity,
         handshake: &'a mut Handshake,
         plan: Option<Arc<crate::sandbox::Plan>>,
+        checkpoint: Option<i64>,
     ) -> Self {
         Start {
             kind,
@@ -193,6 +218,8 @@ impl<'a> Start<'a> {
             started: false,
             refused: None,
             plan,
+            checkpoint,
+            adopted: false,
         }
     }
 
@@ -227,6 +254,13 @@ impl<'a> Start<'a> {
         match store.set_running(self.kind, self.id, &supervision) {
             Ok(true) => {
                 self.started = true;
+                // Before `ok`: the call leaves an adopted checkpoint open for us. Not
+                // adopted, the call closes it as usual.
+                if let Some(checkpoint) = self.checkpoint {
+                    self.adopted =
+                        crate::checkpoints::handoff::adopt(store, checkpoint, self.me.pid)
+                            .unwrap_or(false);
+                }
                 // The sandbox is set up once the command runs (spawn returned after exec).
                 let meta = crate::sandbox::metadata_of(self.plan.as_deref());
                 self.handshake.answer(&format!("ok {meta}"));
@@ -283,7 +317,14 @@ fn supervise_monitor(
     };
     let mut watcher = MonitorWatcher {
         store,
-        start: Start::new(Background::Monitor, id, me, handshake, plan),
+        start: Start::new(
+            Background::Monitor,
+            id,
+            me,
+            handshake,
+            plan,
+            setup.checkpoint,
+        ),
         lines: Lines::default(),
         next_flush: None,
     };
@@ -291,6 +332,7 @@ fn supervise_monitor(
     if outcome.is_err() {
         watcher.start.answer_refusal();
     }
+    setup.close_checkpoint(&watcher.start);
     let started = watcher.start.started()?;
     watcher.lines.finish();
     watcher.flush();
@@ -484,13 +526,14 @@ fn supervise_job(
     };
     let mut watcher = JobWatcher {
         store,
-        start: Start::new(Background::Job, id, me, handshake, plan),
+        start: Start::new(Background::Job, id, me, handshake, plan, setup.checkpoint),
         captures: Captures::new(limits),
     };
     let outcome = run::run_with(request, &mut watcher);
     if outcome.is_err() {
         watcher.start.answer_refusal();
     }
+    setup.close_checkpoint(&watcher.start);
     let started = watcher.start.started()?;
     let JobWatcher {
         store, captures, ..

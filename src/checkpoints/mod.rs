@@ -10,12 +10,18 @@
 //!   [`record::finish`]), the baseline, and pruning;
 //! - [`undo`]: reverting a checkpoint, with conflict detection, through
 //!   [`crate::atomic::commit`];
+//! - [`handoff`]: a monitor's or background job's checkpoint kept open by its supervisor
+//!   until the command ends;
+//! - [`recovery`]: completing a killed call's checkpoint right after journal recovery and
+//!   before listing;
 //! - [`report`]: what `tinytool checkpoints` and `checkpoints show` print.
 //!
 //! The records live in the state database (`crate::state`, migration 2). Only tinytool
 //! itself writes here, never a sandboxed command (the sandbox hides the folder).
 
+pub mod handoff;
 pub mod record;
+pub mod recovery;
 pub mod report;
 pub mod store;
 pub mod undo;

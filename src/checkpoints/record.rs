@@ -15,7 +15,7 @@
 //! no checkpoint. Afterwards checkpoints older than `keep_days` and, while the blob store
 //! exceeds `max_bytes`, the oldest ones are pruned with the blobs nobody refers to.
 //!
-//! Only regular files are kept: a symlink or special file, and a file over
+//! Regular files and symlinks (as their target) are kept: a special file, and a file over
 //! `max_file_bytes`, is recorded with a note saying why it was not kept.
 
 use std::collections::BTreeMap;
@@ -484,7 +484,18 @@ fn observe(
     };
     match fp.mode & S_IFMT {
         S_IFREG => {}
-        S_IFLNK => return entry(None, Some("a symlink: not kept".into())),
+        // A symlink is kept as its target's bytes (undo makes the link again, never
+        // following it).
+        S_IFLNK => {
+            use std::os::unix::ffi::OsStrExt;
+            return match std::fs::read_link(root.join(path)) {
+                Ok(target) => match blobs.put(target.as_os_str().as_bytes()) {
+                    Ok(id) => entry(Some(id), None),
+                    Err(err) => entry(None, Some(format!("not stored: {err:#}"))),
+                },
+                Err(err) => entry(None, Some(format!("unreadable link: {err}"))),
+            };
+        }
         _ => return entry(None, Some("not a regular file: not kept".into())),
     }
     if fp.size > cfg.max_file_bytes {

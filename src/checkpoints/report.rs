@@ -110,12 +110,27 @@ pub fn entry_json(row: &CheckpointRow, changes: &[FileChange]) -> Value {
         "status": row.status,
         "reverts": row.reverts,
         "undone_by": row.undone_by,
+        "overlaps": row
+            .overlaps
+            .split(',')
+            .filter_map(|id| id.parse::<i64>().ok())
+            .collect::<Vec<_>>(),
         "paths": changes.iter().map(|c| json!({
             "path": c.path,
             "change": letter(c).to_string(),
             "note": c.note,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The listing of `tinytool checkpoints`: each entry's [`entry_text`], newest first.
+pub fn listing_text(blobs: &BlobStore, entries: &[(CheckpointRow, Vec<FileChange>)]) -> String {
+    let mut text = String::new();
+    for (row, changes) in entries {
+        text.push_str(&entry_text(blobs, row, changes));
+        text.push('\n');
+    }
+    text
 }
 
 /// The listing entry of one checkpoint as text: a header line and the summary lines.

@@ -15,6 +15,7 @@
 //! when the target is itself an undo, what that undo reverted counts as not undone again.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
@@ -46,6 +47,12 @@ pub struct Plan {
     pub conflicts: Vec<String>,
     /// Paths that cannot be restored, with why.
     pub skipped: Vec<String>,
+    /// Directories the reverted call created that the restore left empty and removed
+    /// (filled in by [`undo`]).
+    pub removed_dirs: Vec<String>,
+    /// Directories standing where a restored file goes: emptied by the restore's
+    /// deletions, then removed before the file is written.
+    pub dirs_in_the_way: Vec<String>,
 }
 
 /// How an undo ended.
@@ -84,15 +91,36 @@ fn target(store: &Store, id: Option<i64>) -> Result<CheckpointRow> {
     }
 }
 
+/// The type bits of a mode.
+const S_IFMT: u32 = 0o170000;
+/// A symlink's type bits.
+const S_IFLNK: u32 = 0o120000;
+
+/// What two states must share to be the same: the kind (file or symlink) and the
+/// permission bits.
+fn shape(mode: u32) -> u32 {
+    mode & (S_IFMT | 0o7777)
+}
+
+fn is_link(mode: u32) -> bool {
+    mode & S_IFMT == S_IFLNK
+}
+
 fn permissions(mode: u32) -> u32 {
     mode & 0o7777
 }
+
+/// What [`current`] says of a directory.
+const IS_DIR: &str = "is now a directory";
 
 /// What is at `path` now; `Err` names what it is when not a regular file.
 fn current(session: &Session, path: &str) -> Result<Option<(u32, Vec<u8>)>, String> {
     let full = session.dir.join(path);
     match std::fs::symlink_metadata(&full) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // A file where a parent directory was (`rm -rf src && touch src`): the path is
+        // absent, and the restore removes that file first.
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(None),
         Err(e) => Err(format!("cannot be read: {e}")),
         Ok(meta) if meta.file_type().is_file() => {
             use std::os::unix::fs::MetadataExt;
@@ -100,8 +128,15 @@ fn current(session: &Session, path: &str) -> Result<Option<(u32, Vec<u8>)>, Stri
                 .map(|bytes| Some((meta.mode(), bytes)))
                 .map_err(|e| format!("cannot be read: {e}"))
         }
-        Ok(meta) if meta.is_dir() => Err("is now a directory".into()),
-        Ok(_) => Err("is now a symlink or special file".into()),
+        Ok(meta) if meta.is_dir() => Err(IS_DIR.into()),
+        Ok(meta) if meta.file_type().is_symlink() => {
+            use std::os::unix::ffi::OsStringExt;
+            use std::os::unix::fs::MetadataExt;
+            std::fs::read_link(&full)
+                .map(|target| Some((meta.mode(), target.into_os_string().into_vec())))
+                .map_err(|e| format!("cannot be read: {e}"))
+        }
+        Ok(_) => Err("is now a special file".into()),
     }
 }
 
@@ -132,6 +167,8 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             steps: Vec::new(),
             conflicts: Vec::new(),
             skipped: Vec::new(),
+            removed_dirs: Vec::new(),
+            dirs_in_the_way: Vec::new(),
         };
         for change in changes {
             let path = change.path.clone();
@@ -164,6 +201,12 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             };
             let now = match current(session, &path) {
                 Ok(now) => now,
+                // A directory where the file was (`rm f && mkdir f`): fine when the
+                // restore empties it (checked below); it is removed before the write.
+                Err(what) if what == IS_DIR && goal.is_some() => {
+                    plan.dirs_in_the_way.push(path.clone());
+                    None
+                }
                 Err(what) => {
                     plan.conflicts.push(format!("{path}: {what}"));
                     continue;
@@ -172,7 +215,7 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             let as_expected = match (&now, expected.after_mode, &expected.after_blob) {
                 (None, None, _) => true,
                 (Some((mode, bytes)), Some(want), Some(blob)) => {
-                    permissions(*mode) == permissions(want)
+                    shape(*mode) == shape(want)
                         && blobs.get(blob).is_ok_and(|kept| kept == *bytes)
                 }
                 _ => false,
@@ -184,7 +227,7 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             }
             let same = match (&now, &goal) {
                 (None, None) => true,
-                (Some((m, b)), Some((gm, gb))) => permissions(*m) == permissions(*gm) && b == gb,
+                (Some((m, b)), Some((gm, gb))) => shape(*m) == shape(*gm) && b == gb,
                 _ => false,
             };
             if !same {
@@ -195,8 +238,217 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
                 });
             }
         }
+        // A directory in the way may hold only what the restore deletes.
+        let deleted: BTreeSet<&str> = plan
+            .steps
+            .iter()
+            .filter(|s| s.goal.is_none())
+            .map(|s| s.path.as_str())
+            .collect();
+        let mut foreign = Vec::new();
+        for dir in &plan.dirs_in_the_way {
+            let mut others = Vec::new();
+            files_under(&session.dir, Path::new(dir), &mut others);
+            if let Some(other) = others.iter().find(|f| !deleted.contains(f.as_str())) {
+                foreign.push(format!(
+                    "{dir}: is now a directory holding {other}, which the checkpoints did not \
+                     record"
+                ));
+            }
+        }
+        plan.conflicts.extend(foreign);
         Ok(plan)
     })
+}
+
+/// Every non-directory under `rel` (relative to `root`), relative paths, not following
+/// symlinks.
+fn files_under(root: &Path, rel: &Path, out: &mut Vec<String>) {
+    let Ok(listing) = std::fs::read_dir(root.join(rel)) else {
+        out.push(format!("{} (unreadable)", rel.display()));
+        return;
+    };
+    for entry in listing.flatten() {
+        let child = rel.join(entry.file_name());
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => files_under(root, &child, out),
+            _ => out.push(child.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+/// Removes the directory `rel` under `root` and every directory in it, all empty by now
+/// (never a file: `rmdir` refuses a directory that is not empty).
+fn remove_empty_tree(root: &Path, rel: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(root.join(rel))?.flatten() {
+        if entry.file_type().is_ok_and(|k| k.is_dir()) {
+            remove_empty_tree(root, &rel.join(entry.file_name()))?;
+        }
+    }
+    crate::beneath::remove_dir(&root.join(rel))
+}
+
+/// The commit step of one restore step.
+fn change<'a>((step, target): (&'a Step, &'a PathBuf)) -> atomic::Change<'a> {
+    match &step.goal {
+        Some((mode, bytes)) => atomic::Change::Write {
+            target,
+            bytes,
+            mode: permissions(*mode),
+        },
+        None => atomic::Change::Delete { target },
+    }
+}
+
+/// Applies a plan's steps. One multi-file commit, unless the shape of the tree changed
+/// (a file where a restored file's directory goes, or a directory where a restored file
+/// goes): then the deletions are one commit, the directories in the way are removed, and
+/// the writes are a second commit.
+fn restore(session: &Session, plan: &Plan) -> Result<()> {
+    let targets: Vec<_> = plan
+        .steps
+        .iter()
+        .map(|s| session.dir.join(&s.path))
+        .collect();
+    let deleted: Vec<&Path> = plan
+        .steps
+        .iter()
+        .filter(|s| s.goal.is_none())
+        .map(|s| Path::new(s.path.as_str()))
+        .collect();
+    let blocked = plan
+        .steps
+        .iter()
+        .any(|s| s.goal.is_some() && deleted.iter().any(|d| Path::new(&s.path).starts_with(d)));
+    let commit = |changes: &[atomic::Change]| {
+        atomic::commit(&session.dir, changes).map_err(|failure| {
+            anyhow::anyhow!(
+                "the restore failed on {} ({}); nothing was changed{}",
+                failure.target.display(),
+                failure.error,
+                if failure.damage.is_empty() {
+                    String::new()
+                } else {
+                    format!(", except: {:?}", failure.damage)
+                }
+            )
+        })
+    };
+    let links: Vec<(&Step, &PathBuf)> = plan
+        .steps
+        .iter()
+        .zip(&targets)
+        .filter(|(s, _)| s.goal.as_ref().is_some_and(|(mode, _)| is_link(*mode)))
+        .collect();
+    if !blocked && plan.dirs_in_the_way.is_empty() && links.is_empty() {
+        let changes: Vec<_> = plan.steps.iter().zip(&targets).map(change).collect();
+        commit(&changes)?;
+        return Ok(());
+    }
+    let (deletions, writes): (Vec<_>, Vec<_>) = plan
+        .steps
+        .iter()
+        .zip(&targets)
+        .filter(|(s, _)| !s.goal.as_ref().is_some_and(|(mode, _)| is_link(*mode)))
+        .map(change)
+        .partition(|c| matches!(c, atomic::Change::Delete { .. }));
+    commit(&deletions)?;
+    for dir in &plan.dirs_in_the_way {
+        remove_empty_tree(&session.dir, Path::new(dir)).with_context(|| {
+            format!(
+                "the restore deleted what it had to but cannot remove the directory {dir} \
+                 where a file goes back"
+            )
+        })?;
+    }
+    commit(&writes).context("the files to delete are gone, but the rest was not restored")?;
+    for (step, target) in links {
+        let Some((_, bytes)) = &step.goal else {
+            continue;
+        };
+        make_link(&session.dir, target, bytes).with_context(|| {
+            format!("the files are restored, but not the symlink {}", step.path)
+        })?;
+    }
+    Ok(())
+}
+
+/// Makes `target` a symlink to `to` (bytes), replacing a file or symlink there and
+/// creating missing parent directories; nothing on the way is followed.
+fn make_link(root: &Path, target: &Path, to: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(parent) = target.parent()
+        && let Ok(rel) = parent.strip_prefix(root)
+    {
+        let mut at = root.to_path_buf();
+        for part in rel.components() {
+            at.push(part);
+            match crate::beneath::mkdir(&at, 0o777) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+        }
+    }
+    match crate::beneath::remove_file(target) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let (dir, name) = crate::beneath::parent(target)?;
+    let to =
+        std::ffi::CString::new(to).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let name = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: valid NUL-terminated strings and an open directory handle.
+    let rc = unsafe {
+        libc::symlinkat(
+            to.as_ptr(),
+            std::os::fd::AsRawFd::as_raw_fd(&dir),
+            name.as_ptr(),
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Removes the directories holding `removed` (relative paths of files the restore
+/// deleted) that are empty now and were created at or after `since` (milliseconds since
+/// the epoch: the reverted checkpoint's start), deepest first; returns them. A directory
+/// the call did not create (older, or its creation time unknown to the file system) stays,
+/// as does one holding anything: leaving an empty directory is harmless, removing a
+/// person's is not. Checkpoints keep files only, so an empty directory a call removed is
+/// not brought back (one that held files comes back with them).
+fn remove_created_dirs(root: &Path, removed: &[&str], since: i64) -> Vec<String> {
+    // File systems stamp with the kernel's coarse clock, which lags the real clock by up
+    // to a tick: a directory made right after the checkpoint opened can look older, so
+    // allow a second.
+    let since = std::time::UNIX_EPOCH
+        + std::time::Duration::from_millis(since.saturating_sub(1000).max(0) as u64);
+    let mut dirs = BTreeSet::new();
+    for path in removed {
+        let mut dir = Path::new(path).parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            dirs.insert(d.to_path_buf());
+            dir = d.parent();
+        }
+    }
+    // Deepest first, so a parent is looked at once its children are gone.
+    let mut dirs: Vec<PathBuf> = dirs.into_iter().collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    let mut gone = Vec::new();
+    for dir in dirs {
+        let full = root.join(&dir);
+        let Ok(meta) = crate::beneath::metadata(&full, false) else {
+            continue;
+        };
+        let created_by_call = meta.is_dir() && meta.created().is_ok_and(|t| t >= since);
+        // rmdir itself refuses a directory that is not empty.
+        if created_by_call && crate::beneath::remove_dir(&full).is_ok() {
+            gone.push(dir.to_string_lossy().into_owned());
+        }
+    }
+    gone
 }
 
 /// The diff an undo would apply (`--dry-run`), secret contents hidden.
@@ -213,6 +465,87 @@ pub fn plan_diff(session: &Session, plan: &Plan) -> String {
         ));
     }
     out
+}
+
+/// The conflict and skipped lines of a plan (`conflict: PATH: WHY`, `skipped: ...`).
+pub fn plan_text(plan: &Plan) -> String {
+    let mut text = String::new();
+    for conflict in &plan.conflicts {
+        text.push_str(&format!("conflict: {conflict}\n"));
+    }
+    for skipped in &plan.skipped {
+        text.push_str(&format!("skipped: {skipped}\n"));
+    }
+    text
+}
+
+/// The letter of a restore step: `A` (brought back), `D` (removed), `M` (rewritten).
+pub fn step_letter(step: &Step) -> char {
+    match (&step.current, &step.goal) {
+        (None, Some(_)) => 'A',
+        (Some(_), None) => 'D',
+        _ => 'M',
+    }
+}
+
+/// What `undo --dry-run` prints: the target, the conflicts and the diff.
+pub fn dry_run_text(session: &Session, plan: &Plan) -> String {
+    let mut text = format!(
+        "would revert checkpoint {} ({}: {})\n",
+        plan.target.id, plan.target.tool, plan.target.command
+    );
+    text.push_str(&plan_text(plan));
+    text.push_str(&plan_diff(session, plan));
+    text
+}
+
+/// What a refused undo prints.
+pub fn refused_text(plan: &Plan) -> String {
+    let mut text = plan_text(plan);
+    text.push_str(&format!(
+        "undo of checkpoint {} refused: {} path(s) changed outside the checkpoints; \
+         nothing was restored (--force restores them anyway, --dry-run shows the diff)\n",
+        plan.target.id,
+        plan.conflicts.len()
+    ));
+    text
+}
+
+/// What a done undo prints: the target, its own checkpoint, and a line per path.
+pub fn done_text(plan: &Plan, undo_id: Option<i64>) -> String {
+    let mut text = format!(
+        "reverted checkpoint {} ({}: {})",
+        plan.target.id, plan.target.tool, plan.target.command
+    );
+    match undo_id {
+        Some(u) => text.push_str(&format!(
+            " as checkpoint {u} (`tinytool undo {u}` reverts this undo)\n"
+        )),
+        None => text.push_str(": nothing needed restoring\n"),
+    }
+    text.push_str(&plan_text(plan));
+    for step in &plan.steps {
+        text.push_str(&format!("{} {}\n", step_letter(step), step.path));
+    }
+    for dir in &plan.removed_dirs {
+        text.push_str(&format!("D {dir}/ (created by the call, now empty)\n"));
+    }
+    text
+}
+
+/// A plan as JSON (the `checkpoint` tool's metadata): the target, the paths with their
+/// letters, conflicts, skipped paths and removed directories.
+pub fn plan_json(plan: &Plan) -> serde_json::Value {
+    serde_json::json!({
+        "target": plan.target.id,
+        "paths": plan.steps.iter().map(|s| serde_json::json!({
+            "path": s.path,
+            "change": step_letter(s).to_string(),
+        })).collect::<Vec<_>>(),
+        "conflicts": plan.conflicts,
+        "skipped": plan.skipped,
+        "removed_dirs": plan.removed_dirs,
+    })
 }
 
 /// Brings the checkpoints up to date (a dead call's changes complete its checkpoint) and
@@ -256,38 +589,20 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         Began::Notice(notice) => bail!("{notice}"),
         Began::Skipped => bail!("checkpoints are disabled"),
     };
-    let targets: Vec<_> = plan
-        .steps
-        .iter()
-        .map(|s| session.dir.join(&s.path))
-        .collect();
-    let changes: Vec<atomic::Change> = plan
-        .steps
-        .iter()
-        .zip(&targets)
-        .map(|(step, target)| match &step.goal {
-            Some((mode, bytes)) => atomic::Change::Write {
-                target,
-                bytes,
-                mode: permissions(*mode),
-            },
-            None => atomic::Change::Delete { target },
-        })
-        .collect();
-    let committed = atomic::commit(&session.dir, &changes);
+    let committed = restore(session, &plan);
     let (kept, _) = record::finish_locked(session, &open)?;
-    if let Err(failure) = committed {
-        bail!(
-            "the restore failed on {} ({}); nothing was changed{}",
-            failure.target.display(),
-            failure.error,
-            if failure.damage.is_empty() {
-                String::new()
-            } else {
-                format!(", except: {:?}", failure.damage)
-            }
-        );
-    }
+    committed?;
+    let removed: Vec<&str> = plan
+        .steps
+        .iter()
+        .filter(|s| s.goal.is_none())
+        .map(|s| s.path.as_str())
+        .collect();
+    let removed_dirs = remove_created_dirs(&session.dir, &removed, target.time_created);
+    let plan = Plan {
+        removed_dirs,
+        ..plan
+    };
     let undo_id = kept.then_some(open.id);
     session.state.write(|store| {
         store.set_undone_by(target.id, Some(undo_id.unwrap_or(target.id)))?;

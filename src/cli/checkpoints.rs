@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::Output;
 use crate::checkpoints::record;
 use crate::checkpoints::report::{self, Secrets};
-use crate::checkpoints::undo::{self, Outcome, Plan};
+use crate::checkpoints::undo::{self, Outcome};
 use crate::exit::ExitStatus;
 use crate::session::Session;
 
@@ -101,6 +101,9 @@ pub fn run_checkpoints(
     out: &mut Output,
 ) -> ExitStatus {
     let blobs = record::blobs(session);
+    // A killed call's checkpoint is completed before it is listed (a failure leaves it
+    // listed as open, for the next call to complete).
+    let _ = crate::checkpoints::recovery::complete_dead(session);
     if let Some(("show", show)) = sub.subcommand() {
         let id = show.get_one::<i64>("id").copied().unwrap_or_default();
         let found = session.state.read(|store| {
@@ -140,32 +143,7 @@ pub fn run_checkpoints(
             .collect();
         return out.json(&Value::Array(array));
     }
-    let mut text = String::new();
-    for (row, changes) in &entries {
-        text.push_str(&report::entry_text(&blobs, row, changes));
-        text.push('\n');
-    }
-    out.raw(text.as_bytes())
-}
-
-fn plan_text(plan: &Plan) -> String {
-    let mut text = String::new();
-    for conflict in &plan.conflicts {
-        text.push_str(&format!("conflict: {conflict}\n"));
-    }
-    for skipped in &plan.skipped {
-        text.push_str(&format!("skipped: {skipped}\n"));
-    }
-    text
-}
-
-fn step_line(step: &undo::Step) -> String {
-    let letter = match (&step.current, &step.goal) {
-        (None, Some(_)) => 'A',
-        (Some(_), None) => 'D',
-        _ => 'M',
-    };
-    format!("{letter} {}\n", step.path)
+    out.raw(report::listing_text(&blobs, &entries).as_bytes())
 }
 
 /// Runs `undo`.
@@ -177,12 +155,7 @@ pub fn run_undo(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitSt
             Ok(plan) => plan,
             Err(err) => return fail(&format!("{err:#}")),
         };
-        let mut text = format!(
-            "would revert checkpoint {} ({}: {})\n",
-            plan.target.id, plan.target.tool, plan.target.command
-        );
-        text.push_str(&plan_text(&plan));
-        text.push_str(&undo::plan_diff(session, &plan));
+        let text = undo::dry_run_text(session, &plan);
         let status = out.raw(text.as_bytes());
         return if !plan.conflicts.is_empty() && !force {
             ExitStatus::ToolError
@@ -192,33 +165,10 @@ pub fn run_undo(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitSt
     }
     match undo::undo(session, id, force) {
         Ok(Outcome::Refused(plan)) => {
-            let mut text = plan_text(&plan);
-            text.push_str(&format!(
-                "undo of checkpoint {} refused: {} path(s) changed outside the checkpoints; \
-                 nothing was restored (--force restores them anyway, --dry-run shows the diff)\n",
-                plan.target.id,
-                plan.conflicts.len()
-            ));
-            let _ = out.raw(text.as_bytes());
+            let _ = out.raw(undo::refused_text(&plan).as_bytes());
             ExitStatus::ToolError
         }
-        Ok(Outcome::Done(plan, undo_id)) => {
-            let mut text = format!(
-                "reverted checkpoint {} ({}: {})",
-                plan.target.id, plan.target.tool, plan.target.command
-            );
-            match undo_id {
-                Some(u) => text.push_str(&format!(
-                    " as checkpoint {u} (`tinytool undo {u}` reverts this undo)\n"
-                )),
-                None => text.push_str(": nothing needed restoring\n"),
-            }
-            text.push_str(&plan_text(&plan));
-            for step in &plan.steps {
-                text.push_str(&step_line(step));
-            }
-            out.raw(text.as_bytes())
-        }
+        Ok(Outcome::Done(plan, undo_id)) => out.raw(undo::done_text(&plan, undo_id).as_bytes()),
         Err(err) => fail(&format!("{err:#}")),
     }
 }

@@ -74,6 +74,7 @@ pub fn title(name: &str) -> &'static str {
         "plan_enter" => "Enter plan mode",
         "plan_exit" => "Leave plan mode",
         "skill" => "Run skill",
+        "checkpoint" => "Checkpoints and undo",
         "exit" => "End session",
         "invalid" => "Malformed call",
         _ => "Tool",
@@ -101,6 +102,9 @@ fn annotations(name: &str) -> Map<String, Value> {
         // Notes can be overwritten and deleted.
         "notepad" => (false, true, false, false),
         "report_findings" => (false, false, false, false),
+        // Lists and shows change nothing, but an undo rewrites and removes files (never
+        // a person's changes without `force`); repeating it walks further back.
+        "checkpoint" => (false, true, false, false),
         _ => (false, true, false, true),
     };
     let mut hints = Map::new();

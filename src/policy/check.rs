@@ -153,6 +153,7 @@ fn category_of_tool(name: &str) -> Option<&'static str> {
         "write" | "edit" | "apply_patch" | "todowrite" => "edit",
         "bash" | "task" | "monitor" => "shell",
         "webfetch" => "webfetch",
+        "checkpoint" => "undo",
         _ => return None,
     })
 }

@@ -8,13 +8,14 @@
 //! Evaluation, last matching rule wins, over this chain:
 //! 1. built-in defaults: `* * allow`, `read .env* ask` (on the base name, anywhere),
 //!    `webfetch * ask`, `external_directory * ask`, `destructive-shell * ask`,
-//!    `secret-shell * ask`, `plan_exit * ask`;
+//!    `secret-shell * ask`, `plan_exit * ask`, `undo * ask`;
 //! 2. the user (or explicit) policy's rules;
 //! 3. the project policy's rules, which can only restrict: a project `allow` counts only
 //!    when the user policy says `"trust_project": true`;
 //! 4. the session's agent: `build` adds its `agents.build.rules`; `plan` adds the built-in
 //!    `edit * deny`, `edit plans/* allow`, `edit drafts/* allow`, `shell * ask`,
-//!    `plan_enter * ask`, `plan_exit * allow`, then the policies' `agents.plan.rules`;
+//!    `plan_enter * ask`, `plan_exit * allow`, `undo * deny`, then the policies'
+//!    `agents.plan.rules`;
 //! 5. stored "always" approvals, which turn an `ask` into `allow` but never lift a `deny`.
 //!
 //! No matching rule means ask. A file access outside the directory also needs
@@ -38,7 +39,8 @@ use crate::config::{read_json_file, user_config_dir};
 use crate::tool::Access;
 use crate::wildcard;
 
-/// The permission categories of spec 8.4, plus `external_directory`.
+/// The permission categories of spec 8.4, plus `external_directory` and `undo` (the
+/// `checkpoint` tool reverting files, issue 20).
 pub const PERMISSIONS: &[&str] = &[
     "read",
     "edit",
@@ -49,6 +51,7 @@ pub const PERMISSIONS: &[&str] = &[
     "destructive-shell",
     "secret-shell",
     "external_directory",
+    "undo",
 ];
 
 /// Where a rule comes from.
@@ -597,6 +600,7 @@ fn defaults() -> Vec<Rule> {
         Rule::builtin("destructive-shell", "*", Action::Ask, Source::Default),
         Rule::builtin("secret-shell", "*", Action::Ask, Source::Default),
         Rule::builtin("plan_exit", "*", Action::Ask, Source::Default),
+        Rule::builtin("undo", "*", Action::Ask, Source::Default),
     ]);
     rules
 }
@@ -609,6 +613,8 @@ fn plan_builtins() -> Vec<Rule> {
         ("shell", "*", Action::Ask),
         ("plan_enter", "*", Action::Ask),
         ("plan_exit", "*", Action::Allow),
+        // Undo rewrites files as edits do.
+        ("undo", "*", Action::Deny),
     ]
     .into_iter()
     .map(|(p, pat, a)| Rule::builtin(p, pat, a, Source::PlanBuiltin))

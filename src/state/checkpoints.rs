@@ -506,3 +506,18 @@ impl Store {
         Ok(blobs)
     }
 }
+
+impl Store {
+    /// Makes process `pid` the owner of the still open checkpoint `id` (the supervisor of
+    /// the monitor or background job the call started: `checkpoints::handoff`); whether
+    /// the checkpoint was open.
+    pub fn adopt_checkpoint(&mut self, id: i64, pid: i64) -> Result<bool> {
+        let changed = self.write(|tx| {
+            tx.execute(
+                "UPDATE checkpoints SET pid = ?2 WHERE id = ?1 AND status = 'open'",
+                params![id, pid],
+            )
+        })?;
+        Ok(changed == 1)
+    }
+}

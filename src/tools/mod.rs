@@ -5,6 +5,7 @@
 
 pub mod apply_patch;
 pub mod bash;
+pub mod checkpoint;
 pub mod edit;
 pub mod exit;
 pub mod glob;
@@ -48,6 +49,7 @@ pub const ALL_NAMES: &[&str] = &[
     "exit",
     "skill",
     "websearch",
+    "checkpoint",
 ];
 
 /// The longest path the kernel accepts (`PATH_MAX`, terminating NUL included).
@@ -114,6 +116,7 @@ fn always() -> Registry {
     registry.register(plan::exit());
     registry.register(exit::definition());
     registry.register(skill::definition());
+    registry.register(checkpoint::definition());
     registry
 }
 
@@ -144,6 +147,7 @@ mod tests {
         "webfetch",
         "plan_enter",
         "plan_exit",
+        "undo",
     ];
     /// The tools that never ask the policy (DESIGN §2).
     const UNCATEGORIZED: &[&str] = &["notepad", "report_findings", "exit"];
