@@ -26,6 +26,7 @@
 //! `pid`, `net`, `landlock` (only where the namespaces could not be set up), `mask`.
 
 pub mod explain;
+mod gitdirs;
 pub mod landlock;
 pub mod mask;
 mod namespaces;
@@ -324,6 +325,11 @@ pub struct Plan {
     pub(crate) empty_dir: Option<CString>,
     /// Whether the secret scan stopped at its cap.
     pub mask_capped: bool,
+    /// Protected paths that do not exist and cannot be bound: removed if the command
+    /// creates them (`gitdirs`).
+    pub(crate) absent: Vec<PathBuf>,
+    /// The ones [`Plan::sweep`] removed.
+    removed: std::sync::Mutex<Vec<PathBuf>>,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
     /// is none.
     pub(crate) landlock: Result<landlock::Prepared, String>,
@@ -371,17 +377,17 @@ impl Plan {
         let tinytool = crate::project::tinytool_dir(&dir);
         let mut anchors = Vec::new();
         let mut protected = Vec::new();
-        for git in git_dirs(&dir) {
-            let hooks = git.join("hooks");
-            if !hooks.exists() {
-                // A missing hooks folder could be created and planted: tinytool creates it
-                // (empty, as `git init` would) so that it can be bound read-only.
-                let _ = std::fs::create_dir(&hooks);
-            }
-            anchors.push(git.clone());
-            protected.push(git.join("config"));
-            protected.push(hooks);
-        }
+        let git = gitdirs::layout(&dir);
+        anchors.extend(git.anchors);
+        protected.extend(git.protected);
+        let absent: Vec<PathBuf> = git
+            .absent
+            .into_iter()
+            .filter_map(|p| {
+                let parent = std::fs::canonicalize(p.parent()?).ok()?;
+                Some(parent.join(p.file_name()?))
+            })
+            .collect();
         if !purpose.tinytool_writable {
             let _ = crate::project::ensure_tinytool_dir(&dir);
             protected.push(tinytool.clone());
@@ -411,14 +417,17 @@ impl Plan {
             }
             protected.push(user_dir);
         }
-        let protected: Vec<PathBuf> = protected
-            .into_iter()
-            .filter_map(|p| std::fs::canonicalize(p).ok())
-            .collect();
-        let anchors: Vec<PathBuf> = anchors
-            .into_iter()
-            .filter_map(|p| std::fs::canonicalize(p).ok())
-            .collect();
+        let canonical = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
+            let mut out: Vec<PathBuf> = Vec::new();
+            for p in paths.into_iter().filter_map(|p| std::fs::canonicalize(p).ok()) {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+            out
+        };
+        let protected = canonical(protected);
+        let anchors = canonical(anchors);
         let scan = mask::scan(&dir);
         let empty = mask::empty_file(&tinytool);
         let landlock = landlock::prepare(&writable, settings.network);
@@ -456,6 +465,8 @@ impl Plan {
             },
             empty_dir: empty_dir.map(|p| c_path(&p)),
             mask_capped: scan.capped,
+            absent,
+            removed: std::sync::Mutex::new(Vec::new()),
             landlock,
             simulate_no_namespaces,
             shared,
@@ -499,7 +510,30 @@ impl Plan {
             .collect()
     }
 
-    /// `metadata.sandbox`: the mode, the layers active, the ones missing and why.
+    /// Removes the protected paths that did not exist and that the command created (a
+    /// `commondir` redirecting git to a planted directory); returns every path removed so
+    /// far. Safe to call more than once; also called when the plan is dropped.
+    pub fn sweep(&self) -> Vec<PathBuf> {
+        let mut removed = self.removed.lock().unwrap_or_else(|e| e.into_inner());
+        removed.extend(gitdirs::sweep(&self.absent));
+        removed.clone()
+    }
+
+    /// The explanatory line when the command created protected paths that the sandbox
+    /// then removed ([`Plan::sweep`]), naming them.
+    pub fn undone_line(&self) -> Option<String> {
+        let removed = self.sweep();
+        (!removed.is_empty()).then(|| {
+            let list: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+            format!(
+                "[sandbox: removed {}: a protected git path (it would redirect git's config and hooks) cannot be created inside the sandbox; no policy setting allows it]",
+                list.join(", ")
+            )
+        })
+    }
+
+    /// `metadata.sandbox`: the mode, the layers active, the ones missing and why (and the
+    /// protected paths the command created, removed: `removed`).
     pub fn metadata(&self) -> Value {
         let report = self.shared.report();
         let layers: Vec<&str> = (0..LAYERS.len())
@@ -515,6 +549,10 @@ impl Plan {
             missing.push(json!({"layer": "proc", "why": why}));
         }
         let mut meta = json!({"mode": self.mode.as_str(), "layers": layers, "missing": missing});
+        let removed = self.sweep();
+        if !removed.is_empty() {
+            meta["removed"] = json!(removed);
+        }
         if self.mask_capped {
             meta["mask_capped"] = json!(mask::CAP);
         }
@@ -540,40 +578,6 @@ impl Plan {
     }
 }
 
-/// The git directories of the project whose `config` and `hooks/` are protected: `.git`
-/// (or the real one a `.git` file points to, and its common directory), and every
-/// `modules/*` and `worktrees/*` below them (one level each).
-fn git_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let dot_git = dir.join(".git");
-    let mut roots = Vec::new();
-    if dot_git.is_dir() {
-        roots.push(dot_git);
-    } else if let Ok(text) = std::fs::read_to_string(&dot_git)
-        && let Some(target) = text.trim().strip_prefix("gitdir:")
-    {
-        let real = dir.join(target.trim());
-        if let Ok(common) = std::fs::read_to_string(real.join("commondir")) {
-            roots.push(real.join(common.trim()));
-        }
-        roots.push(real);
-    }
-    for root in roots {
-        for sub in ["modules", "worktrees"] {
-            if let Ok(entries) = std::fs::read_dir(root.join(sub)) {
-                found.extend(
-                    entries
-                        .flatten()
-                        .map(|e| e.path())
-                        .filter(|p| p.is_dir() && p.join("config").exists()),
-                );
-            }
-        }
-        found.insert(0, root);
-    }
-    found
-}
-
 fn c_string(bytes: &[u8]) -> CString {
     CString::new(
         bytes
@@ -587,6 +591,13 @@ fn c_string(bytes: &[u8]) -> CString {
 
 fn c_path(path: &Path) -> CString {
     c_string(path.as_os_str().as_bytes())
+}
+
+impl Drop for Plan {
+    fn drop(&mut self) {
+        // The last holder of the plan: the command and everything it started are gone.
+        self.sweep();
+    }
 }
 
 /// Whether this machine can set up one layer, for `tinytool sandbox`.

@@ -17,7 +17,11 @@
 //!    exits, the kernel kills every process left in the namespace (double-forked daemons
 //!    included). The forking process stays outside as the command's leader: it closes its
 //!    other descriptors, waits for pid 1 and exits as it did (same status, same signal).
-//!    It dies with tinytool (`PR_SET_PDEATHSIG`), and pid 1 dies with it.
+//!    It dies with tinytool (`PR_SET_PDEATHSIG`), and pid 1 dies with it. The fresh
+//!    `/proc`'s `sys/` and `sysrq-trigger` are bound read-only.
+//! 5. The command drops the capabilities that could undo the mounts or reach around them
+//!    ([`DROPPED`]; root has no user namespace to take them away), from the bounding set
+//!    too, before `exec`.
 //!
 //! Where `unshare` is refused, the plan's Landlock ruleset is enforced instead (the
 //! `landlock` module) and the command runs without namespaces.
@@ -33,7 +37,7 @@ const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 13] = [
+const STEPS: [&str; 15] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -47,6 +51,8 @@ const STEPS: [&str; 13] = [
     "mount /proc",
     "anchor a git directory",
     "landlock_restrict_self",
+    "drop capabilities",
+    "make /proc/sys read-only",
 ];
 
 /// The name of step `index`.
@@ -297,6 +303,79 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
     report.is_active(MOUNT)
 }
 
+/// Capabilities the command never keeps, even as root: with them it could unmount or
+/// remount what the sandbox mounted (`CAP_SYS_ADMIN`), reach a masked file's inode by
+/// handle (`CAP_DAC_READ_SEARCH`), another mount namespace through `/proc/<pid>/root`
+/// (`CAP_SYS_PTRACE`), the disk or kernel directly (`CAP_SYS_RAWIO`, `CAP_MKNOD`,
+/// `CAP_SYS_MODULE`, `CAP_BPF`), or reboot the machine (`CAP_SYS_BOOT`).
+const DROPPED: [u32; 8] = [2, 16, 17, 19, 21, 22, 27, 39];
+
+/// Removes [`DROPPED`] from the bounding set (so no `exec` of a setuid or file-capability
+/// program gets them back) and from the effective, permitted, inheritable and ambient
+/// sets. Without a user namespace (root) this is what keeps the mounts in place; in one
+/// it costs nothing. False when a step failed.
+///
+/// # Safety
+/// In the forked child before `exec` (system calls on locals only).
+unsafe fn drop_capabilities() -> bool {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    // SAFETY: prctl with integers; capget/capset on local, correctly sized structures.
+    unsafe {
+        let mut ok = true;
+        for cap in DROPPED {
+            // EINVAL: a capability this kernel does not know, so it cannot be held.
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0
+                && errno() != libc::EINVAL
+            {
+                ok = false;
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        let mut header = Header {
+            version: VERSION_3,
+            pid: 0,
+        };
+        let mut data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) != 0 {
+            return false;
+        }
+        for cap in DROPPED {
+            let (word, bit) = ((cap / 32) as usize, 1u32 << (cap % 32));
+            data[word].effective &= !bit;
+            data[word].permitted &= !bit;
+            data[word].inheritable &= !bit;
+        }
+        header.version = VERSION_3;
+        header.pid = 0;
+        if libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) != 0 {
+            return false;
+        }
+        ok
+    }
+}
+
 /// Brings up `lo` in the new network namespace.
 ///
 /// # Safety
@@ -428,10 +507,29 @@ unsafe fn first_process(plan: &Plan) -> io::Result<()> {
             ) != 0
             {
                 report.fail(PROC, 10, errno());
+            } else {
+                // A fresh /proc is writable: its kernel settings (`core_pattern` runs a
+                // program as root on the host) and the SysRq trigger must not be.
+                for path in [c"/proc/sys", c"/proc/sysrq-trigger"] {
+                    // ENOENT: a kernel without it (no SysRq), nothing to protect.
+                    if !(bind(path.as_ptr(), path.as_ptr())
+                        && set_read_only(path.as_ptr(), true, true))
+                        && errno() != libc::ENOENT
+                    {
+                        report.fail(PROC, 14, errno());
+                    }
+                }
             }
             let command = fork();
             if command == 0 {
-                // The command: as the standard library left it, on to `exec`.
+                // The command: without the capabilities that could undo the mounts, then
+                // as the standard library left it, on to `exec`.
+                if !drop_capabilities() {
+                    report.fail(MOUNT, 13, errno());
+                    if plan.mode == super::Mode::Required {
+                        libc::_exit(126);
+                    }
+                }
                 libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
                 return Ok(());
             }

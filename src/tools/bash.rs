@@ -252,10 +252,12 @@ fn compose(
             )),
         }
     };
-    let explanation = failure
-        .as_ref()
-        .and(plan)
-        .and_then(|plan| plan.explain(&[&stdout, &stderr]));
+    let explanation = plan.and_then(|plan| plan.undone_line()).or_else(|| {
+        failure
+            .as_ref()
+            .and(plan)
+            .and_then(|plan| plan.explain(&[&stdout, &stderr]))
+    });
     let stdout_bytes = stdout.total_bytes();
     let stderr_bytes = stderr.total_bytes();
     let mut output = Capture::new(ctx.session.limits.clone());
