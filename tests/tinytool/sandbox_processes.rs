@@ -282,3 +282,50 @@ fn formatters_and_the_after_hook_are_sandboxed() {
     assert_eq!(room.read("a.txt"), "formatted\n", "{run:?}");
     assert!(room.path("hooked").exists(), "{run:?}");
 }
+
+#[test]
+fn later_monitor_and_job_results_repeat_the_sandbox_of_their_command() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let bin = crate::util::bin();
+    room.write_user(
+        "config.json",
+        json!({"subagents": {"todo": {"command": [bin, "todowrite"]}}}).to_string(),
+    );
+    let todos = json!({"todos": [{"content": "t", "status": "pending", "priority": "normal"}]});
+    let run = room.call(
+        "task",
+        json!({"description": "todos", "prompt": todos.to_string(), "subagent_type": "todo", "background": true}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let started = run.json()["metadata"]["sandbox"].clone();
+    assert!(has_layer(&run.json(), "mount"), "{run:?}");
+    let job = run.json()["metadata"]["job_id"].as_str().unwrap().to_string();
+    let done = wait_for("the job to end", || {
+        let r = room.call("task", json!({"task_id": job}));
+        (r.json()["metadata"]["status"] != "running").then_some(r)
+    });
+    assert_eq!(done.json()["metadata"]["sandbox"], started, "{done:?}");
+
+    let run = room.call("monitor", json!({"command": "echo one; exec sleep 300"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    let started = run.json()["metadata"]["sandbox"].clone();
+    assert!(has_layer(&run.json(), "pid"), "{run:?}");
+    let id = run.json()["metadata"]["monitor_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for args in [
+        json!({"action": "read", "monitor_id": id}),
+        json!({"action": "read"}),
+        json!({"action": "list"}),
+        json!({"action": "stop", "monitor_id": id}),
+        json!({"action": "stop", "monitor_id": id}),
+    ] {
+        let r = room.call("monitor", args.clone());
+        assert_eq!(r.json()["metadata"]["sandbox"], started, "{args}: {r:?}");
+    }
+}
