@@ -36,6 +36,7 @@ mod readme_policies;
 mod robust;
 mod sandbox;
 mod sandbox_landlock;
+mod sandbox_escapes;
 mod sandbox_processes;
 mod search_limits;
 mod search_tree;
