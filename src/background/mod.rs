@@ -244,7 +244,10 @@ pub fn sandbox_of(session: &Session, kind: Background, id: i64) -> serde_json::V
 /// or the first one's with every one by id in `by_id` when they differ (none: the
 /// session's mode, `"recorded": false`).
 pub fn sandbox_of_all(session: &Session, kind: Background, ids: &[i64]) -> serde_json::Value {
-    let all: Vec<serde_json::Value> = ids.iter().map(|&id| sandbox_of(session, kind, id)).collect();
+    let all: Vec<serde_json::Value> = ids
+        .iter()
+        .map(|&id| sandbox_of(session, kind, id))
+        .collect();
     let Some(first) = all.first() else {
         return sandbox_of(session, kind, 0);
     };

@@ -419,7 +419,10 @@ impl Plan {
         }
         let canonical = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
             let mut out: Vec<PathBuf> = Vec::new();
-            for p in paths.into_iter().filter_map(|p| std::fs::canonicalize(p).ok()) {
+            for p in paths
+                .into_iter()
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+            {
                 if !out.contains(&p) {
                     out.push(p);
                 }
@@ -669,10 +672,15 @@ pub fn support(dir: &Path) -> Vec<LayerSupport> {
                 ("no", "it needs the mount layer".to_string())
             }
         } else {
-            (
-                "no",
-                report.why(l).unwrap_or_else(|| "not set up".to_string()),
-            )
+            // As in results: what the fallback does in place of the missing layer.
+            let why = plan
+                .missing()
+                .into_iter()
+                .find(|(name, _)| *name == layer)
+                .map(|(_, why)| why)
+                .or_else(|| report.why(l))
+                .unwrap_or_else(|| "not set up".to_string());
+            ("no", why)
         };
         out.push(LayerSupport { layer, status, why });
     }

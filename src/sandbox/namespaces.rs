@@ -358,7 +358,12 @@ unsafe fn drop_capabilities() -> bool {
             permitted: 0,
             inheritable: 0,
         }; 2];
-        if libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) != 0 {
+        if libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut Header,
+            data.as_mut_ptr(),
+        ) != 0
+        {
             return false;
         }
         for cap in DROPPED {

@@ -455,7 +455,10 @@ fn read(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutpu
             ToolOutput::text(format!("No new monitor output ({running} running)."))
                 .with("lines", 0)
                 .with("running", running)
-                .with("sandbox", background::sandbox_of_all(session, Background::Monitor, &ids)),
+                .with(
+                    "sandbox",
+                    background::sandbox_of_all(session, Background::Monitor, &ids),
+                ),
         );
     }
     Ok(ToolOutput::text(blocks.join("\n\n"))

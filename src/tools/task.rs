@@ -498,7 +498,10 @@ fn lookup(ctx: &CallContext, task_id: &str, cancel: bool) -> anyhow::Result<Tool
     Ok(ToolOutput::text(text)
         .with("job_id", Background::Job.label(id))
         .with("status", status)
-        .with("sandbox", background::sandbox_of(session, Background::Job, id)))
+        .with(
+            "sandbox",
+            background::sandbox_of(session, Background::Job, id),
+        ))
 }
 
 /// The status object as one line of JSON that fits in `limit` bytes (so that the preview

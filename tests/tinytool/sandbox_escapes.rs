@@ -17,7 +17,14 @@ const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "actio
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
-        .args(["-c", "user.email=t@t", "-c", "user.name=t", "-c", "safe.directory=*"])
+        .args([
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "-c",
+            "safe.directory=*",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -52,7 +59,10 @@ fn supported(room: &Room) -> Result<(), String> {
 
 /// A folder outside /tmp and the project that anyone could write without the sandbox.
 fn open_outside(tag: &str) -> PathBuf {
-    let path = PathBuf::from(format!("/var/tmp/tinytool-esc-{tag}-{}", std::process::id()));
+    let path = PathBuf::from(format!(
+        "/var/tmp/tinytool-esc-{tag}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&path).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
     path
@@ -132,9 +142,16 @@ fn check_git_redirections(root: &Path, call: &dyn Fn(&Path, &str) -> Value) {
         "echo 'gitdir: /tmp/evil-git' > .git; d=$(git rev-parse --git-dir); echo /tmp/evil-git > $d/commondir; \
          echo x > $(git rev-parse --git-common-dir)/hooks/pre-commit; git config core.fsmonitor x",
     );
-    assert_eq!(std::fs::read_to_string(tree.join(".git")).unwrap(), before, "{result}");
+    assert_eq!(
+        std::fs::read_to_string(tree.join(".git")).unwrap(),
+        before,
+        "{result}"
+    );
     let own = main.join(".git/worktrees/tree/commondir");
-    assert!(!std::fs::read_to_string(own).unwrap().contains("evil"), "{result}");
+    assert!(
+        !std::fs::read_to_string(own).unwrap().contains("evil"),
+        "{result}"
+    );
     assert!(!main.join(".git/hooks/pre-commit").exists(), "{result}");
     let config = std::fs::read_to_string(main.join(".git/config")).unwrap();
     assert!(!config.contains("fsmonitor"), "{result}");
@@ -143,7 +160,10 @@ fn check_git_redirections(root: &Path, call: &dyn Fn(&Path, &str) -> Value) {
         &tree,
         "echo b > b && git add b && git -c user.email=t@t -c user.name=t commit -qm b && echo ok",
     );
-    assert!(result["output"].as_str().unwrap().contains("ok"), "{result}");
+    assert!(
+        result["output"].as_str().unwrap().contains("ok"),
+        "{result}"
+    );
 
     // A project that is a subdirectory of a checkout: the enclosing git directory.
     let sub = main.join("sub");

@@ -303,7 +303,10 @@ fn later_monitor_and_job_results_repeat_the_sandbox_of_their_command() {
     assert_eq!(run.code, 0, "{run:?}");
     let started = run.json()["metadata"]["sandbox"].clone();
     assert!(has_layer(&run.json(), "mount"), "{run:?}");
-    let job = run.json()["metadata"]["job_id"].as_str().unwrap().to_string();
+    let job = run.json()["metadata"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let done = wait_for("the job to end", || {
         let r = room.call("task", json!({"task_id": job}));
         (r.json()["metadata"]["status"] != "running").then_some(r)
