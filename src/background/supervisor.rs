@@ -286,6 +286,7 @@ fn supervise_monitor(
         start: Start::new(Background::Monitor, id, me, handshake, plan),
         lines: Lines::default(),
         next_flush: None,
+        tail: Vec::new(),
     };
     let outcome = run::run_with(request, &mut watcher);
     if outcome.is_err() {
@@ -293,6 +294,17 @@ fn supervise_monitor(
     }
     let started = watcher.start.started()?;
     watcher.lines.finish();
+    // As for bash: a failed command's last line names the sandbox rule that stopped it.
+    if let (Ok(outcome), Some(plan)) = (&outcome, watcher.start.plan.clone()) {
+        let failed = !outcome.cancelled && outcome.ending.exit_code() != Some(0);
+        let text = String::from_utf8_lossy(&watcher.tail).into_owned();
+        let line = plan
+            .undone_line()
+            .or_else(|| failed.then(|| plan.explain_text(&text)).flatten());
+        if let Some(line) = line {
+            watcher.lines.pending.push_back(line);
+        }
+    }
     watcher.flush();
     let store = watcher.store;
     let (status, exit_code, signal, error) = match &outcome {
@@ -329,7 +341,13 @@ struct MonitorWatcher<'a, 'h> {
     start: Start<'h>,
     lines: Lines,
     next_flush: Option<Instant>,
+    /// The end of the command's output (both streams, at most [`TAIL_BYTES`]), for the
+    /// sandbox's explanatory line.
+    tail: Vec<u8>,
 }
+
+/// How much of a monitor's output end the sandbox's explanation looks at.
+const TAIL_BYTES: usize = 16 * 1024;
 
 impl MonitorWatcher<'_, '_> {
     fn flush(&mut self) {
@@ -352,6 +370,11 @@ impl Watcher for MonitorWatcher<'_, '_> {
 
     fn output(&mut self, stream: Stream, bytes: &[u8]) {
         self.lines.push(stream, bytes);
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > TAIL_BYTES {
+            let excess = self.tail.len() - TAIL_BYTES;
+            self.tail.drain(..excess);
+        }
     }
 
     fn tick(&mut self, now: Instant) -> Option<Instant> {

@@ -2,8 +2,8 @@
 //! which policy setting would allow it, recognised from the command's own error messages.
 //!
 //! - under Landlock alone, `Permission denied`: the writable set;
-//! - `Read-only file system`, or `Device or resource busy` / `Permission denied` on a
-//!   protected path: the filesystem rule (`sandbox.writable` opens a path outside the
+//! - `Read-only file system`, or `Device or resource busy` / `Permission denied` /
+//!   `Invalid cross-device link` (a hard link to a bound file) on a protected path: the filesystem rule (`sandbox.writable` opens a path outside the
 //!   project; protected paths cannot be opened);
 //! - a masked secret named in the output: the masking rule (`secret-shell` allow);
 //! - `Connection refused`, `Network is unreachable`, `Could not resolve host`, … with the
@@ -26,7 +26,9 @@ pub fn explain(
         return Some("[sandbox: Landlock allows writes only in --dir, /tmp and sandbox.writable; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string());
     }
     if text.contains("Read-only file system")
-        || ((text.contains("Device or resource busy") || text.contains("Permission denied"))
+        || ((text.contains("Device or resource busy")
+            || text.contains("Permission denied")
+            || text.contains("Invalid cross-device link"))
             && names_protected)
     {
         return Some(if names_protected {
@@ -36,7 +38,7 @@ pub fn explain(
         });
     }
     if network_off {
-        const SIGNS: [&str; 7] = [
+        const SIGNS: [&str; 12] = [
             "Connection refused",
             "Network is unreachable",
             "Could not resolve host",
@@ -44,6 +46,11 @@ pub fn explain(
             "Name or service not known",
             "Couldn't connect to server",
             "No route to host",
+            "Failed to connect",
+            "Connection timed out",
+            "ECONNREFUSED",
+            "ENETUNREACH",
+            "EAI_AGAIN",
         ];
         if SIGNS.iter().any(|s| text.contains(s)) {
             return Some("[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]".to_string());

@@ -742,16 +742,21 @@ pub fn refused(metadata: &serde_json::Map<String, Value>) -> bool {
 impl Plan {
     /// The explanatory last line for a failed command whose output is in `captures`.
     pub fn explain(&self, captures: &[&crate::truncate::Capture]) -> Option<String> {
-        let report = self.shared.report();
-        let landlock = report.is_active(LANDLOCK);
-        if !report.is_active(MOUNT) && !report.is_active(NET) && !landlock {
-            return None;
-        }
         let text: String = captures
             .iter()
             .map(|c| c.kept_text())
             .collect::<Vec<_>>()
             .join("\n");
+        self.explain_text(&text)
+    }
+
+    /// The explanatory last line for a failed command whose output (or its end) is `text`.
+    pub fn explain_text(&self, text: &str) -> Option<String> {
+        let report = self.shared.report();
+        let landlock = report.is_active(LANDLOCK);
+        if !report.is_active(MOUNT) && !report.is_active(NET) && !landlock {
+            return None;
+        }
         let names = |list: &[CString]| -> Vec<String> {
             list.iter()
                 .filter_map(|c| {
@@ -760,11 +765,27 @@ impl Plan {
                 })
                 .collect()
         };
-        let mut protected = names(&self.protected);
-        protected.extend(names(&self.anchors));
+        // A protected path is recognised as commands print it: in full, as its last two
+        // components (`.git/hooks`, `.config/tinytool`), or by a dot-name of its own
+        // (`.git`, `.tinytool`), never by a bare `config` or `hooks`, which any path has.
+        let mut protected = Vec::new();
+        for c in self.protected.iter().chain(&self.anchors) {
+            let path = Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()));
+            protected.push(path.display().to_string());
+            let tail: Vec<_> = path.components().rev().take(2).collect();
+            if let [last, before] = tail.as_slice() {
+                let two = Path::new(before.as_os_str()).join(last.as_os_str());
+                protected.push(two.display().to_string());
+            }
+            if let Some(name) = path.file_name().map(|n| n.to_string_lossy())
+                && name.starts_with('.')
+            {
+                protected.push(name.into_owned());
+            }
+        }
         let tcp_denied = landlock && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
         explain::explain(
-            &text,
+            text,
             !self.network && (report.is_active(NET) || tcp_denied),
             landlock,
             &names(&self.masked),

@@ -332,3 +332,55 @@ fn later_monitor_and_job_results_repeat_the_sandbox_of_their_command() {
         assert_eq!(r.json()["metadata"]["sandbox"], started, "{args}: {r:?}");
     }
 }
+
+#[test]
+fn a_failed_monitor_or_subagent_ends_with_the_sandbox_explanation() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let out = outside("explain");
+    let run = room.call(
+        "monitor",
+        json!({"command": format!("touch {}", out.display())}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let id = run.json()["metadata"]["monitor_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    wait_for("the monitor to end", || {
+        monitor_ended(&room, &id).then_some(())
+    });
+    let read = room.call("monitor", json!({"action": "read", "monitor_id": id}));
+    assert!(!out.exists());
+    let last = read
+        .output()
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(last.starts_with("[sandbox:"), "{read:?}");
+    assert!(last.contains("writable"), "{read:?}");
+
+    room.write_user(
+        "config.json",
+        json!({"subagents": {"writer": {"command": ["sh", "-c", format!("touch {}", out.display())]}}})
+            .to_string(),
+    );
+    let run = room.call(
+        "task",
+        json!({"description": "w", "prompt": "p", "subagent_type": "writer"}),
+    );
+    assert!(!out.exists());
+    let last = run
+        .output()
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(last.starts_with("[sandbox:"), "{run:?}");
+}
