@@ -253,8 +253,14 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
             fail(MASK, 4);
             return false;
         }
+        // Recursively: what is mounted below a writable path (`/dev/shm`, where POSIX
+        // semaphores and `multiprocessing` live; a volume inside the project) is writable
+        // as it was; only the path itself where a submount's read-only flag is locked (the
+        // kernel then changes none).
         for path in &plan.writable {
-            if !set_read_only(path.as_ptr(), false, false) {
+            if !set_read_only(path.as_ptr(), false, true)
+                && !set_read_only(path.as_ptr(), false, false)
+            {
                 fail(MOUNT, 5);
                 fail(MASK, 5);
                 return false;

@@ -259,3 +259,21 @@ fn git_redirections_cannot_be_planted_by_an_unprivileged_user() {
     }
     check_git_redirections(&work, &call);
 }
+
+#[test]
+fn what_is_mounted_below_a_writable_path_stays_writable() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if !Path::new("/dev/shm").is_dir() {
+        eprintln!("skipped: no /dev/shm here");
+        return;
+    }
+    // POSIX semaphores (Python's multiprocessing, test runners) live in /dev/shm.
+    let name = format!("/dev/shm/tinytool-sbx-{}", std::process::id());
+    let run = bash(&room, &format!("touch {name} && rm {name} && echo ok"));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "ok\n", "{run:?}");
+}
