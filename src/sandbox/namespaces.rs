@@ -21,7 +21,9 @@
 //!    `/proc`'s `sys/` and `sysrq-trigger` are bound read-only.
 //! 5. The command drops the capabilities that could undo the mounts or reach around them
 //!    ([`DROPPED`]; root has no user namespace to take them away), from the bounding set
-//!    too, before `exec`.
+//!    too, and with the network off installs a seccomp filter that keeps it from opening
+//!    Unix sockets (the host's are outside as its loopback is: [`deny_unix_sockets`]),
+//!    before `exec`.
 //!
 //! Where `unshare` is refused, the plan's Landlock ruleset is enforced instead (the
 //! `landlock` module) and the command runs without namespaces.
@@ -37,7 +39,7 @@ const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 15] = [
+const STEPS: [&str; 16] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -53,6 +55,7 @@ const STEPS: [&str; 15] = [
     "landlock_restrict_self",
     "drop capabilities",
     "make /proc/sys read-only",
+    "filter Unix sockets (seccomp)",
 ];
 
 /// The name of step `index`.
@@ -387,6 +390,75 @@ unsafe fn drop_capabilities() -> bool {
     }
 }
 
+/// Where the seccomp filter of [`deny_unix_sockets`] can be built: the audit architecture,
+/// `socket` and `io_uring_setup` natively, and the 32-bit compat ABI's architecture,
+/// `socketcall`, `socket` (u32::MAX where there is none).
+#[cfg(target_arch = "x86_64")]
+const SECCOMP_ABI: Option<[u32; 6]> = Some([0xC000_003E, 41, 425, 0x4000_0003, 102, 359]);
+#[cfg(target_arch = "aarch64")]
+const SECCOMP_ABI: Option<[u32; 6]> = Some([0xC000_00B7, 198, 425, 0x4000_0028, u32::MAX, 281]);
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const SECCOMP_ABI: Option<[u32; 6]> = None;
+
+/// With the network off, the host's Unix sockets (`/run/docker.sock`, a server's socket
+/// in `/tmp`) are outside too: a seccomp filter makes `socket(AF_UNIX, …)` fail with
+/// `EPERM` (`socketpair`, pipes and inherited sockets still work), denies the 32-bit
+/// `socketcall`, and makes `io_uring_setup` fail with `ENOSYS` (an io_uring could create a
+/// socket past the filter; programs fall back to plain calls). Sets `no_new_privs`, which
+/// a filter needs without `CAP_SYS_ADMIN`. False when it could not be installed.
+///
+/// # Safety
+/// In the forked child before `exec` (system calls on a local program only).
+unsafe fn deny_unix_sockets() -> bool {
+    let Some([native, socket, uring, compat, socketcall, compat_socket]) = SECCOMP_ABI else {
+        // SAFETY: sets errno for the report.
+        unsafe { *libc::__errno_location() = libc::ENOSYS };
+        return false;
+    };
+    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    const ALLOW: u32 = 0x7fff_0000;
+    const ERRNO: u32 = 0x0005_0000;
+    let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    // seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low half, little-endian).
+    let program = [
+        op(LD_W_ABS, 0, 0, 4),                      // 0: arch
+        op(JEQ, 5, 0, compat),                      // 1: compat -> 7
+        op(JEQ, 0, 10, native),                     // 2: other -> allow (13)
+        op(LD_W_ABS, 0, 0, 0),                      // 3: nr
+        op(AND, 0, 0, !0x4000_0000),                // 4: the x32 bit off
+        op(JEQ, 9, 0, uring),                       // 5: -> ENOSYS (15)
+        op(JEQ, 4, 6, socket),                      // 6: -> check (11), else allow (13)
+        op(LD_W_ABS, 0, 0, 0),                      // 7: compat nr
+        op(JEQ, 5, 0, socketcall),                  // 8: -> EPERM (14)
+        op(JEQ, 5, 0, uring),                       // 9: -> ENOSYS (15)
+        op(JEQ, 0, 2, compat_socket),               // 10: -> check (11), else allow (13)
+        op(LD_W_ABS, 0, 0, 16),                     // 11: the domain
+        op(JEQ, 1, 0, libc::AF_UNIX as u32),        // 12: -> EPERM (14)
+        op(RET, 0, 0, ALLOW),                       // 13
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 14
+        op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 15
+    ];
+    let prog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl with integers, then with a pointer to the local program, which the
+    // kernel copies.
+    unsafe {
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+            && libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                &prog as *const libc::sock_fprog as libc::c_ulong,
+                0,
+                0,
+            ) == 0
+    }
+}
+
 /// Brings up `lo` in the new network namespace.
 ///
 /// # Safety
@@ -537,6 +609,12 @@ unsafe fn first_process(plan: &Plan) -> io::Result<()> {
                 // as the standard library left it, on to `exec`.
                 if !drop_capabilities() {
                     report.fail(MOUNT, 13, errno());
+                    if plan.mode == super::Mode::Required {
+                        libc::_exit(126);
+                    }
+                }
+                if !plan.network && !deny_unix_sockets() {
+                    report.fail(NET, 15, errno());
                     if plan.mode == super::Mode::Required {
                         libc::_exit(126);
                     }

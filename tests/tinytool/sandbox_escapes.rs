@@ -277,3 +277,42 @@ fn what_is_mounted_below_a_writable_path_stays_writable() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.output(), "ok\n", "{run:?}");
 }
+
+#[test]
+fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("host.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\"; \
+             python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('reached')\"",
+            path.display()
+        ),
+    );
+    let output = run.output();
+    assert!(output.contains("pair"), "socketpair still works: {run:?}");
+    assert!(!output.contains("reached"), "{run:?}");
+    // With the network on, the same socket is reached (the filter is the network's).
+    let room = self::room();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('reached')\"",
+            path.display()
+        ),
+    );
+    assert!(run.output().contains("reached"), "{run:?}");
+}
