@@ -300,7 +300,12 @@ fn supervise_monitor(
         let text = String::from_utf8_lossy(&watcher.tail).into_owned();
         let line = plan
             .undone_line()
-            .or_else(|| failed.then(|| plan.explain_text(&text)).flatten());
+            .or_else(|| failed.then(|| plan.explain_text(&text)).flatten())
+            .or_else(|| {
+                failed
+                    .then(|| plan.explain_quiet_network(&row.command))
+                    .flatten()
+            });
         if let Some(line) = line {
             watcher.lines.pending.push_back(line);
         }

@@ -7,7 +7,32 @@
 //!   project; protected paths cannot be opened);
 //! - a masked secret named in the output: the masking rule (`secret-shell` allow);
 //! - `Connection refused`, `Network is unreachable`, `Could not resolve host`, … with the
-//!   network off: `sandbox.network`.
+//!   network off: `sandbox.network`; also a failed command that printed nothing of the
+//!   kind (`curl -s`) when its command line reaches for the network
+//!   ([`reaches_for_network`]).
+
+/// The line for a command the missing network stopped.
+pub const NETWORK_OFF: &str = "[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]";
+
+/// Whether a command line reaches for the network by itself: a URL, bash's `/dev/tcp` or
+/// `/dev/udp`, or a network client as a word (`curl`, `wget`, `nc`, `ssh`, …).
+pub fn reaches_for_network(command: &str) -> bool {
+    const MARKS: [&str; 6] = [
+        "http://",
+        "https://",
+        "ftp://",
+        "/dev/tcp/",
+        "/dev/udp/",
+        "--unix-socket",
+    ];
+    const CLIENTS: [&str; 10] = [
+        "curl", "wget", "nc", "ncat", "socat", "ssh", "scp", "telnet", "ping", "dig",
+    ];
+    MARKS.iter().any(|m| command.contains(m))
+        || command
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .any(|word| CLIENTS.contains(&word))
+}
 
 /// The explanation for a failed command whose output is `text`, or `None` when nothing in
 /// it points at the sandbox.
@@ -53,7 +78,7 @@ pub fn explain(
             "EAI_AGAIN",
         ];
         if SIGNS.iter().any(|s| text.contains(s)) {
-            return Some("[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]".to_string());
+            return Some(NETWORK_OFF.to_string());
         }
     }
     if masked
@@ -103,5 +128,20 @@ mod tests {
             None
         );
         assert_eq!(explain("all good", true, false, &[], &[]), None);
+    }
+
+    #[test]
+    fn a_quiet_command_reaching_for_the_network_is_recognised_by_its_line() {
+        for yes in [
+            "curl -s http://127.0.0.1:8080/",
+            "wget -q -O- example.org",
+            "exec 3<>/dev/tcp/127.0.0.1/80",
+            "x=$(nc -z localhost 22)",
+        ] {
+            assert!(reaches_for_network(yes), "{yes}");
+        }
+        for no in ["cargo build", "ls curlew", "grep -r ssh_config ."] {
+            assert!(!reaches_for_network(no), "{no}");
+        }
     }
 }

@@ -750,6 +750,19 @@ impl Plan {
         self.explain_text(&text)
     }
 
+    /// The explanatory line for a failed command that said nothing recognisable (`curl -s`)
+    /// when the network is off and the command line itself reaches for it (a URL,
+    /// `/dev/tcp`, a network client).
+    pub fn explain_quiet_network(&self, command: &str) -> Option<String> {
+        let report = self.shared.report();
+        let tcp_denied =
+            report.is_active(LANDLOCK) && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
+        if self.network || !(report.is_active(NET) || tcp_denied) {
+            return None;
+        }
+        explain::reaches_for_network(command).then(|| explain::NETWORK_OFF.to_string())
+    }
+
     /// The explanatory last line for a failed command whose output (or its end) is `text`.
     pub fn explain_text(&self, text: &str) -> Option<String> {
         let report = self.shared.report();

@@ -316,3 +316,36 @@ fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
     );
     assert!(run.output().contains("reached"), "{run:?}");
 }
+
+#[test]
+fn a_quiet_network_failure_still_ends_with_the_explanation() {
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if Command::new("curl").arg("--version").output().is_err() {
+        eprintln!("skipped: curl is not installed");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let run = bash(&room, &format!("curl -s -m 5 http://127.0.0.1:{port}/"));
+    assert_ne!(run.code, 0, "{run:?}");
+    let last = run
+        .output()
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        last.starts_with("[sandbox:") && last.contains("network"),
+        "{run:?}"
+    );
+}
