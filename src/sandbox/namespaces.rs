@@ -175,6 +175,11 @@ pub unsafe fn enter(plan: &Plan) -> io::Result<()> {
                 Err(e) => report.fail(LANDLOCK, 12, e),
             }
         }
+        // The host's Unix sockets stay out of reach with the network off here too.
+        // SAFETY: system calls on a local program in the forked child.
+        if !plan.network && !unsafe { deny_unix_sockets() } && required {
+            return Err(io::Error::last_os_error());
+        }
         return if required {
             Err(io::Error::from_raw_os_error(e))
         } else {

@@ -197,3 +197,27 @@ fn without_namespaces_the_report_and_every_result_say_what_is_missing_and_what_i
         "{text:?}"
     );
 }
+
+#[test]
+fn without_namespaces_the_network_off_still_keeps_host_unix_sockets_out() {
+    let room = landlock_room(
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("host.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('reached')\"",
+            path.display()
+        ),
+    );
+    assert!(!run.output().contains("reached"), "{run:?}");
+    assert!(missing_why(&run, "net").contains("Unix sockets"), "{run:?}");
+}
