@@ -190,17 +190,16 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
 pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
-    let (walked, listings) = walk::walk_cached(&session.dir)?;
-    walk::publish(&session.dir, listings);
-    session.state.write(|store| {
+    let (walked, listings) = walk_project(session)?;
+    let settled = session.state.write(|store| {
         if let Some(off) = store.checkpoint_setting("off")? {
             return Ok(Err(off));
         }
-        let tree = store.checkpoint_tree()?;
         if store.checkpoint_setting("baseline")?.is_none() {
             let kept: u64 = walked
-                .files
+                .seen
                 .values()
+                .flatten()
                 .filter(|fp| fp.mode & S_IFMT == S_IFREG && fp.size <= cfg.max_file_bytes)
                 .map(|fp| fp.size)
                 .sum();
@@ -214,17 +213,14 @@ pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
                 return Ok(Err(notice));
             }
         }
-        let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &tree, &walked.files);
+        let (before, candidates) = differences(store, &walked)?;
+        let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &before, candidates);
         if !updates.is_empty() {
             blobs.sync()?;
         }
         // Open checkpoints of processes that died mid-call: the changes since belong to
         // the newest of them (its before-images were stored when it began).
-        let open: Vec<_> = store
-            .checkpoints(None)?
-            .into_iter()
-            .filter(|c| c.status == "open")
-            .collect();
+        let open = store.open_checkpoints()?;
         let (dead, alive): (Vec<_>, Vec<_>) = open.into_iter().partition(|c| !pid_alive(c.pid));
         let mut dead = dead.into_iter();
         if let Some(newest) = dead.next() {
@@ -242,8 +238,79 @@ pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
         if store.checkpoint_setting("baseline")?.is_none() {
             store.set_checkpoint_setting("baseline", "done")?;
         }
-        Ok(Ok(alive.iter().map(|c| c.id).collect()))
-    })
+        let generation = store.tree_generation()?;
+        Ok(Ok((alive.iter().map(|c| c.id).collect(), generation)))
+    })?;
+    Ok(settled.map(|(alive, generation)| {
+        let listings = keep_listings(session, &walked, listings, generation);
+        walk::publish(&session.dir, listings);
+        alive
+    }))
+}
+
+/// Walks the project, trusting the walk cache when it was saved for the stored tree's
+/// generation (so the walk reports only differences); never before the baseline.
+fn walk_project(session: &Session) -> Result<(walk::Walk, walk::listing::Cache)> {
+    let generation = session.state.write(|store| {
+        Ok(match store.checkpoint_setting("baseline")? {
+            Some(_) => Some(store.tree_generation()?),
+            None => None,
+        })
+    })?;
+    walk::walk(&session.dir, generation)
+}
+
+/// The stored entries a walk is compared with and the paths that differ from them (the
+/// new fingerprint, `None` for a path that is gone): from the walk's differences alone
+/// when it is complete, else from the whole stored tree.
+#[allow(clippy::type_complexity)]
+fn differences(
+    store: &mut Store,
+    walked: &walk::Walk,
+) -> Result<(
+    BTreeMap<String, TreeEntry>,
+    Vec<(String, Option<Fingerprint>)>,
+)> {
+    if walked.complete {
+        // Only this process changes the tree while it holds the lock.
+        anyhow::ensure!(
+            store.tree_generation()? == walked.based_on,
+            "the stored tree changed during the walk"
+        );
+        let before = store.checkpoint_entries(walked.seen.keys())?;
+        let candidates = walked
+            .seen
+            .iter()
+            .filter(|(path, fp)| before.get(*path).map(|e| e.fingerprint) != **fp)
+            .map(|(path, fp)| (path.clone(), *fp))
+            .collect();
+        return Ok((before, candidates));
+    }
+    let tree = store.checkpoint_tree()?;
+    let now = walked.files();
+    let candidates = walk::diff_by(&tree, &now, |e| &e.fingerprint)
+        .into_iter()
+        .map(|(path, _)| {
+            let fp = now.get(&path).copied();
+            (path, fp)
+        })
+        .collect();
+    Ok((tree, candidates))
+}
+
+/// Saves a walk's listings for the stored tree's `generation` (now that the tree matches
+/// them) when they differ from the cache file; returns them for [`walk::publish`].
+fn keep_listings(
+    session: &Session,
+    walked: &walk::Walk,
+    mut listings: walk::listing::Cache,
+    generation: u64,
+) -> std::sync::Arc<walk::listing::Cache> {
+    listings.tree = generation;
+    if walked.dirty || generation != walked.based_on {
+        walk::listing::save(&session.dir, &listings);
+    }
+    std::sync::Arc::new(listings)
 }
 
 /// Closes a checkpoint after its call and prunes (module doc); the value for
@@ -276,16 +343,18 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
 pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileChange>)> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
-    let walked = walk::walk(&session.dir)?;
-    session.state.write(|store| {
-        let tree = store.checkpoint_tree()?;
-        let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &tree, &walked.files);
+    let (walked, listings) = walk_project(session)?;
+    let (kept, changes, generation) = session.state.write(|store| {
+        let (before, candidates) = differences(store, &walked)?;
+        let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &before, candidates);
         if !updates.is_empty() {
             blobs.sync()?;
         }
         let kept = store.close_checkpoint(open.id, &updates, &changes)?;
-        Ok((kept, changes))
-    })
+        Ok((kept, changes, store.tree_generation()?))
+    })?;
+    keep_listings(session, &walked, listings, generation);
+    Ok((kept, changes))
 }
 
 /// Whether process `pid` exists (a reused pid reads as alive: the overlap is then only
@@ -302,23 +371,22 @@ fn pid_alive(pid: i64) -> bool {
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// The stored-tree updates and the content changes between `tree` and a walk's `now`:
-/// every path whose fingerprint differs is looked at (read and stored when kept).
+/// The stored-tree updates and the content changes for the `candidates` (paths whose
+/// fingerprint differs from their entry in `tree`, with the new one or `None` when gone):
+/// each is looked at (read and stored when kept).
 #[allow(clippy::type_complexity)]
 fn observe_changes(
     root: &Path,
     blobs: &BlobStore,
     cfg: &Checkpoints,
     tree: &BTreeMap<String, TreeEntry>,
-    now: &BTreeMap<String, Fingerprint>,
+    candidates: Vec<(String, Option<Fingerprint>)>,
 ) -> (Vec<(String, Option<TreeEntry>)>, Vec<FileChange>) {
     let mut updates = Vec::new();
     let mut changes = Vec::new();
-    for (path, _) in walk::diff_by(tree, now, |e| &e.fingerprint) {
+    for (path, now) in candidates {
         let before = tree.get(&path);
-        let after = now
-            .get(&path)
-            .map(|fp| observe(root, &path, *fp, blobs, cfg));
+        let after = now.map(|fp| observe(root, &path, fp, blobs, cfg));
         updates.push((path.clone(), after.clone()));
         let same = match (before, &after) {
             (Some(b), Some(a)) => b.mode == a.mode && b.blob.is_some() && b.blob == a.blob,
@@ -468,9 +536,12 @@ mod tests {
             max_file_bytes: 50,
             ..Checkpoints::default()
         };
-        let first = walk::walk(root).unwrap();
-        let (updates, changes) =
-            observe_changes(root, &blobs, &cfg, &BTreeMap::new(), &first.files);
+        let first: Vec<_> = walk::files(root)
+            .unwrap()
+            .into_iter()
+            .map(|(path, fp)| (path, Some(fp)))
+            .collect();
+        let (updates, changes) = observe_changes(root, &blobs, &cfg, &BTreeMap::new(), first);
         assert_eq!(changes.len(), 2);
         let tree: BTreeMap<String, TreeEntry> = updates
             .into_iter()
@@ -485,8 +556,15 @@ mod tests {
                 .contains("max_file_bytes")
         );
         std::fs::write(root.join("a.txt"), "two!").unwrap();
-        let second = walk::walk(root).unwrap();
-        let (_, changes) = observe_changes(root, &blobs, &cfg, &tree, &second.files);
+        let second = walk::files(root).unwrap();
+        let candidates = walk::diff_by(&tree, &second, |e| &e.fingerprint)
+            .into_iter()
+            .map(|(path, _)| {
+                let fp = second.get(&path).copied();
+                (path, fp)
+            })
+            .collect();
+        let (_, changes) = observe_changes(root, &blobs, &cfg, &tree, candidates);
         assert_eq!(changes.len(), 1);
         let change = &changes[0];
         assert_eq!(change.path, "a.txt");

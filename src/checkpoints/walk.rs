@@ -6,29 +6,39 @@
 //! recorded as themselves (their fingerprint), never followed. Paths are relative to the
 //! root, `/`-separated, and only valid UTF-8 paths are walked (others are counted).
 //!
-//! A [`Fingerprint`] is (size, mtime, inode, ctime, mode, kind). Two walks are compared
-//! with [`diff`]: a path whose fingerprint is equal in both is unchanged without reading
-//! it; only added, removed and re-stamped paths need their contents read and hashed.
+//! A [`Fingerprint`] is (size, mtime, inode, ctime, mode). A path whose fingerprint is
+//! unchanged is unchanged without reading it; only added, removed and re-stamped paths
+//! need their contents read and hashed.
 //!
-//! The walk is tinytool's own (not `ignore::Walk`) so that it can reuse the previous
-//! walk's directory listings ([`listing`]): an unchanged directory costs one `lstat`,
-//! not a listing plus a probe for each ignore file name. Ignore files are applied with
-//! the `ignore` crate's matchers and precedence (`.ignore`, then `.gitignore` up to the
-//! repository root, then `.git/info/exclude`, then git's global excludes file).
+//! The walk is tinytool's own (not `ignore::Walk`) because it keeps what it saw for the
+//! next walk ([`listing`]): each directory's entries, which of them the ignore rules keep,
+//! and each kept file's fingerprint. So an unchanged directory costs one `lstat` of itself
+//! and one of each kept entry, relative to the directory's handle: no listing, no probe
+//! for ignore files, no pattern matching. The fingerprints also stand for the stored tree
+//! (the checkpoint store's record of the project) when the cache was saved for the
+//! stored tree's current generation: the walk then reports only the paths that differ
+//! from it ([`Walk::complete`]), and nobody has to load or compare the whole stored tree.
+//! Ignore files are applied with the `ignore` crate's matchers and precedence
+//! (`.ignore`, then `.gitignore` up to the repository root, then `.git/info/exclude`,
+//! then git's global excludes file).
 
-use std::collections::BTreeMap;
-use std::ffi::OsStr;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
+use std::hash::{Hash, Hasher};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result};
+
+use listing::Kind;
 
 /// Directories a checkpoint never enters, besides [`crate::search::SKIP_DIRS`].
 const EXTRA_SKIP_DIRS: [&str; 1] = ["target"];
 
 /// What a stat call says about one path; equal fingerprints mean "not changed".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Fingerprint {
     /// Size in bytes.
     pub size: u64,
@@ -42,13 +52,33 @@ pub struct Fingerprint {
     pub mode: u32,
 }
 
-/// One walk's result: fingerprints by relative path, and what was left out.
+/// One walk's result.
 #[derive(Debug, Default)]
 pub struct Walk {
-    /// Regular files and symlinks by `/`-separated path relative to the root.
-    pub files: BTreeMap<String, Fingerprint>,
+    /// When [`Walk::complete`]: the paths whose fingerprint differs from the stored tree
+    /// (the new fingerprint, `None` for a path that is gone). Otherwise every regular file
+    /// and symlink seen, by `/`-separated path relative to the root.
+    pub seen: BTreeMap<String, Option<Fingerprint>>,
+    /// Whether [`Walk::seen`] holds only the differences from the stored tree (the cache
+    /// was saved for the generation the walk was asked to trust).
+    pub complete: bool,
     /// Paths that could not be walked or are not UTF-8 (counted, not recorded).
     pub unreadable: usize,
+    /// Whether the listings differ from the ones the walk started from (the cache file is
+    /// out of date).
+    pub dirty: bool,
+    /// The stored-tree generation of the cache the walk started from.
+    pub based_on: u64,
+}
+
+impl Walk {
+    /// Every file seen with its fingerprint (meaningful for a walk that is not complete).
+    pub fn files(&self) -> BTreeMap<String, Fingerprint> {
+        self.seen
+            .iter()
+            .filter_map(|(path, fp)| fp.map(|fp| (path.clone(), fp)))
+            .collect()
+    }
 }
 
 /// How a path differs between two walks.
@@ -84,15 +114,18 @@ pub fn fingerprint(meta: &std::fs::Metadata) -> Fingerprint {
     }
 }
 
-/// Walks `root` with stat calls only (see the module doc for what is left out), reusing
-/// the directory listings cached by the previous walk where they are still valid (see
-/// [`listing`]) and saving the new ones.
-pub fn walk(root: &Path) -> Result<Walk> {
-    walk_cached(root).map(|(walk, _)| walk)
+/// Every file under `root` with its fingerprint, trusting no cache (tests and tools that
+/// need the whole tree).
+pub fn files(root: &Path) -> Result<BTreeMap<String, Fingerprint>> {
+    walk(root, None).map(|(walk, _)| walk.files())
 }
 
-/// [`walk`], also returning the directory listings it used (for [`publish`]).
-pub fn walk_cached(root: &Path) -> Result<(Walk, Arc<listing::Cache>)> {
+/// Walks `root` (see the module doc for what is left out), reusing the listings of the
+/// previous walk where they are still valid. `tree` is the current generation of the
+/// stored tree: when the cache was saved for it, the walk is complete (it reports only
+/// differences). Returns the walk and the listings it took, which the caller saves with
+/// [`listing::save`] once the stored tree matches them (setting their generation).
+pub fn walk(root: &Path, tree: Option<u64>) -> Result<(Walk, listing::Cache)> {
     let meta = std::fs::symlink_metadata(root)
         .with_context(|| format!("cannot walk {}", root.display()))?;
     anyhow::ensure!(meta.is_dir(), "{} is not a directory", root.display());
@@ -105,34 +138,56 @@ pub fn walk_cached(root: &Path) -> Result<(Walk, Arc<listing::Cache>)> {
         Some(cache) => cache,
         None => Arc::new(listing::load(&cache_file)),
     };
-    let mut new = listing::Cache::default();
-    let out = walk_with(root, &meta, &old, &mut new);
-    // Every directory reused (the same count, no listing taken): nothing to save.
-    let relisted = new.dirs.len() != old.dirs.len()
-        || new.dirs.iter().any(|(rel, l)| {
-            old.dirs
-                .get(rel)
-                .is_none_or(|o| !Arc::ptr_eq(&o.entries, &l.entries))
-        });
-    if relisted {
-        listing::save(root, &new);
+    let trusted = tree.is_some_and(|t| t != 0 && t == old.tree);
+    let mut new = listing::Cache {
+        tree: 0,
+        dirs: HashMap::with_capacity(old.dirs.len()),
+    };
+    let mut out = walk_with(root, &meta, &old, trusted, &mut new);
+    // A directory walked last time and not now (gone, or now ignored): its files are gone.
+    for (rel, listing) in &old.dirs {
+        if new.dirs.contains_key(rel) {
+            continue;
+        }
+        out.dirty = true;
+        if trusted {
+            for (name, fp) in listing.files() {
+                if fp.is_some()
+                    && let Some(name) = name.to_str()
+                {
+                    out.seen.insert(join(rel, name), None);
+                }
+            }
+        }
     }
-    Ok((out, Arc::new(new)))
+    out.complete = trusted;
+    out.based_on = old.tree;
+    new.tree = if trusted { old.tree } else { 0 };
+    Ok((out, new))
 }
 
-/// The directory stamps of the walk that opened the running call's checkpoint, for the
+/// `rel/name`, or `name` at the root.
+fn join(rel: &str, name: &str) -> String {
+    if rel.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{rel}/{name}")
+    }
+}
+
+/// The directory listings of the walk that opened the running call's checkpoint, for the
 /// sandbox's secret scan ("one walk serves both"): (resolved root, when, listings).
 #[allow(clippy::type_complexity)]
-static PUBLISHED: std::sync::Mutex<
-    Option<(std::path::PathBuf, std::time::Instant, Arc<listing::Cache>)>,
-> = std::sync::Mutex::new(None);
+static PUBLISHED: std::sync::Mutex<Option<(PathBuf, std::time::Instant, Arc<listing::Cache>)>> =
+    std::sync::Mutex::new(None);
 
 /// How long published stamps stand in for `stat` calls: the secret scan of the call
 /// follows its checkpoint walk within milliseconds; anything later stats for itself.
 const PUBLISHED_FOR: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// Publishes the stamps a checkpoint's before-walk of `root` took, valid until
-/// [`forget`] (the end of the call) and at most half a second.
+/// Publishes the listings a checkpoint's walk of `root` took (after the stored tree was
+/// brought up to date with them), valid until [`forget`] (the end of the call); the
+/// secret scan uses them for at most half a second.
 pub fn publish(root: &Path, cache: Arc<listing::Cache>) {
     if let Ok(mut slot) = PUBLISHED.lock() {
         *slot = Some((
@@ -166,18 +221,35 @@ pub fn published(root: &Path) -> Option<Arc<listing::Cache>> {
     (published_root == root && when.elapsed() < PUBLISHED_FOR).then(|| cache.clone())
 }
 
-/// The ignore files of one directory, as the `ignore` crate applies them.
+/// The ignore files of one directory that has any (or a `.git`), as the `ignore` crate
+/// applies them; the files are parsed only when an entry below has to be matched.
 struct Level {
     parent: Option<Arc<Level>>,
-    /// `.ignore`.
-    ignore: Option<ignore::gitignore::Gitignore>,
-    /// `.gitignore`.
-    git: Option<ignore::gitignore::Gitignore>,
-    /// `.git/info/exclude` of a repository rooted here.
-    exclude: Option<ignore::gitignore::Gitignore>,
+    /// The directory (absolute).
+    dir: PathBuf,
+    /// Whether it holds `.ignore`, `.gitignore`, and (with `.git`) `.git/info/exclude`.
+    has_ignore: bool,
+    has_gitignore: bool,
+    has_exclude: bool,
     /// Whether the directory holds `.git` (a repository root: the `.gitignore` files
     /// above it do not apply inside it).
     has_git: bool,
+    /// `.ignore`, `.gitignore` and `.git/info/exclude`, parsed on first use.
+    matchers: OnceLock<[Option<ignore::gitignore::Gitignore>; 3]>,
+}
+
+impl Level {
+    fn matchers(&self) -> &[Option<ignore::gitignore::Gitignore>; 3] {
+        self.matchers.get_or_init(|| {
+            let load =
+                |present: bool, path: PathBuf| present.then(|| matcher(&self.dir, &path)).flatten();
+            [
+                load(self.has_ignore, self.dir.join(".ignore")),
+                load(self.has_gitignore, self.dir.join(".gitignore")),
+                load(self.has_exclude, self.dir.join(".git/info/exclude")),
+            ]
+        })
+    }
 }
 
 /// Whether `path` is ignored by the chain ending at `level` or the global excludes, with
@@ -185,32 +257,31 @@ struct Level {
 /// files up to the repository root, then `.git/info/exclude`, then the global file; the
 /// first that matches (ignore or whitelist) decides.
 fn ignored(
-    level: &Level,
+    level: Option<&Level>,
     global: &ignore::gitignore::Gitignore,
     path: &Path,
     is_dir: bool,
 ) -> bool {
     use ignore::Match;
-    let pick = |m: &Option<ignore::gitignore::Gitignore>| match m {
-        Some(g) => match g.matched(path, is_dir) {
-            Match::None => None,
-            Match::Ignore(_) => Some(true),
-            Match::Whitelist(_) => Some(false),
-        },
-        None => None,
+    let decide = |g: &ignore::gitignore::Gitignore| match g.matched(path, is_dir) {
+        Match::None => None,
+        Match::Ignore(_) => Some(true),
+        Match::Whitelist(_) => Some(false),
     };
+    let pick = |m: &Option<ignore::gitignore::Gitignore>| m.as_ref().and_then(decide);
     let (mut m_ignore, mut m_git, mut m_exclude) = (None, None, None);
     let mut saw_git = false;
-    let mut cur = Some(level);
+    let mut cur = level;
     while let Some(l) = cur {
+        let [ignore, git, exclude] = l.matchers();
         if m_ignore.is_none() {
-            m_ignore = pick(&l.ignore);
+            m_ignore = pick(ignore);
         }
         if !saw_git && m_git.is_none() {
-            m_git = pick(&l.git);
+            m_git = pick(git);
         }
         if !saw_git && m_exclude.is_none() {
-            m_exclude = pick(&l.exclude);
+            m_exclude = pick(exclude);
         }
         saw_git = saw_git || l.has_git;
         cur = l.parent.as_deref();
@@ -218,11 +289,7 @@ fn ignored(
     m_ignore
         .or(m_git)
         .or(m_exclude)
-        .or_else(|| match global.matched(path, is_dir) {
-            Match::None => None,
-            Match::Ignore(_) => Some(true),
-            Match::Whitelist(_) => Some(false),
-        })
+        .or_else(|| decide(global))
         .unwrap_or(false)
 }
 
@@ -250,34 +317,77 @@ fn fingerprint_of(st: &libc::stat) -> Fingerprint {
     }
 }
 
-/// A directory opened for `fstatat` of its entries (one path lookup per entry instead of
-/// one per path component); closed when dropped.
-struct DirFd(libc::c_int);
+/// A directory opened as a handle (`O_PATH`): its entries are `lstat`ed and its
+/// subdirectories opened relative to it, one path lookup each and never through a
+/// symlink; closed when dropped.
+struct DirFd(std::os::fd::OwnedFd);
 
 impl DirFd {
-    fn open(dir: &Path) -> Option<DirFd> {
-        use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    fn open_at(dirfd: libc::c_int, name: &OsStr) -> Option<DirFd> {
+        use std::os::fd::FromRawFd;
+        let c = std::ffi::CString::new(name.as_bytes()).ok()?;
         // SAFETY: `c` is a valid NUL-terminated path; the fd is owned by the result.
         let fd = unsafe {
-            libc::open(
+            libc::openat(
+                dirfd,
                 c.as_ptr(),
                 libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             )
         };
-        (fd >= 0).then_some(DirFd(fd))
+        // SAFETY: a descriptor openat just returned, owned by nobody else.
+        (fd >= 0).then(|| DirFd(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
     }
 
-    /// `lstat` of the entry `name`.
+    /// The root directory (not through a symlink in its last component).
+    fn open(dir: &Path) -> Option<DirFd> {
+        DirFd::open_at(libc::AT_FDCWD, dir.as_os_str())
+    }
+
+    /// The subdirectory `name`.
+    fn child(&self, name: &OsStr) -> Option<DirFd> {
+        use std::os::fd::AsRawFd;
+        DirFd::open_at(self.0.as_raw_fd(), name)
+    }
+
+    /// `lstat` of the entry `name` (a relative path below the directory).
     fn lstat(&self, name: &OsStr) -> Option<libc::stat> {
-        use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(name.as_bytes()).ok()?;
+        self.lstat_in(&[name])
+    }
+
+    /// `lstat` of the relative path made of `parts` joined with `/` (built on the stack:
+    /// this runs once per file of the project on every walk).
+    fn lstat_in(&self, parts: &[&OsStr]) -> Option<libc::stat> {
+        use std::os::fd::AsRawFd;
+        let mut buf = [0u8; 512];
+        let mut heap = Vec::new();
+        let len: usize = parts.iter().map(|p| p.len() + 1).sum();
+        let out: &mut [u8] = if len <= buf.len() {
+            &mut buf[..len]
+        } else {
+            heap.resize(len, 0);
+            &mut heap
+        };
+        let mut at = 0;
+        for (i, part) in parts.iter().enumerate() {
+            let bytes = part.as_bytes();
+            if bytes.contains(&0) {
+                return None;
+            }
+            if i > 0 {
+                out[at] = b'/';
+                at += 1;
+            }
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        }
+        out[at] = 0;
         let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-        // SAFETY: valid fd and NUL-terminated name; `st` is written on success only.
+        // SAFETY: valid fd and a NUL-terminated path in `out`; `st` is written on
+        // success only.
         let rc = unsafe {
             libc::fstatat(
-                self.0,
-                c.as_ptr(),
+                self.0.as_raw_fd(),
+                out.as_ptr().cast(),
                 st.as_mut_ptr(),
                 libc::AT_SYMLINK_NOFOLLOW,
             )
@@ -285,26 +395,158 @@ impl DirFd {
         // SAFETY: fstatat returned 0, so it filled `st`.
         (rc == 0).then(|| unsafe { st.assume_init() })
     }
-}
 
-impl Drop for DirFd {
-    fn drop(&mut self) {
-        // SAFETY: the fd is ours and closed once.
-        unsafe { libc::close(self.0) };
+    /// The directory's entries and their kinds (from the listing itself; an entry of
+    /// unknown kind is `lstat`ed).
+    fn list(&self) -> std::io::Result<Vec<(OsString, Kind)>> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: "." below a valid directory handle; the new fd goes to fdopendir,
+        // which owns it from then on (closedir closes it).
+        let fd = unsafe {
+            libc::openat(
+                self.0.as_raw_fd(),
+                c".".as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is an open directory descriptor.
+        let stream = unsafe { libc::fdopendir(fd) };
+        if stream.is_null() {
+            let err = std::io::Error::last_os_error();
+            // SAFETY: fdopendir failed, so `fd` is still ours to close.
+            unsafe { libc::close(fd) };
+            return Err(err);
+        }
+        let mut entries = Vec::new();
+        let result = loop {
+            // SAFETY: errno is thread-local; cleared to tell the end from an error.
+            unsafe { *libc::__errno_location() = 0 };
+            // SAFETY: `stream` is a valid directory stream until closedir below.
+            let entry = unsafe { libc::readdir64(stream) };
+            if entry.is_null() {
+                let err = std::io::Error::last_os_error();
+                break match err.raw_os_error() {
+                    Some(0) | None => Ok(()),
+                    Some(_) => Err(err),
+                };
+            }
+            // SAFETY: readdir returned an entry whose name is NUL-terminated.
+            let (name, d_type) = unsafe {
+                (
+                    std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()),
+                    (*entry).d_type,
+                )
+            };
+            let name = OsStr::from_bytes(name.to_bytes());
+            if name == "." || name == ".." {
+                continue;
+            }
+            let kind = match d_type {
+                libc::DT_DIR => Kind::Dir,
+                libc::DT_REG => Kind::File,
+                libc::DT_UNKNOWN => match self.lstat(name).map(|st| st.st_mode & libc::S_IFMT) {
+                    Some(libc::S_IFDIR) => Kind::Dir,
+                    Some(libc::S_IFREG) => Kind::File,
+                    _ => Kind::Other,
+                },
+                _ => Kind::Other,
+            };
+            entries.push((name.to_owned(), kind));
+        };
+        // SAFETY: closes the stream (and its descriptor) once.
+        unsafe { libc::closedir(stream) };
+        result.map(|()| entries)
     }
 }
 
-/// A directory waiting to be walked: its path relative to the root, its stamp, and the
-/// ignore files of its parent.
-type Task = (String, listing::Stamp, Option<Arc<Level>>);
+/// Where a directory's entries are `lstat`ed from: its own handle, or, for a directory
+/// whose reused listing holds no subdirectory (nothing will be opened relative to it),
+/// its parent's handle and its name, which saves an open and a close per leaf directory.
+/// (A path below the parent follows a symlink swapped in for the directory meanwhile;
+/// that can only misreport a fingerprint: contents are read through
+/// [`crate::beneath`], which never follows one.)
+enum Base {
+    Own(Arc<DirFd>),
+    Parent(Arc<DirFd>, OsString),
+}
+
+impl Base {
+    fn lstat(&self, name: &OsStr) -> Option<libc::stat> {
+        match self {
+            Base::Own(fd) => fd.lstat(name),
+            Base::Parent(fd, dir) => fd.lstat_in(&[dir, name]),
+        }
+    }
+}
+
+/// A directory waiting to be walked.
+struct Task {
+    /// Its path relative to the root.
+    rel: String,
+    /// Its parent's handle and its name there (`None` for the root).
+    at: Option<(Arc<DirFd>, OsString)>,
+    /// Its stamp, from the parent's `lstat`.
+    stamp: listing::Stamp,
+    /// The nearest level with ignore files above it.
+    level: Option<Arc<Level>>,
+    /// The signature of the ignore rules that apply above it.
+    rules: u64,
+}
+
+/// What every walking thread shares.
+struct Walker<'a> {
+    root: &'a Path,
+    old: &'a listing::Cache,
+    /// Whether the old fingerprints stand for the stored tree.
+    trusted: bool,
+    now: i64,
+    /// Git's global excludes, read only when some entry has to be matched.
+    global: OnceLock<ignore::gitignore::Gitignore>,
+}
+
+impl Walker<'_> {
+    fn global(&self) -> &ignore::gitignore::Gitignore {
+        self.global
+            .get_or_init(|| ignore::gitignore::Gitignore::global().0)
+    }
+}
 
 /// What one walking thread found.
 #[derive(Default)]
 struct Part {
-    walk: Walk,
+    seen: Vec<(String, Option<Fingerprint>)>,
+    unreadable: usize,
+    dirty: bool,
     dirs: Vec<(String, listing::Listing)>,
     /// Whether the thread counts as working in the queue's count.
     holds_work: bool,
+}
+
+/// The signature of the global excludes: the files git reads them from (a change to
+/// them re-matches every directory).
+fn global_rules() -> u64 {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let candidates = [
+        config.as_ref().map(|c| c.join("git/ignore")),
+        config.as_ref().map(|c| c.join("git/config")),
+        home.as_ref().map(|h| h.join(".gitconfig")),
+    ];
+    for path in candidates.into_iter().flatten() {
+        path.hash(&mut hasher);
+        std::fs::symlink_metadata(&path)
+            .ok()
+            .map(|m| fingerprint(&m))
+            .hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// The walk proper: directories handed out to a few threads from a shared queue, each
@@ -314,16 +556,26 @@ fn walk_with(
     root: &Path,
     root_meta: &std::fs::Metadata,
     old: &listing::Cache,
+    trusted: bool,
     new: &mut listing::Cache,
 ) -> Walk {
     use std::sync::{Condvar, Mutex};
-    let (global, _) = ignore::gitignore::Gitignore::global();
-    let now = listing::now_ns();
+    let walker = Walker {
+        root,
+        old,
+        trusted,
+        now: listing::now_ns(),
+        global: OnceLock::new(),
+    };
+    let first = Task {
+        rel: String::new(),
+        at: None,
+        stamp: listing::Stamp::of(root_meta),
+        level: None,
+        rules: global_rules(),
+    };
     // (tasks, how many threads are working on one)
-    let queue: Mutex<(Vec<Task>, usize)> = Mutex::new((
-        vec![(String::new(), listing::Stamp::of(root_meta), None)],
-        0,
-    ));
+    let queue: Mutex<(Vec<Task>, usize)> = Mutex::new((vec![first], 0));
     let wake = Condvar::new();
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -370,7 +622,7 @@ fn walk_with(
                     task
                 }
             };
-            local.extend(walk_dir(root, task, old, now, &global, &mut part));
+            local.extend(walker.walk_dir(task, &mut part));
             if local.len() > 1
                 && waiting.load(Relaxed) > 0
                 && let Ok(mut q) = queue.lock()
@@ -393,9 +645,11 @@ fn walk_with(
                 .map(|h| {
                     h.join().unwrap_or_else(|_| {
                         // A thread that panicked leaves its directories unwalked: say so.
-                        let mut part = Part::default();
-                        part.walk.unreadable = 1;
-                        part
+                        Part {
+                            unreadable: 1,
+                            dirty: true,
+                            ..Part::default()
+                        }
                     })
                 })
                 .collect()
@@ -403,104 +657,238 @@ fn walk_with(
     };
     let mut out = Walk::default();
     for part in parts {
-        out.files.extend(part.walk.files);
-        out.unreadable += part.walk.unreadable;
+        out.seen.extend(part.seen);
+        out.unreadable += part.unreadable;
+        out.dirty |= part.dirty;
         new.dirs.extend(part.dirs);
     }
     out
 }
 
-/// Walks one directory: its kept files go into `part`, its kept subdirectories are
-/// returned.
-fn walk_dir(
-    root: &Path,
-    (rel, stamp, parent): Task,
-    old: &listing::Cache,
-    now: i64,
-    global: &ignore::gitignore::Gitignore,
-    part: &mut Part,
-) -> Vec<Task> {
-    let mut children = Vec::new();
-    let dir = if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(&rel)
-    };
-    let entries = match old.dirs.get(&rel) {
-        Some(cached)
-            if cached.stamp == stamp && listing::settled(&cached.stamp, cached.listed_ns) =>
-        {
-            cached.clone()
-        }
-        _ => match listing::list(&dir, stamp, now) {
-            Ok(listed) => listed,
-            Err(_) => {
-                part.walk.unreadable += 1;
+impl Walker<'_> {
+    /// Walks one directory: its kept files' fingerprints go into `part` (all of them, or
+    /// with a trusted cache only those that differ), its kept subdirectories are returned.
+    fn walk_dir(&self, task: Task, part: &mut Part) -> Vec<Task> {
+        let Task {
+            rel,
+            at,
+            stamp,
+            level: parent_level,
+            rules: parent_rules,
+        } = task;
+        let mut children = Vec::new();
+        let old = self.old.dirs.get(&rel);
+        let reused = old.filter(|o| o.stamp == stamp && listing::settled(&o.stamp, o.listed_ns));
+        let leaf = reused.is_some_and(|o| o.names.iter().all(|(_, kind)| *kind != Kind::Dir));
+        let base = match at {
+            Some((parent, name)) if leaf => Some(Base::Parent(parent, name)),
+            Some((parent, name)) => parent.child(&name).map(|fd| Base::Own(Arc::new(fd))),
+            None => DirFd::open(self.root).map(|fd| Base::Own(Arc::new(fd))),
+        };
+        let Some(fd) = base else {
+            // Not walked: the old listing's files count as gone (the caller sees the
+            // directory missing from the new listings).
+            part.unreadable += 1;
+            return children;
+        };
+        let (names, listed_ns) = match (reused, &fd) {
+            (Some(o), _) => (o.names.clone(), o.listed_ns),
+            (None, Base::Own(own)) => match own.list() {
+                Ok(names) => {
+                    part.dirty = true;
+                    (Arc::new(names), self.now)
+                }
+                Err(_) => {
+                    part.unreadable += 1;
+                    return children;
+                }
+            },
+            // Only a reused listing walks from its parent's handle.
+            (None, Base::Parent(..)) => {
+                part.unreadable += 1;
                 return children;
             }
-        },
-    };
-    let Some(fd) = DirFd::open(&dir) else {
-        part.walk.unreadable += 1;
-        return children;
-    };
-    let has = |name: &str| entries.entries.iter().any(|(n, _)| n == name);
-    let has_git = has(".git");
-    let level = Arc::new(Level {
-        parent,
-        ignore: if has(".ignore") {
-            matcher(&dir, &dir.join(".ignore"))
-        } else {
-            None
-        },
-        git: if has(".gitignore") {
-            matcher(&dir, &dir.join(".gitignore"))
-        } else {
-            None
-        },
-        exclude: if has_git {
-            let path = dir.join(".git/info/exclude");
-            path.is_file().then(|| matcher(&dir, &path)).flatten()
-        } else {
-            None
-        },
-        has_git,
-    });
-    for (name, kind) in entries.entries.iter() {
-        let Some(name_str) = name.to_str() else {
-            part.walk.unreadable += 1;
-            continue;
         };
-        let is_dir = *kind == listing::Kind::Dir;
-        if is_dir && is_skipped(name) {
-            continue;
-        }
-        if ignored(&level, global, &dir.join(name), is_dir) {
-            continue;
-        }
-        let child = if rel.is_empty() {
-            name_str.to_owned()
+        let has = |name: &str| names.iter().any(|(n, _)| n == name);
+        let (has_git, has_ignore, has_gitignore) = (has(".git"), has(".ignore"), has(".gitignore"));
+        // The rules here: the parent's, and this directory's ignore files as they are now.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        parent_rules.hash(&mut hasher);
+        has_git.hash(&mut hasher);
+        let stamp_of = |name: &str| fd.lstat(OsStr::new(name)).map(|st| fingerprint_of(&st));
+        let ignore_fp = has_ignore.then(|| stamp_of(".ignore")).flatten();
+        let gitignore_fp = has_gitignore.then(|| stamp_of(".gitignore")).flatten();
+        let exclude_fp = has_git
+            .then(|| stamp_of(".git/info/exclude"))
+            .flatten()
+            .filter(|fp| fp.mode & libc::S_IFMT == libc::S_IFREG);
+        (ignore_fp, gitignore_fp, exclude_fp).hash(&mut hasher);
+        let rules = hasher.finish();
+        let dir = if rel.is_empty() {
+            self.root.to_path_buf()
         } else {
-            format!("{rel}/{name_str}")
+            self.root.join(&rel)
         };
-        let Some(st) = fd.lstat(name) else {
-            part.walk.unreadable += 1;
-            continue;
+        let level = if has_git || ignore_fp.is_some() || gitignore_fp.is_some() {
+            Some(Arc::new(Level {
+                parent: parent_level,
+                dir,
+                has_ignore: ignore_fp.is_some(),
+                has_gitignore: gitignore_fp.is_some(),
+                has_exclude: exclude_fp.is_some(),
+                has_git,
+                matchers: OnceLock::new(),
+            }))
+        } else {
+            parent_level
         };
-        let fp = fingerprint_of(&st);
-        if fp.mode & libc::S_IFMT == libc::S_IFDIR {
-            let stamp = listing::Stamp {
-                ino: fp.ino,
-                mtime_ns: fp.mtime_ns,
-                ctime_ns: fp.ctime_ns,
+        let kept = match reused.filter(|o| o.rules == rules) {
+            Some(o) => o.kept.clone(),
+            None => {
+                part.dirty = true;
+                let base = if rel.is_empty() {
+                    self.root.to_path_buf()
+                } else {
+                    self.root.join(&rel)
+                };
+                Arc::new(
+                    names
+                        .iter()
+                        .map(|(name, kind)| {
+                            let is_dir = *kind == Kind::Dir;
+                            name.to_str().is_some()
+                                && !(is_dir && is_skipped(name))
+                                && !ignored(
+                                    level.as_deref(),
+                                    self.global(),
+                                    &base.join(name),
+                                    is_dir,
+                                )
+                        })
+                        .collect::<Vec<bool>>(),
+                )
+            }
+        };
+        // The old fingerprints by entry: aligned when the listing was reused, else by name.
+        let old_by_name: Option<HashMap<&OsStr, Fingerprint>> = match (old, reused) {
+            (Some(o), None) => Some(
+                o.files()
+                    .filter_map(|(name, fp)| fp.map(|fp| (name.as_os_str(), fp)))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        let old_fp = |i: usize, name: &OsStr| match (reused, &old_by_name) {
+            (Some(o), _) => o.fps.get(i).copied().flatten(),
+            (None, Some(map)) => map.get(name).copied(),
+            (None, None) => None,
+        };
+        let mut fps = vec![None; names.len()];
+        let mut stale = false;
+        for (i, (name, kind)) in names.iter().enumerate() {
+            let Some(name_str) = name.to_str() else {
+                part.unreadable += 1;
+                continue;
             };
-            children.push((child, stamp, Some(level.clone())));
-        } else {
-            part.walk.files.insert(child, fp);
+            if !kept.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let child = || join(&rel, name_str);
+            let before = old_fp(i, name);
+            let Some(st) = fd.lstat(name) else {
+                part.unreadable += 1;
+                if before.is_some() {
+                    part.dirty = true;
+                    if self.trusted {
+                        part.seen.push((child(), None));
+                    }
+                }
+                continue;
+            };
+            let fp = fingerprint_of(&st);
+            if fp.mode & libc::S_IFMT == libc::S_IFDIR {
+                if *kind != Kind::Dir {
+                    // Listed as something else: the listing is stale; trust the stat now
+                    // and list again next time.
+                    part.dirty = true;
+                    stale = true;
+                    if self.trusted && before.is_some() {
+                        part.seen.push((child(), None));
+                    }
+                }
+                let stamp = listing::Stamp {
+                    ino: fp.ino,
+                    mtime_ns: fp.mtime_ns,
+                    ctime_ns: fp.ctime_ns,
+                };
+                let at = match &fd {
+                    Base::Own(own) => (own.clone(), name.clone()),
+                    // A stale leaf listing: the new directory is reached through its
+                    // parent's handle.
+                    Base::Parent(parent, dir) => {
+                        let mut path = dir.clone();
+                        path.push("/");
+                        path.push(name);
+                        (parent.clone(), path)
+                    }
+                };
+                children.push(Task {
+                    rel: child(),
+                    at: Some(at),
+                    stamp,
+                    level: level.clone(),
+                    rules,
+                });
+                continue;
+            }
+            if *kind == Kind::Dir {
+                stale = true;
+                part.dirty = true;
+            }
+            fps[i] = Some(fp);
+            if before != Some(fp) {
+                part.dirty = true;
+            }
+            if !self.trusted || before != Some(fp) {
+                part.seen.push((child(), Some(fp)));
+            }
         }
+        // Files of the old listing that are no longer kept files here are gone (a reused
+        // listing with the same rules keeps the same entries: only stat failures, above).
+        if self.trusted
+            && let Some(o) = old
+            && !(reused.is_some() && Arc::ptr_eq(&o.kept, &kept))
+        {
+            let kept_files: HashSet<&OsStr> = names
+                .iter()
+                .zip(fps.iter())
+                .filter(|(_, fp)| fp.is_some())
+                .map(|((name, _), _)| name.as_os_str())
+                .collect();
+            for (name, fp) in o.files() {
+                if fp.is_some()
+                    && !kept_files.contains(name.as_os_str())
+                    && let Some(name) = name.to_str()
+                {
+                    part.dirty = true;
+                    part.seen.push((join(&rel, name), None));
+                }
+            }
+        }
+        part.dirs.push((
+            rel,
+            listing::Listing {
+                stamp,
+                // A listing found stale is listed again next time.
+                listed_ns: if stale { 0 } else { listed_ns },
+                rules,
+                names,
+                kept,
+                fps,
+            },
+        ));
+        children
     }
-    part.dirs.push((rel, entries));
-    children
 }
 
 /// The paths whose fingerprints differ between `before` and `after`, in path order.
@@ -554,23 +942,32 @@ pub fn diff_by<T>(
     changes
 }
 
-/// The directory listings one walk leaves for the next, so that a directory whose
-/// listing cannot have changed is not read again (nor probed for ignore files: its
-/// listing says which it holds).
+/// What one walk leaves for the next: each directory's listing, which entries the ignore
+/// rules keep, and each kept file's fingerprint, so that a directory whose listing cannot
+/// have changed is not read again (nor probed for ignore files, nor matched against them).
 ///
 /// A listing is reused while the directory's inode, modification time and status change
 /// time are the ones recorded (creating, removing or renaming an entry changes both
-/// times) and the listing was taken at least [`listing::RACY_NS`] after that modification time (a
+/// times) and the listing was taken at least [`RACY_NS`] after that modification time (a
 /// change within the same clock tick as the listing would otherwise go unseen, as git's
-/// "racily clean" entries). The files themselves are `lstat`ed on every walk.
+/// "racily clean" entries). Its kept flags are reused while the ignore rules above and in
+/// the directory are the same (`rules`: a hash of the parent's rules and this
+/// directory's ignore files' fingerprints). The files themselves are `lstat`ed on every
+/// walk.
+///
+/// `tree` is the generation of the stored tree the fingerprints stand for (0: none); the
+/// checkpoint code saves the cache after bringing the stored tree up to date.
 ///
 /// Stored in `<dir>/.tinytool/checkpoints/dirs.bin`; integers little-endian, paths
 /// relative to the project directory (empty for itself):
 ///
 /// ```text
-/// cache = "TTDIRS1\n" ndirs:u32 dir{ndirs}
-/// dir   = path ino:u64 mtime_ns:i64 ctime_ns:i64 listed_ns:i64 nentries:u32 entry{nentries}
-/// entry = kind:u8 (0 file, 1 directory, 2 other) path
+/// cache = "TTDIRS2\n" tree:u64 ndirs:u32 dir{ndirs}
+/// dir   = path ino:u64 mtime_ns:i64 ctime_ns:i64 listed_ns:i64 rules:u64 nentries:u32
+///         entry{nentries}
+/// entry = kind:u8 (0 file, 1 directory, 2 other) flags:u8 (1 kept, 2 fingerprint follows)
+///         path [fingerprint]
+/// fingerprint = size:u64 mtime_ns:i64 ino:u64 ctime_ns:i64 mode:u32
 /// path  = len:u32 bytes{len}
 /// ```
 ///
@@ -580,6 +977,9 @@ pub mod listing {
     use std::ffi::{OsStr, OsString};
     use std::os::unix::ffi::OsStrExt;
     use std::path::Path;
+    use std::sync::Arc;
+
+    use super::Fingerprint;
 
     /// The cache file's name under `.tinytool/checkpoints/`.
     pub const FILE: &str = "dirs.bin";
@@ -588,7 +988,7 @@ pub mod listing {
     /// trusted (well above any file system's timestamp granularity).
     pub const RACY_NS: i64 = 2_000_000_000;
 
-    const MAGIC: &[u8] = b"TTDIRS1\n";
+    const MAGIC: &[u8] = b"TTDIRS2\n";
 
     /// What a directory's `lstat` says about its entries.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -631,14 +1031,46 @@ pub mod listing {
         pub stamp: Stamp,
         /// When it was listed, nanoseconds since the epoch.
         pub listed_ns: i64,
+        /// The signature of the ignore rules the kept flags were computed with.
+        pub rules: u64,
         /// Its entries (names and kinds), in directory order (shared: a reused listing
         /// is not copied).
-        pub entries: std::sync::Arc<Vec<(OsString, Kind)>>,
+        pub names: Arc<Vec<(OsString, Kind)>>,
+        /// Per entry, whether the walk keeps it (not ignored, not a skip directory).
+        pub kept: Arc<Vec<bool>>,
+        /// Per entry, the fingerprint of a kept file (not of a directory).
+        pub fps: Vec<Option<Fingerprint>>,
+    }
+
+    impl Listing {
+        /// A listing of `names` with nothing kept yet (tests).
+        pub fn of_names(stamp: Stamp, listed_ns: i64, names: Vec<(OsString, Kind)>) -> Self {
+            let n = names.len();
+            Listing {
+                stamp,
+                listed_ns,
+                rules: 0,
+                names: Arc::new(names),
+                kept: Arc::new(vec![false; n]),
+                fps: vec![None; n],
+            }
+        }
+
+        /// The kept files with their fingerprints.
+        pub fn files(&self) -> impl Iterator<Item = (&OsString, Option<Fingerprint>)> {
+            self.names
+                .iter()
+                .zip(self.fps.iter())
+                .filter(|(_, fp)| fp.is_some())
+                .map(|((name, _), fp)| (name, *fp))
+        }
     }
 
     /// Listings by directory path relative to the root.
     #[derive(Clone, Debug, Default, PartialEq, Eq)]
     pub struct Cache {
+        /// The stored-tree generation the fingerprints stand for (0: none).
+        pub tree: u64,
         /// The listings.
         pub dirs: HashMap<String, Listing>,
     }
@@ -655,25 +1087,6 @@ pub mod listing {
         stamp.mtime_ns.max(stamp.ctime_ns).saturating_add(RACY_NS) <= listed_ns
     }
 
-    /// Lists `dir` (no `stat` per entry: the kind comes from the listing itself).
-    pub fn list(dir: &Path, stamp: Stamp, now: i64) -> std::io::Result<Listing> {
-        let mut entries = Vec::new();
-        for item in std::fs::read_dir(dir)? {
-            let item = item?;
-            let kind = match item.file_type() {
-                Ok(t) if t.is_dir() => Kind::Dir,
-                Ok(t) if t.is_file() => Kind::File,
-                _ => Kind::Other,
-            };
-            entries.push((item.file_name(), kind));
-        }
-        Ok(Listing {
-            stamp,
-            listed_ns: now,
-            entries: entries.into(),
-        })
-    }
-
     fn put(out: &mut Vec<u8>, bytes: &[u8]) {
         out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         out.extend_from_slice(bytes);
@@ -683,6 +1096,7 @@ pub mod listing {
     pub fn encode(cache: &Cache) -> Vec<u8> {
         let mut out = Vec::with_capacity(1 << 16);
         out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&cache.tree.to_le_bytes());
         out.extend_from_slice(&(cache.dirs.len() as u32).to_le_bytes());
         for (rel, l) in &cache.dirs {
             put(&mut out, rel.as_bytes());
@@ -690,14 +1104,25 @@ pub mod listing {
             out.extend_from_slice(&l.stamp.mtime_ns.to_le_bytes());
             out.extend_from_slice(&l.stamp.ctime_ns.to_le_bytes());
             out.extend_from_slice(&l.listed_ns.to_le_bytes());
-            out.extend_from_slice(&(l.entries.len() as u32).to_le_bytes());
-            for (name, kind) in l.entries.iter() {
+            out.extend_from_slice(&l.rules.to_le_bytes());
+            out.extend_from_slice(&(l.names.len() as u32).to_le_bytes());
+            for (i, (name, kind)) in l.names.iter().enumerate() {
                 out.push(match kind {
                     Kind::File => 0,
                     Kind::Dir => 1,
                     Kind::Other => 2,
                 });
+                let fp = l.fps.get(i).copied().flatten();
+                let kept = l.kept.get(i).copied().unwrap_or(false);
+                out.push(u8::from(kept) | if fp.is_some() { 2 } else { 0 });
                 put(&mut out, name.as_bytes());
+                if let Some(fp) = fp {
+                    out.extend_from_slice(&fp.size.to_le_bytes());
+                    out.extend_from_slice(&fp.mtime_ns.to_le_bytes());
+                    out.extend_from_slice(&fp.ino.to_le_bytes());
+                    out.extend_from_slice(&fp.ctime_ns.to_le_bytes());
+                    out.extend_from_slice(&fp.mode.to_le_bytes());
+                }
             }
         }
         out
@@ -713,19 +1138,21 @@ pub mod listing {
             *rest = tail;
             Some(head)
         }
-        fn u32_(rest: &mut &[u8]) -> Option<usize> {
-            Some(u32::from_le_bytes(take(rest, 4)?.try_into().ok()?) as usize)
+        fn u32_(rest: &mut &[u8]) -> Option<u32> {
+            Some(u32::from_le_bytes(take(rest, 4)?.try_into().ok()?))
         }
         fn u64_(rest: &mut &[u8]) -> Option<u64> {
             Some(u64::from_le_bytes(take(rest, 8)?.try_into().ok()?))
         }
         fn bytes_<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
-            let n = u32_(rest)?;
+            let n = u32_(rest)? as usize;
             take(rest, n)
         }
         let mut rest = bytes.strip_prefix(MAGIC)?;
-        let ndirs = u32_(&mut rest)?;
-        if ndirs > rest.len() / 40 {
+        let tree = u64_(&mut rest)?;
+        let ndirs = u32_(&mut rest)? as usize;
+        // Each directory takes at least 48 bytes: a count that cannot fit is corrupt.
+        if ndirs > rest.len() / 48 {
             return None;
         }
         let mut dirs = HashMap::with_capacity(ndirs);
@@ -737,31 +1164,53 @@ pub mod listing {
                 ctime_ns: u64_(&mut rest)? as i64,
             };
             let listed_ns = u64_(&mut rest)? as i64;
-            let n = u32_(&mut rest)?;
-            if n > rest.len() / 5 {
+            let rules = u64_(&mut rest)?;
+            let n = u32_(&mut rest)? as usize;
+            if n > rest.len() / 6 {
                 return None;
             }
-            let mut entries = Vec::with_capacity(n);
+            let mut names = Vec::with_capacity(n);
+            let mut kept = Vec::with_capacity(n);
+            let mut fps = Vec::with_capacity(n);
             for _ in 0..n {
-                let kind = match take(&mut rest, 1)?[0] {
+                let head = take(&mut rest, 2)?;
+                let kind = match head[0] {
                     0 => Kind::File,
                     1 => Kind::Dir,
                     2 => Kind::Other,
                     _ => return None,
                 };
+                if head[1] > 3 {
+                    return None;
+                }
                 let name = bytes_(&mut rest)?;
-                entries.push((OsStr::from_bytes(name).to_owned(), kind));
+                names.push((OsStr::from_bytes(name).to_owned(), kind));
+                kept.push(head[1] & 1 == 1);
+                fps.push(if head[1] & 2 == 2 {
+                    Some(Fingerprint {
+                        size: u64_(&mut rest)?,
+                        mtime_ns: u64_(&mut rest)? as i64,
+                        ino: u64_(&mut rest)?,
+                        ctime_ns: u64_(&mut rest)? as i64,
+                        mode: u32_(&mut rest)?,
+                    })
+                } else {
+                    None
+                });
             }
             dirs.insert(
                 rel,
                 Listing {
                     stamp,
                     listed_ns,
-                    entries: entries.into(),
+                    rules,
+                    names: Arc::new(names),
+                    kept: Arc::new(kept),
+                    fps,
                 },
             );
         }
-        rest.is_empty().then_some(Cache { dirs })
+        rest.is_empty().then_some(Cache { tree, dirs })
     }
 
     /// The cache in `path`, empty when absent or malformed.
@@ -774,7 +1223,7 @@ pub mod listing {
 
     /// Saves `cache` as [`FILE`] in the checkpoints folder of the project `root`
     /// atomically (the folder made without following a symlink); a failure only costs
-    /// the next walk listings.
+    /// the next walk listings and a comparison with the whole stored tree.
     pub fn save(root: &Path, cache: &Cache) {
         let Ok(parent) = crate::project::ensure_own_subdir(root, "checkpoints") else {
             return;
@@ -791,6 +1240,17 @@ pub mod listing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Marks every listing of the saved cache as taken long after its directory's last
+    /// change, so the next walk reuses it (a test cannot wait out [`listing::RACY_NS`]),
+    /// and stands the fingerprints for stored tree `tree`.
+    fn settle(root: &Path, mut cache: listing::Cache, tree: u64) {
+        for l in cache.dirs.values_mut() {
+            l.listed_ns = listing::now_ns() + 10 * listing::RACY_NS;
+        }
+        cache.tree = tree;
+        listing::save(root, &cache);
+    }
 
     #[test]
     fn walk_skips_ignored_and_skip_dirs_and_diff_sees_changes() {
@@ -819,17 +1279,17 @@ mod tests {
         std::fs::write(root.join("run.log"), "log").unwrap();
         std::fs::write(root.join(".tinytool/state.db"), "db").unwrap();
         std::fs::write(root.join("b.txt"), "b").unwrap();
-        let first = walk(root).unwrap();
-        let paths: Vec<&str> = first.files.keys().map(String::as_str).collect();
+        let first = files(root).unwrap();
+        let paths: Vec<&str> = first.keys().map(String::as_str).collect();
         assert_eq!(paths, [".gitignore", "b.txt", "src/a.rs"]);
-        assert!(diff(&first.files, &walk(root).unwrap().files).is_empty());
+        assert!(diff(&first, &files(root).unwrap()).is_empty());
 
         std::fs::remove_file(root.join("b.txt")).unwrap();
         std::fs::write(root.join("c.txt"), "c").unwrap();
         std::fs::write(root.join("src/a.rs"), "longer").unwrap();
-        let second = walk(root).unwrap();
+        let second = files(root).unwrap();
         assert_eq!(
-            diff(&first.files, &second.files),
+            diff(&first, &second),
             [
                 ("b.txt".to_owned(), Change::Removed),
                 ("c.txt".to_owned(), Change::Added),
@@ -843,37 +1303,108 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::write(root.join("a"), "x").unwrap();
-        let meta = root.symlink_metadata().unwrap();
-        let stamp = listing::Stamp::of(&meta);
-        // A cached listing naming a file that is not there: reused, so the phantom's
+        // The cache's folder first: making it restamps the root.
+        listing::save(root, &listing::Cache::default());
+        let (_, cache) = walk(root, None).unwrap();
+        // The cached listing names a file that is not there: reused, so the phantom's
         // lstat fails and "a" is not seen.
-        let mut old = listing::Cache::default();
-        old.dirs.insert(
-            String::new(),
-            listing::Listing {
-                stamp,
-                listed_ns: stamp.mtime_ns.max(stamp.ctime_ns) + listing::RACY_NS,
-                entries: vec![("phantom".into(), listing::Kind::File)].into(),
-            },
-        );
-        let mut new = listing::Cache::default();
-        let out = walk_with(root, &meta, &old, &mut new);
-        assert!(out.files.is_empty());
+        let mut phantom = cache.clone();
+        let l = phantom.dirs.get_mut("").unwrap();
+        let mut names = (*l.names).clone();
+        let a = names.iter().position(|(n, _)| n == "a").unwrap();
+        names[a].0 = "phantom".into();
+        l.names = Arc::new(names);
+        settle(root, phantom.clone(), 0);
+        let (out, _) = walk(root, None).unwrap();
+        assert!(out.seen.is_empty());
         assert_eq!(out.unreadable, 1);
         // The same listing taken too soon after the change, or for another stamp: listed
         // again.
-        for (listed_ns, ino) in [(stamp.mtime_ns, stamp.ino), (i64::MAX, stamp.ino + 1)] {
-            let mut racy = old.clone();
+        for (listed_ns, ino) in [(0, None), (i64::MAX, Some(1))] {
+            let mut racy = phantom.clone();
             let l = racy.dirs.get_mut("").unwrap();
             l.listed_ns = listed_ns;
-            l.stamp.ino = ino;
-            let out = walk_with(root, &meta, &racy, &mut listing::Cache::default());
-            assert_eq!(out.files.keys().collect::<Vec<_>>(), ["a"]);
+            if let Some(ino) = ino {
+                l.stamp.ino += ino;
+            }
+            listing::save(root, &racy);
+            let (out, _) = walk(root, None).unwrap();
+            assert_eq!(out.seen.keys().collect::<Vec<_>>(), ["a"]);
         }
-        // The cache file round-trips.
-        let bytes = listing::encode(&new);
-        assert_eq!(listing::decode(&bytes).unwrap(), new);
+        // The cache file round-trips, and a cut one is refused.
+        let bytes = listing::encode(&cache);
+        assert_eq!(listing::decode(&bytes).unwrap(), cache);
         assert!(listing::decode(&bytes[..bytes.len() - 1]).is_none());
+    }
+
+    #[test]
+    fn a_trusted_walk_reports_exactly_what_a_full_comparison_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        for rel in [
+            "a",
+            "b",
+            "keep/x",
+            "keep/y",
+            "gone/p",
+            "gone/deep/q",
+            "sub/z.log",
+        ] {
+            write(rel, rel);
+        }
+        #[allow(clippy::type_complexity)]
+        let rounds: Vec<Box<dyn Fn()>> = vec![
+            // Nothing changed.
+            Box::new(|| {}),
+            // A file rewritten in place (its directory's listing is reused).
+            Box::new(|| write("keep/x", "rewritten, longer")),
+            // Added, removed, a whole directory removed, another added.
+            Box::new(|| {
+                std::fs::remove_file(root.join("b")).unwrap();
+                write("c", "c");
+                std::fs::remove_dir_all(root.join("gone")).unwrap();
+                write("new/deep/r", "r");
+            }),
+            // An ignore file appears: files and a directory become ignored.
+            Box::new(|| write(".gitignore", "*.log\nnew/\n")),
+            // ...and changes again: the directory comes back.
+            Box::new(|| write(".gitignore", "*.log\n")),
+            // A file replaced by a directory of the same name.
+            Box::new(|| {
+                std::fs::remove_file(root.join("a")).unwrap();
+                write("a/inner", "i");
+            }),
+        ];
+        let mut stored = files(root).unwrap();
+        let (_, cache) = walk(root, None).unwrap();
+        settle(root, cache, 1);
+        for (round, change) in rounds.iter().enumerate() {
+            change();
+            let now = files(root).unwrap();
+            let expected: Vec<(String, Option<Fingerprint>)> = diff(&stored, &now)
+                .into_iter()
+                .map(|(path, _)| {
+                    let fp = now.get(&path).copied();
+                    (path, fp)
+                })
+                .collect();
+            let tree = round as u64 + 1;
+            let (out, cache) = walk(root, Some(tree)).unwrap();
+            assert!(out.complete, "round {round}");
+            let got: Vec<(String, Option<Fingerprint>)> = out.seen.into_iter().collect();
+            assert_eq!(got, expected, "round {round}");
+            // Another generation than the cache's: not complete, every file listed.
+            let (other, _) = walk(root, Some(tree + 100)).unwrap();
+            assert!(!other.complete);
+            assert_eq!(other.files(), now);
+            stored = now;
+            settle(root, cache, tree + 1);
+        }
     }
 
     #[test]
@@ -889,10 +1420,13 @@ mod tests {
                 }
             }
         }
-        let first = walk(root).unwrap();
-        assert_eq!(first.files.len(), 600);
+        listing::save(root, &listing::Cache::default());
+        let (first, cache) = walk(root, None).unwrap();
+        assert_eq!(first.seen.len(), 600);
         assert_eq!(first.unreadable, 0);
-        assert!(first.files.contains_key("a19/b9/c/f2"));
-        assert!(diff(&first.files, &walk(root).unwrap().files).is_empty());
+        assert!(first.seen.contains_key("a19/b9/c/f2"));
+        settle(root, cache, 5);
+        let (again, _) = walk(root, Some(5)).unwrap();
+        assert!(again.complete && again.seen.is_empty() && !again.dirty);
     }
 }

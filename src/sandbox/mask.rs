@@ -350,11 +350,7 @@ mod tests {
         };
         walked.dirs.insert(
             String::new(),
-            listing::Listing {
-                stamp,
-                listed_ns: 0,
-                entries: Vec::new().into(),
-            },
+            listing::Listing::of_names(stamp, 0, Vec::new()),
         );
         std::fs::write(root.join("id_rsa"), "k").unwrap();
         // Restore the root's time so only the published stamp tells the change.

@@ -7,7 +7,9 @@
 //! `reverts` (an undo: the checkpoint it reverted) and `undone_by` (the undo that reverted
 //! it). `checkpoint_changes` has one row per path a checkpoint changed: mode and blob
 //! before and after, a NULL mode meaning "absent". `checkpoint_settings` holds
-//! project-wide facts (`off`: why checkpoints are off for the project).
+//! project-wide facts (`off`: why checkpoints are off for the project; `baseline`: the
+//! first walk is stored; `tree`: the stored tree's generation, see
+//! [`Store::tree_generation`]).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -138,6 +140,14 @@ fn update_tree(
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     let mut delete = tx.prepare_cached("DELETE FROM checkpoint_files WHERE path = ?1")?;
+    if !updates.is_empty() {
+        // A new generation: a walk cache saved for the old one no longer stands for the
+        // tree (see `Store::tree_generation`).
+        tx.execute(
+            "INSERT OR REPLACE INTO checkpoint_settings (key, value) VALUES ('tree', ?1)",
+            params![new_generation().to_string()],
+        )?;
+    }
     for (path, entry) in updates {
         match entry {
             Some(e) => {
@@ -150,6 +160,35 @@ fn update_tree(
         }
     }
     Ok(())
+}
+
+/// A random, nonzero tree generation (random rather than counted, so a database copied
+/// back from elsewhere never matches a cache saved for another tree).
+fn new_generation() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    let random = u64::from_le_bytes(bytes);
+    if n == 8 && random != 0 {
+        return random;
+    }
+    // No randomness (never on Linux ≥ 3.17): the clock and the process id will do.
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    (clock ^ (u64::from(std::process::id()) << 32)) | 1
+}
+
+/// The fingerprint stored as JSON; an unreadable one reads as "changed", so the path is
+/// looked at again.
+fn parse_fingerprint(text: &str) -> Fingerprint {
+    serde_json::from_str(text).unwrap_or(Fingerprint {
+        size: u64::MAX,
+        mtime_ns: 0,
+        ino: 0,
+        ctime_ns: 0,
+        mode: 0,
+    })
 }
 
 /// Records changes of checkpoint `id`; a path it already changed keeps its earlier
@@ -192,14 +231,7 @@ impl Store {
         let mut tree = BTreeMap::new();
         for item in rows {
             let (path, fp, mode, blob, note) = item?;
-            // An unreadable fingerprint reads as "changed", so the path is looked at again.
-            let fingerprint = serde_json::from_str(&fp).unwrap_or(Fingerprint {
-                size: u64::MAX,
-                mtime_ns: 0,
-                ino: 0,
-                ctime_ns: 0,
-                mode: 0,
-            });
+            let fingerprint = parse_fingerprint(&fp);
             tree.insert(
                 path,
                 TreeEntry {
@@ -211,6 +243,63 @@ impl Store {
             );
         }
         Ok(tree)
+    }
+
+    /// The stored entries of `paths` (those the tree holds), by path: what a walk that
+    /// reported only differences needs, instead of the whole tree.
+    pub fn checkpoint_entries<'a>(
+        &self,
+        paths: impl IntoIterator<Item = &'a String>,
+    ) -> Result<BTreeMap<String, TreeEntry>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT fingerprint, mode, blob, note FROM checkpoint_files WHERE path = ?1",
+        )?;
+        let mut entries = BTreeMap::new();
+        for path in paths {
+            let entry = stmt
+                .query_row(params![path], |r| {
+                    let fp: String = r.get(0)?;
+                    Ok(TreeEntry {
+                        fingerprint: parse_fingerprint(&fp),
+                        mode: r.get(1)?,
+                        blob: r.get(2)?,
+                        note: r.get(3)?,
+                    })
+                })
+                .optional()?;
+            if let Some(entry) = entry {
+                entries.insert(path.clone(), entry);
+            }
+        }
+        Ok(entries)
+    }
+
+    /// The stored tree's generation: a random number that changes with every update of
+    /// the tree, so a walk cache saved for it (`checkpoints::walk::listing`) is known to
+    /// hold the same fingerprints. Set on first use.
+    pub fn tree_generation(&mut self) -> Result<u64> {
+        let current = self
+            .checkpoint_setting("tree")?
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&g| g != 0);
+        match current {
+            Some(generation) => Ok(generation),
+            None => {
+                let generation = new_generation();
+                self.set_checkpoint_setting("tree", &generation.to_string())?;
+                Ok(generation)
+            }
+        }
+    }
+
+    /// Checkpoints still open (their calls running, or their processes dead), newest
+    /// first.
+    pub fn open_checkpoints(&self) -> Result<Vec<CheckpointRow>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM checkpoints WHERE status = 'open' ORDER BY id DESC"
+        ))?;
+        let rows = stmt.query_map([], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// A project-wide checkpoint setting.
