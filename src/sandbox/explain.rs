@@ -5,11 +5,16 @@
 //! - `Read-only file system`, or `Device or resource busy` / `Permission denied` /
 //!   `Invalid cross-device link` (a hard link to a bound file) on a protected path: the filesystem rule (`sandbox.writable` opens a path outside the
 //!   project; protected paths cannot be opened);
+//! - `Operation not permitted` and the like from `mount`, `umount`, `mknod` or `unshare`:
+//!   the capabilities no command keeps;
 //! - a masked secret named in the output: the masking rule (`secret-shell` allow);
 //! - `Connection refused`, `Network is unreachable`, `Could not resolve host`, … with the
 //!   network off: `sandbox.network`; also a failed command that printed nothing of the
 //!   kind (`curl -s`) when its command line reaches for the network
 //!   ([`reaches_for_network`]).
+
+/// The line for a command refused a mount, an unmount or a device node.
+pub const MOUNTS_KEPT: &str = "[sandbox: commands cannot mount, unmount or make device nodes inside the sandbox (that would undo its read-only paths and masks); no policy setting allows it]";
 
 /// The line for a command the missing network stopped.
 pub const NETWORK_OFF: &str = "[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]";
@@ -61,6 +66,19 @@ pub fn explain(
         } else {
             "[sandbox: the file system outside --dir and /tmp is read-only; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string()
         });
+    }
+    // Mounting, unmounting and device nodes need capabilities no command keeps.
+    let refused = [
+        "Operation not permitted",
+        "must be superuser",
+        "ermission denied",
+    ];
+    if refused.iter().any(|r| text.contains(r))
+        && ["mount: ", "umount: ", "mknod: ", "unshare: "]
+            .iter()
+            .any(|c| text.contains(c))
+    {
+        return Some(MOUNTS_KEPT.to_string());
     }
     if network_off {
         const SIGNS: [&str; 12] = [
@@ -128,6 +146,21 @@ mod tests {
             None
         );
         assert_eq!(explain("all good", true, false, &[], &[]), None);
+    }
+
+    #[test]
+    fn a_refused_mount_or_device_node_names_the_rule() {
+        for text in [
+            "mknod: blk: Operation not permitted",
+            "umount: /work/.env: must be superuser to unmount.",
+            "mount: /: permission denied.",
+        ] {
+            assert_eq!(
+                explain(text, false, false, &[], &[]).as_deref(),
+                Some(MOUNTS_KEPT),
+                "{text}"
+            );
+        }
     }
 
     #[test]
