@@ -3,8 +3,9 @@
 //!
 //! - under Landlock alone, `Permission denied`: the writable set;
 //! - `Read-only file system`, or `Device or resource busy` / `Permission denied` /
-//!   `Invalid cross-device link` (a hard link to a bound file) on a protected path: the filesystem rule (`sandbox.writable` opens a path outside the
-//!   project; protected paths cannot be opened);
+//!   `Invalid cross-device link` (a hard link to a bound file) on a protected path: the
+//!   filesystem rule (`sandbox.writable` opens a path outside the project; protected
+//!   paths cannot be opened);
 //! - `Operation not permitted` and the like from `mount`, `umount`, `mknod` or `unshare`:
 //!   the capabilities no command keeps;
 //! - a masked secret named in the output: the masking rule (`secret-shell` allow);
