@@ -173,9 +173,21 @@ fn without_namespaces_the_report_and_every_result_say_what_is_missing_and_what_i
     );
 
     // Every kind of command is refused with exit status 3, naming the missing layers.
+    room.write_user(
+        "config.json",
+        json!({"subagents": {"noop": {"command": ["true"]}}}).to_string(),
+    );
     for (tool, args) in [
         ("bash", json!({"command": "true"})),
         ("monitor", json!({"command": "true"})),
+        (
+            "task",
+            json!({"description": "d", "prompt": "p", "subagent_type": "noop"}),
+        ),
+        (
+            "task",
+            json!({"description": "d", "prompt": "p", "subagent_type": "noop", "background": true}),
+        ),
     ] {
         let run = room.call(tool, args);
         assert_eq!(run.code, 3, "{run:?}");
