@@ -10,7 +10,8 @@
 //!    so they are mount points (`rename` and `rmdir` of a mount point fail with `EBUSY`);
 //!    every protected path bound on itself read-only; every secret file covered by the
 //!    empty read-only file, and the checkpoint store (copies of secret files) by the empty
-//!    read-only directory.
+//!    read-only directory. `/dev/shm` is a private tmpfs (the host's is outside the
+//!    writable set).
 //! 3. With the network off, the namespace's own loopback is brought up.
 //! 4. A fork: the child is the first process (pid 1) of the PID namespace and goes on to
 //!    `exec` the command, after mounting a fresh `/proc` (skipped where refused). When it
@@ -261,10 +262,9 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
             fail(MASK, 4);
             return false;
         }
-        // Recursively: what is mounted below a writable path (`/dev/shm`, where POSIX
-        // semaphores and `multiprocessing` live; a volume inside the project) is writable
-        // as it was; only the path itself where a submount's read-only flag is locked (the
-        // kernel then changes none).
+        // Recursively: what is mounted below a writable path (a volume inside the project)
+        // is writable as it was; only the path itself where a submount's read-only flag is
+        // locked (the kernel then changes none).
         for path in &plan.writable {
             if !set_read_only(path.as_ptr(), false, true)
                 && !set_read_only(path.as_ptr(), false, false)
@@ -273,6 +273,18 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
                 fail(MASK, 5);
                 return false;
             }
+        }
+        // POSIX shared memory and semaphores (`multiprocessing`) need a writable /dev/shm,
+        // but the host's is outside the project and /tmp: a private one, or none writable.
+        if libc::mount(
+            c"tmpfs".as_ptr(),
+            c"/dev/shm".as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=1777".as_ptr().cast(),
+        ) != 0
+        {
+            set_read_only(c"/dev/shm".as_ptr(), true, true);
         }
         report.set_active(MOUNT);
         for path in &plan.anchors {
