@@ -20,3 +20,4 @@ pub mod report;
 pub mod store;
 pub mod undo;
 pub mod walk;
+pub mod watch;

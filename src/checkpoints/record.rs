@@ -21,12 +21,14 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::store::BlobStore;
 use super::walk::{self, Fingerprint};
+use super::watch::Watch;
 use crate::config::Checkpoints;
 use crate::session::Session;
 use crate::state::{FileChange, NewCheckpoint, Store, TreeEntry};
@@ -40,6 +42,19 @@ const S_IFLNK: u32 = 0o120000;
 pub struct Open {
     /// Its id.
     pub id: i64,
+    /// What the walk before the call saw and the watch on its directories (taken by the
+    /// walk after the call, which then `stat`s only the directories that changed).
+    before: std::sync::Mutex<Option<(Arc<walk::listing::Cache>, Watch)>>,
+}
+
+impl Open {
+    /// The open checkpoint `id`, closed by a full walk (one taken in another process).
+    pub fn new(id: i64) -> Open {
+        Open {
+            id,
+            before: std::sync::Mutex::new(None),
+        }
+    }
 }
 
 /// What [`begin`] did.
@@ -167,9 +182,10 @@ pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str
 
 /// [`begin`] with the lock held (undo opens its own checkpoint this way).
 pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
-    let alive = match settle_locked(session)? {
+    let watch = Watch::new();
+    let (alive, listings) = match settle(session, watch.as_ref())? {
         Err(notice) => return Ok(Began::Notice(notice)),
-        Ok(alive) => alive,
+        Ok(settled) => settled,
     };
     let overlaps: Vec<String> = alive.iter().map(i64::to_string).collect();
     let overlaps = overlaps.join(",");
@@ -180,7 +196,11 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
     let id = session
         .state
         .write(|store| store.open_checkpoint(&[], &new))?;
-    Ok(Began::Open(Open { id }))
+    let open = Open::new(id);
+    if let (Some(watch), Ok(mut before)) = (watch, open.before.lock()) {
+        *before = Some((listings, watch));
+    }
+    Ok(Began::Open(open))
 }
 
 /// Brings the stored tree up to date with the lock held (the first part of [`begin`]):
@@ -188,9 +208,25 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
 /// running call's changes so far. Returns the ids of checkpoints still open in live
 /// processes, or the notice when checkpoints are off for the project.
 pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
+    Ok(settle(session, None)?.map(|(alive, _)| alive))
+}
+
+/// [`settle_locked`], watching every directory walked with `watch`; also returns the
+/// listings the walk took.
+#[allow(clippy::type_complexity)]
+fn settle(
+    session: &Session,
+    watch: Option<&Watch>,
+) -> Result<Result<(Vec<i64>, Arc<walk::listing::Cache>), String>> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
-    let (walked, listings) = walk_project(session)?;
+    let (walked, listings) = walk_project(
+        session,
+        walk::Options {
+            watch,
+            ..walk::Options::default()
+        },
+    )?;
     let settled = session.state.write(|store| {
         if let Some(off) = store.checkpoint_setting("off")? {
             return Ok(Err(off));
@@ -243,21 +279,30 @@ pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
     })?;
     Ok(settled.map(|(alive, generation)| {
         let listings = keep_listings(session, &walked, listings, generation);
-        walk::publish(&session.dir, listings);
-        alive
+        walk::publish(&session.dir, listings.clone());
+        (alive, listings)
     }))
 }
 
 /// Walks the project, trusting the walk cache when it was saved for the stored tree's
 /// generation (so the walk reports only differences); never before the baseline.
-fn walk_project(session: &Session) -> Result<(walk::Walk, walk::listing::Cache)> {
+fn walk_project(
+    session: &Session,
+    options: walk::Options,
+) -> Result<(walk::Walk, walk::listing::Cache)> {
     let generation = session.state.write(|store| {
         Ok(match store.checkpoint_setting("baseline")? {
             Some(_) => Some(store.tree_generation()?),
             None => None,
         })
     })?;
-    walk::walk(&session.dir, generation)
+    walk::walk(
+        &session.dir,
+        walk::Options {
+            tree: generation,
+            ..options
+        },
+    )
 }
 
 /// The stored entries a walk is compared with and the paths that differ from them (the
@@ -305,12 +350,12 @@ fn keep_listings(
     walked: &walk::Walk,
     mut listings: walk::listing::Cache,
     generation: u64,
-) -> std::sync::Arc<walk::listing::Cache> {
+) -> Arc<walk::listing::Cache> {
     listings.tree = generation;
     if walked.dirty || generation != walked.based_on {
         walk::listing::save(&session.dir, &listings);
     }
-    std::sync::Arc::new(listings)
+    Arc::new(listings)
 }
 
 /// Closes a checkpoint after its call and prunes (module doc); the value for
@@ -343,7 +388,19 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
 pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileChange>)> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
-    let (walked, listings) = walk_project(session)?;
+    let before = open.before.lock().ok().and_then(|mut before| before.take());
+    let (old, quiet) = match before {
+        Some((listings, watch)) => (Some(listings), watch.quiet()),
+        None => (None, None),
+    };
+    let (walked, listings) = walk_project(
+        session,
+        walk::Options {
+            old: old.as_deref(),
+            quiet: quiet.as_ref(),
+            ..walk::Options::default()
+        },
+    )?;
     let (kept, changes, generation) = session.state.write(|store| {
         let (before, candidates) = differences(store, &walked)?;
         let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &before, candidates);

@@ -69,6 +69,8 @@ pub struct Walk {
     pub dirty: bool,
     /// The stored-tree generation of the cache the walk started from.
     pub based_on: u64,
+    /// How many directories were taken as quiet (without a `stat`).
+    pub quiet_dirs: usize,
 }
 
 impl Walk {
@@ -117,15 +119,30 @@ pub fn fingerprint(meta: &std::fs::Metadata) -> Fingerprint {
 /// Every file under `root` with its fingerprint, trusting no cache (tests and tools that
 /// need the whole tree).
 pub fn files(root: &Path) -> Result<BTreeMap<String, Fingerprint>> {
-    walk(root, None).map(|(walk, _)| walk.files())
+    walk(root, Options::default()).map(|(walk, _)| walk.files())
+}
+
+/// How a walk may use what earlier walks saw.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Options<'a> {
+    /// The current generation of the stored tree: when the cache was saved for it, the
+    /// walk is complete (it reports only differences).
+    pub tree: Option<u64>,
+    /// The listings to start from (default: the running call's published ones, else
+    /// the cache file).
+    pub old: Option<&'a listing::Cache>,
+    /// Directories of `old` known unchanged since it was taken (see
+    /// [`super::watch`]): taken as they are, without a `stat`.
+    pub quiet: Option<&'a HashSet<String>>,
+    /// Watches every directory walked (for the walk after the call).
+    pub watch: Option<&'a super::watch::Watch>,
 }
 
 /// Walks `root` (see the module doc for what is left out), reusing the listings of the
-/// previous walk where they are still valid. `tree` is the current generation of the
-/// stored tree: when the cache was saved for it, the walk is complete (it reports only
-/// differences). Returns the walk and the listings it took, which the caller saves with
-/// [`listing::save`] once the stored tree matches them (setting their generation).
-pub fn walk(root: &Path, tree: Option<u64>) -> Result<(Walk, listing::Cache)> {
+/// previous walk where they are still valid. Returns the walk and the listings it took,
+/// which the caller saves with [`listing::save`] once the stored tree matches them
+/// (setting their generation).
+pub fn walk(root: &Path, options: Options) -> Result<(Walk, listing::Cache)> {
     let meta = std::fs::symlink_metadata(root)
         .with_context(|| format!("cannot walk {}", root.display()))?;
     anyhow::ensure!(meta.is_dir(), "{} is not a directory", root.display());
@@ -134,16 +151,40 @@ pub fn walk(root: &Path, tree: Option<u64>) -> Result<(Walk, listing::Cache)> {
         .join(listing::FILE);
     // The running call's before-walk (in this process) is as good as the file and needs
     // no parsing: every listing is checked against the directory's stamp either way.
-    let old = match published_any_age(&crate::paths::resolve_symlinks(root)) {
-        Some(cache) => cache,
-        None => Arc::new(listing::load(&cache_file)),
+    let loaded;
+    let old: &listing::Cache = match options.old {
+        Some(old) => old,
+        None => {
+            loaded = match published_any_age(&crate::paths::resolve_symlinks(root)) {
+                Some(cache) => cache,
+                None => Arc::new(listing::load(&cache_file)),
+            };
+            &loaded
+        }
     };
-    let trusted = tree.is_some_and(|t| t != 0 && t == old.tree);
+    let trusted = options.tree.is_some_and(|t| t != 0 && t == old.tree);
     let mut new = listing::Cache {
         tree: 0,
         dirs: HashMap::with_capacity(old.dirs.len()),
     };
-    let mut out = walk_with(root, &meta, &old, trusted, &mut new);
+    // Quiet directories are taken as they are: only with the listings they were
+    // watched from.
+    let quiet = options.quiet.filter(|_| options.old.is_some());
+    let mut out = walk_with(
+        root,
+        &meta,
+        Walker {
+            root,
+            old,
+            trusted,
+            now: listing::now_ns(),
+            global: OnceLock::new(),
+            quiet,
+            watch: options.watch,
+            root_fd: None,
+        },
+        &mut new,
+    );
     // A directory walked last time and not now (gone, or now ignored): its files are gone.
     for (rel, listing) in &old.dirs {
         if new.dirs.contains_key(rel) {
@@ -505,6 +546,12 @@ struct Walker<'a> {
     now: i64,
     /// Git's global excludes, read only when some entry has to be matched.
     global: OnceLock<ignore::gitignore::Gitignore>,
+    /// Directories taken from `old` without a `stat` ([`Options::quiet`]).
+    quiet: Option<&'a HashSet<String>>,
+    /// Watches every directory walked.
+    watch: Option<&'a super::watch::Watch>,
+    /// The root's handle, for directories below a quiet one (which has no handle).
+    root_fd: Option<Arc<DirFd>>,
 }
 
 impl Walker<'_> {
@@ -518,6 +565,7 @@ impl Walker<'_> {
 #[derive(Default)]
 struct Part {
     seen: Vec<(String, Option<Fingerprint>)>,
+    quiet_dirs: usize,
     unreadable: usize,
     dirty: bool,
     dirs: Vec<(String, listing::Listing)>,
@@ -555,18 +603,14 @@ fn global_rules() -> u64 {
 fn walk_with(
     root: &Path,
     root_meta: &std::fs::Metadata,
-    old: &listing::Cache,
-    trusted: bool,
+    mut walker: Walker,
     new: &mut listing::Cache,
 ) -> Walk {
     use std::sync::{Condvar, Mutex};
-    let walker = Walker {
-        root,
-        old,
-        trusted,
-        now: listing::now_ns(),
-        global: OnceLock::new(),
-    };
+    if walker.quiet.is_some() {
+        walker.root_fd = DirFd::open(root).map(Arc::new);
+    }
+    let walker = walker;
     let first = Task {
         rel: String::new(),
         at: None,
@@ -658,6 +702,7 @@ fn walk_with(
     let mut out = Walk::default();
     for part in parts {
         out.seen.extend(part.seen);
+        out.quiet_dirs += part.quiet_dirs;
         out.unreadable += part.unreadable;
         out.dirty |= part.dirty;
         new.dirs.extend(part.dirs);
@@ -678,6 +723,18 @@ impl Walker<'_> {
         } = task;
         let mut children = Vec::new();
         let old = self.old.dirs.get(&rel);
+        if let Some(o) = old
+            && self.quiet.is_some_and(|q| q.contains(&rel))
+            && o.stamp == stamp
+            && o.parent_rules == parent_rules
+            && o.listed_ns != 0
+            && let Some(children) = self.walk_quiet(&rel, o, parent_level.clone(), part)
+        {
+            return children;
+        }
+        if let Some(watch) = self.watch {
+            watch.add(&self.root.join(&rel), &rel);
+        }
         let reused = old.filter(|o| o.stamp == stamp && listing::settled(&o.stamp, o.listed_ns));
         let leaf = reused.is_some_and(|o| o.names.iter().all(|(_, kind)| *kind != Kind::Dir));
         let base = match at {
@@ -881,6 +938,7 @@ impl Walker<'_> {
                 stamp,
                 // A listing found stale is listed again next time.
                 listed_ns: if stale { 0 } else { listed_ns },
+                parent_rules,
                 rules,
                 names,
                 kept,
@@ -888,6 +946,59 @@ impl Walker<'_> {
             },
         ));
         children
+    }
+
+    /// A quiet directory: its old listing, kept flags and fingerprints stand as they are
+    /// (nothing happened in it). `None` when a subdirectory's old listing is missing
+    /// (the directory is then walked for real).
+    fn walk_quiet(
+        &self,
+        rel: &str,
+        old: &listing::Listing,
+        parent_level: Option<Arc<Level>>,
+        part: &mut Part,
+    ) -> Option<Vec<Task>> {
+        let root_fd = self.root_fd.as_ref()?;
+        let has = |name: &str| old.names.iter().any(|(n, _)| n == name);
+        let (has_git, has_ignore, has_gitignore) = (has(".git"), has(".ignore"), has(".gitignore"));
+        let level = if has_git || has_ignore || has_gitignore {
+            Some(Arc::new(Level {
+                parent: parent_level,
+                dir: self.root.join(rel),
+                has_ignore,
+                has_gitignore,
+                has_exclude: has_git,
+                has_git,
+                matchers: OnceLock::new(),
+            }))
+        } else {
+            parent_level
+        };
+        let mut children = Vec::new();
+        for (i, (name, kind)) in old.names.iter().enumerate() {
+            if *kind != Kind::Dir || !old.kept.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let child = join(rel, name.to_str()?);
+            let stamp = self.old.dirs.get(&child)?.stamp;
+            children.push(Task {
+                at: Some((root_fd.clone(), OsString::from(&child))),
+                rel: child,
+                stamp,
+                level: level.clone(),
+                rules: old.rules,
+            });
+        }
+        if !self.trusted {
+            for (name, fp) in old.files() {
+                if let Some(name) = name.to_str() {
+                    part.seen.push((join(rel, name), fp));
+                }
+            }
+        }
+        part.dirs.push((rel.to_owned(), old.clone()));
+        part.quiet_dirs += 1;
+        Some(children)
     }
 }
 
@@ -963,8 +1074,8 @@ pub fn diff_by<T>(
 ///
 /// ```text
 /// cache = "TTDIRS2\n" tree:u64 ndirs:u32 dir{ndirs}
-/// dir   = path ino:u64 mtime_ns:i64 ctime_ns:i64 listed_ns:i64 rules:u64 nentries:u32
-///         entry{nentries}
+/// dir   = path ino:u64 mtime_ns:i64 ctime_ns:i64 listed_ns:i64 parent_rules:u64 rules:u64
+///         nentries:u32 entry{nentries}
 /// entry = kind:u8 (0 file, 1 directory, 2 other) flags:u8 (1 kept, 2 fingerprint follows)
 ///         path [fingerprint]
 /// fingerprint = size:u64 mtime_ns:i64 ino:u64 ctime_ns:i64 mode:u32
@@ -1031,7 +1142,10 @@ pub mod listing {
         pub stamp: Stamp,
         /// When it was listed, nanoseconds since the epoch.
         pub listed_ns: i64,
-        /// The signature of the ignore rules the kept flags were computed with.
+        /// The signature of the ignore rules above the directory.
+        pub parent_rules: u64,
+        /// The signature of the ignore rules the kept flags were computed with (those
+        /// above and the directory's own ignore files).
         pub rules: u64,
         /// Its entries (names and kinds), in directory order (shared: a reused listing
         /// is not copied).
@@ -1049,6 +1163,7 @@ pub mod listing {
             Listing {
                 stamp,
                 listed_ns,
+                parent_rules: 0,
                 rules: 0,
                 names: Arc::new(names),
                 kept: Arc::new(vec![false; n]),
@@ -1104,6 +1219,7 @@ pub mod listing {
             out.extend_from_slice(&l.stamp.mtime_ns.to_le_bytes());
             out.extend_from_slice(&l.stamp.ctime_ns.to_le_bytes());
             out.extend_from_slice(&l.listed_ns.to_le_bytes());
+            out.extend_from_slice(&l.parent_rules.to_le_bytes());
             out.extend_from_slice(&l.rules.to_le_bytes());
             out.extend_from_slice(&(l.names.len() as u32).to_le_bytes());
             for (i, (name, kind)) in l.names.iter().enumerate() {
@@ -1151,8 +1267,8 @@ pub mod listing {
         let mut rest = bytes.strip_prefix(MAGIC)?;
         let tree = u64_(&mut rest)?;
         let ndirs = u32_(&mut rest)? as usize;
-        // Each directory takes at least 48 bytes: a count that cannot fit is corrupt.
-        if ndirs > rest.len() / 48 {
+        // Each directory takes at least 56 bytes: a count that cannot fit is corrupt.
+        if ndirs > rest.len() / 56 {
             return None;
         }
         let mut dirs = HashMap::with_capacity(ndirs);
@@ -1164,6 +1280,7 @@ pub mod listing {
                 ctime_ns: u64_(&mut rest)? as i64,
             };
             let listed_ns = u64_(&mut rest)? as i64;
+            let parent_rules = u64_(&mut rest)?;
             let rules = u64_(&mut rest)?;
             let n = u32_(&mut rest)? as usize;
             if n > rest.len() / 6 {
@@ -1203,6 +1320,7 @@ pub mod listing {
                 Listing {
                     stamp,
                     listed_ns,
+                    parent_rules,
                     rules,
                     names: Arc::new(names),
                     kept: Arc::new(kept),
@@ -1305,7 +1423,7 @@ mod tests {
         std::fs::write(root.join("a"), "x").unwrap();
         // The cache's folder first: making it restamps the root.
         listing::save(root, &listing::Cache::default());
-        let (_, cache) = walk(root, None).unwrap();
+        let (_, cache) = walk(root, Options::default()).unwrap();
         // The cached listing names a file that is not there: reused, so the phantom's
         // lstat fails and "a" is not seen.
         let mut phantom = cache.clone();
@@ -1315,7 +1433,7 @@ mod tests {
         names[a].0 = "phantom".into();
         l.names = Arc::new(names);
         settle(root, phantom.clone(), 0);
-        let (out, _) = walk(root, None).unwrap();
+        let (out, _) = walk(root, Options::default()).unwrap();
         assert!(out.seen.is_empty());
         assert_eq!(out.unreadable, 1);
         // The same listing taken too soon after the change, or for another stamp: listed
@@ -1328,7 +1446,7 @@ mod tests {
                 l.stamp.ino += ino;
             }
             listing::save(root, &racy);
-            let (out, _) = walk(root, None).unwrap();
+            let (out, _) = walk(root, Options::default()).unwrap();
             assert_eq!(out.seen.keys().collect::<Vec<_>>(), ["a"]);
         }
         // The cache file round-trips, and a cut one is refused.
@@ -1381,7 +1499,7 @@ mod tests {
             }),
         ];
         let mut stored = files(root).unwrap();
-        let (_, cache) = walk(root, None).unwrap();
+        let (_, cache) = walk(root, Options::default()).unwrap();
         settle(root, cache, 1);
         for (round, change) in rounds.iter().enumerate() {
             change();
@@ -1394,16 +1512,104 @@ mod tests {
                 })
                 .collect();
             let tree = round as u64 + 1;
-            let (out, cache) = walk(root, Some(tree)).unwrap();
+            let (out, cache) = walk(
+                root,
+                Options {
+                    tree: Some(tree),
+                    ..Options::default()
+                },
+            )
+            .unwrap();
             assert!(out.complete, "round {round}");
             let got: Vec<(String, Option<Fingerprint>)> = out.seen.into_iter().collect();
             assert_eq!(got, expected, "round {round}");
             // Another generation than the cache's: not complete, every file listed.
-            let (other, _) = walk(root, Some(tree + 100)).unwrap();
+            let (other, _) = walk(
+                root,
+                Options {
+                    tree: Some(tree + 100),
+                    ..Options::default()
+                },
+            )
+            .unwrap();
             assert!(!other.complete);
             assert_eq!(other.files(), now);
             stored = now;
             settle(root, cache, tree + 1);
+        }
+    }
+
+    #[test]
+    fn an_after_walk_with_quiet_directories_finds_what_a_full_walk_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        for a in 0..4 {
+            for b in 0..3 {
+                write(&format!("d{a}/e{b}/f"), "x");
+                write(&format!("d{a}/g"), "x");
+            }
+        }
+        #[allow(clippy::type_complexity)]
+        let calls: Vec<Box<dyn Fn()>> = vec![
+            Box::new(|| {}),
+            Box::new(|| write("d1/e2/f", "rewritten")),
+            Box::new(|| {
+                std::fs::remove_dir_all(root.join("d2")).unwrap();
+                write("d3/e0/new/deeper/h", "h");
+            }),
+            Box::new(|| {
+                std::fs::rename(root.join("d0/e1"), root.join("d1/moved")).unwrap();
+                let mut perms = std::fs::metadata(root.join("d3/g")).unwrap().permissions();
+                std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o600);
+                std::fs::set_permissions(root.join("d3/g"), perms).unwrap();
+            }),
+            Box::new(|| write(".gitignore", "g\n")),
+        ];
+        listing::save(root, &listing::Cache::default());
+        for (round, call) in calls.iter().enumerate() {
+            let watch = super::super::watch::Watch::new().unwrap();
+            let (_, mut before) = walk(
+                root,
+                Options {
+                    watch: Some(&watch),
+                    ..Options::default()
+                },
+            )
+            .unwrap();
+            before.tree = 9;
+            let stored = files(root).unwrap();
+            call();
+            let quiet = watch.quiet().unwrap();
+            let (after, _) = walk(
+                root,
+                Options {
+                    tree: Some(9),
+                    old: Some(&before),
+                    quiet: Some(&quiet),
+                    ..Options::default()
+                },
+            )
+            .unwrap();
+            let now = files(root).unwrap();
+            let expected: Vec<(String, Option<Fingerprint>)> = diff(&stored, &now)
+                .into_iter()
+                .map(|(path, _)| {
+                    let fp = now.get(&path).copied();
+                    (path, fp)
+                })
+                .collect();
+            assert!(after.complete, "round {round}");
+            // Most directories were left alone: those were not looked at again (but a
+            // new ignore file at the root changes the rules of every directory).
+            let last = round == calls.len() - 1;
+            assert_eq!(after.quiet_dirs >= 8, !last, "round {round}");
+            let got: Vec<_> = after.seen.into_iter().collect();
+            assert_eq!(got, expected, "round {round}");
         }
     }
 
@@ -1421,12 +1627,19 @@ mod tests {
             }
         }
         listing::save(root, &listing::Cache::default());
-        let (first, cache) = walk(root, None).unwrap();
+        let (first, cache) = walk(root, Options::default()).unwrap();
         assert_eq!(first.seen.len(), 600);
         assert_eq!(first.unreadable, 0);
         assert!(first.seen.contains_key("a19/b9/c/f2"));
         settle(root, cache, 5);
-        let (again, _) = walk(root, Some(5)).unwrap();
+        let (again, _) = walk(
+            root,
+            Options {
+                tree: Some(5),
+                ..Options::default()
+            },
+        )
+        .unwrap();
         assert!(again.complete && again.seen.is_empty() && !again.dirty);
     }
 }
