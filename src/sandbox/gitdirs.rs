@@ -20,7 +20,11 @@
 //!
 //! A path that must stay absent cannot be bound (mounts need an existing target):
 //! [`Layout::absent`] lists them and the plan removes any the command created as soon as
-//! it ends (`Plan::sweep`).
+//! it ends (`Plan::sweep`). Likewise where there is no repository at all: a `.git` the
+//! command creates in `--dir` ([`Layout::fresh`]) is protected from the next call on, and
+//! what it planted in it during this one (hooks that are not samples, a `commondir`,
+//! config settings that run a program: `core.fsmonitor`, filters, `!` aliases, …) is
+//! removed ([`sweep_fresh`]).
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +37,8 @@ pub(crate) struct Layout {
     pub protected: Vec<PathBuf>,
     /// Paths that do not exist and must not be created.
     pub absent: Vec<PathBuf>,
+    /// Where no repository exists: the `.git` a command could create in `--dir`.
+    pub fresh: Option<PathBuf>,
 }
 
 /// How deep `modules/*/modules/*` nesting is followed.
@@ -61,6 +67,7 @@ fn named_by(file: &Path, prefix: &str, base: &Path) -> Option<PathBuf> {
 pub(crate) fn layout(dir: &Path) -> Layout {
     let mut out = Layout::default();
     let Some(entry) = dot_git(dir) else {
+        out.fresh = Some(dir.join(".git"));
         return out;
     };
     let Ok(meta) = std::fs::symlink_metadata(&entry) else {
@@ -177,6 +184,142 @@ fn worktree_config(git: &Path) -> bool {
     std::fs::read_to_string(git.join("config"))
         .map(|t| t.to_ascii_lowercase().contains("worktreeconfig"))
         .unwrap_or(false)
+}
+
+/// In a repository created during the call at `fresh`: removes what `git init` never
+/// writes and a later `git` run by the user would execute or follow — a hook that is not
+/// a `*.sample`, a `commondir`, a `config.worktree`, config settings that run something,
+/// or `fresh` itself when it is a `.git` file or link — and returns what it removed.
+pub(crate) fn sweep_fresh(fresh: &Path) -> Vec<PathBuf> {
+    match std::fs::symlink_metadata(fresh) {
+        Ok(meta) if meta.is_dir() => {}
+        // A `.git` file or link would send git to a directory planted elsewhere.
+        Ok(_) => return sweep(&[fresh.to_path_buf()]),
+        Err(_) => return Vec::new(),
+    }
+    let mut planted: Vec<PathBuf> = std::fs::read_dir(fresh.join("hooks"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_none_or(|x| x != "sample"))
+                .collect()
+        })
+        .unwrap_or_default();
+    planted.push(fresh.join("commondir"));
+    planted.push(fresh.join("config.worktree"));
+    let mut removed = sweep(&planted);
+    let config = fresh.join("config");
+    if let Ok(text) = std::fs::read_to_string(&config)
+        && let Some(kept) = without_commands(&text)
+        && std::fs::write(&config, kept).is_ok()
+    {
+        removed.push(config);
+    }
+    removed
+}
+
+/// Whether `key` (lowercase) in section `base` (lowercase, without its subsection) makes
+/// git run a program, follow another repository or read another file.
+fn runs_something(base: &str, sub: bool, key: &str, value: &str) -> bool {
+    match base {
+        "core" => matches!(
+            key,
+            "fsmonitor"
+                | "hookspath"
+                | "sshcommand"
+                | "editor"
+                | "pager"
+                | "askpass"
+                | "gitproxy"
+                | "worktree"
+        ),
+        "sequence" => key == "editor",
+        "diff" => key == "external" || (sub && matches!(key, "textconv" | "command")),
+        "filter" => sub,
+        "merge" => sub && key == "driver",
+        "credential" | "pager" | "include" | "includeif" | "browser" | "man" => true,
+        "gpg" => key == "program",
+        "alias" => value.trim_start().starts_with('!'),
+        "remote" => sub && matches!(key, "uploadpack" | "receivepack" | "vcs"),
+        "uploadpack" => key == "packobjectshook",
+        "web" => key == "browser",
+        "extensions" => key == "worktreeconfig",
+        _ => false,
+    }
+}
+
+/// `text` (a git config file) without the settings that run something
+/// ([`runs_something`]); `None` when it has none. A line-level filter: a section header
+/// is `[name]`, `[name "sub"]` or `[name.sub]`; a setting is `key = value` or `key`; a
+/// value ending in `\` continues on the next line, which goes with it.
+fn without_commands(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let (mut base, mut sub) = (String::new(), false);
+    let mut dropping = false;
+    let mut continued = false;
+    let mut changed = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if continued {
+            continued = trimmed.ends_with('\\');
+            if dropping {
+                continue;
+            }
+            out.push_str(line);
+            continue;
+        }
+        dropping = false;
+        if let Some(header) = trimmed.strip_prefix('[') {
+            let name = header.split(']').next().unwrap_or_default().trim();
+            let (head, rest) = match name.find([' ', '.']) {
+                Some(at) => (&name[..at], &name[at..]),
+                None => (name, ""),
+            };
+            base = head.to_ascii_lowercase();
+            sub = !rest.trim().is_empty();
+            out.push_str(line);
+            continue;
+        }
+        if !trimmed.is_empty() && !trimmed.starts_with(['#', ';']) {
+            let (key, value) = trimmed.split_once('=').unwrap_or((trimmed, ""));
+            let key = key.trim().to_ascii_lowercase();
+            if runs_something(&base, sub, &key, value) {
+                dropping = true;
+                changed = true;
+                continued = trimmed.ends_with('\\');
+                continue;
+            }
+            continued = trimmed.ends_with('\\');
+        }
+        out.push_str(line);
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_that_run_something_are_dropped_and_the_rest_kept() {
+        let config = "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = echo pwn\n\tbare = false\n\
+                      [filter \"x\"]\n\tclean = evil \\\n\t  more\n[alias]\n\tst = status\n\tp = !sh -c pwn\n\
+                      [remote \"origin\"]\n\turl = ../o\n\tuploadpack = evil\n[include]\n\tpath = /tmp/x\n";
+        let kept = without_commands(config).unwrap();
+        for gone in ["fsmonitor", "clean", "more", "!sh", "uploadpack", "/tmp/x"] {
+            assert!(!kept.contains(gone), "{gone}: {kept}");
+        }
+        for stays in [
+            "repositoryformatversion",
+            "bare = false",
+            "st = status",
+            "url = ../o",
+        ] {
+            assert!(kept.contains(stays), "{stays}: {kept}");
+        }
+        assert_eq!(without_commands("[core]\n\tbare = false\n"), None);
+    }
 }
 
 /// Removes each of `absent` that exists now (whatever it is: file, link or directory);

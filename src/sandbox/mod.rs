@@ -328,6 +328,8 @@ pub struct Plan {
     /// Protected paths that do not exist and cannot be bound: removed if the command
     /// creates them (`gitdirs`).
     pub(crate) absent: Vec<PathBuf>,
+    /// Where there was no repository: the `.git` a command could create (`gitdirs`).
+    pub(crate) fresh_repo: Option<PathBuf>,
     /// The ones [`Plan::sweep`] removed.
     removed: std::sync::Mutex<Vec<PathBuf>>,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
@@ -378,6 +380,7 @@ impl Plan {
         let mut anchors = Vec::new();
         let mut protected = Vec::new();
         let git = gitdirs::layout(&dir);
+        let fresh_repo = git.fresh;
         anchors.extend(git.anchors);
         protected.extend(git.protected);
         let absent: Vec<PathBuf> = git
@@ -469,6 +472,7 @@ impl Plan {
             empty_dir: empty_dir.map(|p| c_path(&p)),
             mask_capped: scan.capped,
             absent,
+            fresh_repo,
             removed: std::sync::Mutex::new(Vec::new()),
             landlock,
             simulate_no_namespaces,
@@ -514,11 +518,14 @@ impl Plan {
     }
 
     /// Removes the protected paths that did not exist and that the command created (a
-    /// `commondir` redirecting git to a planted directory); returns every path removed so
-    /// far. Safe to call more than once; also called when the plan is dropped.
+    /// `commondir` redirecting git to a planted directory, a hook in a repository the
+    /// command created); returns every path removed so far. Safe to call more than once; also called when the plan is dropped.
     pub fn sweep(&self) -> Vec<PathBuf> {
         let mut removed = self.removed.lock().unwrap_or_else(|e| e.into_inner());
         removed.extend(gitdirs::sweep(&self.absent));
+        if let Some(fresh) = &self.fresh_repo {
+            removed.extend(gitdirs::sweep_fresh(fresh));
+        }
         removed.clone()
     }
 
@@ -529,7 +536,7 @@ impl Plan {
         (!removed.is_empty()).then(|| {
             let list: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
             format!(
-                "[sandbox: removed {}: a protected git path (it would redirect git's config and hooks) cannot be created inside the sandbox; no policy setting allows it]",
+                "[sandbox: removed {}: git hooks and redirections (commondir, .git files) cannot be planted from inside the sandbox; no policy setting allows it]",
                 list.join(", ")
             )
         })

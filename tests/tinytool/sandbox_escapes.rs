@@ -2,7 +2,8 @@
 //! a root command undoing the mounts (unmounting a mask, remounting the tree writable,
 //! writing kernel settings through a fresh `/proc`), and git redirections planted in the
 //! project (a `commondir`, a worktree's or submodule's `.git` file, the git directory of
-//! an enclosing checkout when `--dir` is a subdirectory). Real commands, as the user
+//! an enclosing checkout when `--dir` is a subdirectory, hooks and command settings in a
+//! repository the command creates). Real commands, as the user
 //! running the tests and, when that is root, as uid 65534 through `setpriv`.
 
 use std::os::unix::fs::PermissionsExt;
@@ -126,6 +127,31 @@ fn check_git_redirections(root: &Path, call: &dyn Fn(&Path, &str) -> Value) {
         result["metadata"]["sandbox"]["removed"].is_array(),
         "{result}"
     );
+
+    // No repository yet: one the command creates keeps no hook it planted.
+    let fresh = root.join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let result = call(
+        &fresh,
+        "git init -q && printf '#!/bin/sh\\necho pwn\\n' > .git/hooks/pre-commit && echo made",
+    );
+    assert!(!fresh.join(".git/hooks/pre-commit").exists(), "{result}");
+    assert!(fresh.join(".git/HEAD").exists(), "{result}");
+    let output = result["output"].as_str().unwrap();
+    assert!(output.contains("[sandbox: removed"), "{result}");
+    let fresh = root.join("fresh2");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let result = call(
+        &fresh,
+        "git init -q && git config core.fsmonitor 'echo pwn' && git config user.name kept",
+    );
+    let config = std::fs::read_to_string(fresh.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{result}");
+    assert!(config.contains("kept"), "{result}");
+    let fresh = root.join("fresh3");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let result = call(&fresh, "echo 'gitdir: /tmp/evil-git' > .git");
+    assert!(!fresh.join(".git").exists(), "{result}");
 
     // A linked worktree: its `.git` file and the worktree's own `commondir`.
     let main = root.join("main");
