@@ -297,6 +297,26 @@ fn without_commands(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Removes each of `absent` that exists now (whatever it is: file, link or directory);
+/// returns the ones removed.
+pub(crate) fn sweep(absent: &[PathBuf]) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for path in absent {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        let gone = if meta.is_dir() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        if gone.is_ok() {
+            removed.push(path.clone());
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,24 +340,4 @@ mod tests {
         }
         assert_eq!(without_commands("[core]\n\tbare = false\n"), None);
     }
-}
-
-/// Removes each of `absent` that exists now (whatever it is: file, link or directory);
-/// returns the ones removed.
-pub(crate) fn sweep(absent: &[PathBuf]) -> Vec<PathBuf> {
-    let mut removed = Vec::new();
-    for path in absent {
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            continue;
-        };
-        let gone = if meta.is_dir() {
-            std::fs::remove_dir_all(path)
-        } else {
-            std::fs::remove_file(path)
-        };
-        if gone.is_ok() {
-            removed.push(path.clone());
-        }
-    }
-    removed
 }
