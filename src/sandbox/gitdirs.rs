@@ -20,8 +20,8 @@
 //!
 //! A path that must stay absent cannot be bound (mounts need an existing target):
 //! [`Layout::absent`] lists them and the plan removes any the command created as soon as
-//! it ends (`Plan::sweep`). Likewise where there is no repository at all: a `.git` the
-//! command creates in `--dir` ([`Layout::fresh`]) is protected from the next call on, and
+//! it ends (`Plan::sweep`). Likewise where `--dir` has no `.git` of its own: one the
+//! command creates there ([`Layout::fresh`]) is protected from the next call on, and
 //! what it planted in it during this one (hooks that are not samples, a `commondir`,
 //! config settings that run a program: `core.fsmonitor`, filters, `!` aliases, …) is
 //! removed ([`sweep_fresh`]).
@@ -37,7 +37,7 @@ pub(crate) struct Layout {
     pub protected: Vec<PathBuf>,
     /// Paths that do not exist and must not be created.
     pub absent: Vec<PathBuf>,
-    /// Where no repository exists: the `.git` a command could create in `--dir`.
+    /// Where `--dir` has no `.git`: the one a command could create there.
     pub fresh: Option<PathBuf>,
 }
 
@@ -66,8 +66,12 @@ fn named_by(file: &Path, prefix: &str, base: &Path) -> Option<PathBuf> {
 /// The layout for the project in `dir` (module doc).
 pub(crate) fn layout(dir: &Path) -> Layout {
     let mut out = Layout::default();
+    let own = dir.join(".git");
+    if std::fs::symlink_metadata(&own).is_err() {
+        // A repository the command creates (nested in a checkout or not).
+        out.fresh = Some(own);
+    }
     let Some(entry) = dot_git(dir) else {
-        out.fresh = Some(dir.join(".git"));
         return out;
     };
     let Ok(meta) = std::fs::symlink_metadata(&entry) else {

@@ -202,6 +202,11 @@ fn check_git_redirections(root: &Path, call: &dyn Fn(&Path, &str) -> Value) {
     assert!(main.join(".git/config").exists(), "{result}");
     let config = std::fs::read_to_string(main.join(".git/config")).unwrap();
     assert!(!config.contains("fsmonitor"), "{result}");
+    // A repository nested in it, created by the command, keeps no planted hook either.
+    let nested = main.join("nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    let result = call(&nested, "git init -q && echo x > .git/hooks/pre-commit");
+    assert!(!nested.join(".git/hooks/pre-commit").exists(), "{result}");
 }
 
 #[test]
