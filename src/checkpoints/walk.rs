@@ -151,17 +151,12 @@ pub fn walk(root: &Path, options: Options) -> Result<(Walk, listing::Cache)> {
         .join(listing::FILE);
     // The running call's before-walk (in this process) is as good as the file and needs
     // no parsing: every listing is checked against the directory's stamp either way.
-    let loaded;
-    let old: &listing::Cache = match options.old {
-        Some(old) => old,
-        None => {
-            loaded = match published_any_age(&crate::paths::resolve_symlinks(root)) {
-                Some(cache) => cache,
-                None => Arc::new(listing::load(&cache_file)),
-            };
-            &loaded
-        }
-    };
+    let loaded: Option<Arc<listing::Cache>> = options.old.is_none().then(|| {
+        published_any_age(&crate::paths::resolve_symlinks(root))
+            .unwrap_or_else(|| Arc::new(listing::load(&cache_file)))
+    });
+    let nothing = listing::Cache::default();
+    let old: &listing::Cache = options.old.or(loaded.as_deref()).unwrap_or(&nothing);
     let trusted = options.tree.is_some_and(|t| t != 0 && t == old.tree);
     let mut new = listing::Cache {
         tree: 0,
@@ -204,6 +199,7 @@ pub fn walk(root: &Path, options: Options) -> Result<(Walk, listing::Cache)> {
     out.complete = trusted;
     out.based_on = old.tree;
     new.tree = if trusted { old.tree } else { 0 };
+    drop_later(loaded);
     Ok((out, new))
 }
 
@@ -241,8 +237,19 @@ pub fn publish(root: &Path, cache: Arc<listing::Cache>) {
 
 /// Withdraws what [`publish`] published (the call ended: its stamps are no longer fresh).
 pub fn forget() {
-    if let Ok(mut slot) = PUBLISHED.lock() {
-        *slot = None;
+    let published = PUBLISHED.lock().ok().and_then(|mut slot| slot.take());
+    drop_later(published);
+}
+
+/// Drops `value` on a thread of its own: freeing the listings of a large tree (tens of
+/// thousands of allocations) is not worth making the call wait for, and a process that
+/// ends first lets the kernel reclaim the memory at once.
+pub fn drop_later<T: Send + 'static>(value: T) {
+    if let Err(unspawned) = std::thread::Builder::new()
+        .name("drop-listings".into())
+        .spawn(move || drop(value))
+    {
+        drop(unspawned);
     }
 }
 
@@ -733,7 +740,7 @@ impl Walker<'_> {
             return children;
         }
         if let Some(watch) = self.watch {
-            watch.add(&self.root.join(&rel), &rel);
+            watch.add(self.root, &rel);
         }
         let reused = old.filter(|o| o.stamp == stamp && listing::settled(&o.stamp, o.listed_ns));
         let leaf = reused.is_some_and(|o| o.names.iter().all(|(_, kind)| *kind != Kind::Dir));
@@ -942,7 +949,7 @@ impl Walker<'_> {
                 rules,
                 names,
                 kept,
-                fps,
+                fps: Arc::new(fps),
             },
         ));
         children
@@ -1153,7 +1160,7 @@ pub mod listing {
         /// Per entry, whether the walk keeps it (not ignored, not a skip directory).
         pub kept: Arc<Vec<bool>>,
         /// Per entry, the fingerprint of a kept file (not of a directory).
-        pub fps: Vec<Option<Fingerprint>>,
+        pub fps: Arc<Vec<Option<Fingerprint>>>,
     }
 
     impl Listing {
@@ -1167,7 +1174,7 @@ pub mod listing {
                 rules: 0,
                 names: Arc::new(names),
                 kept: Arc::new(vec![false; n]),
-                fps: vec![None; n],
+                fps: Arc::new(vec![None; n]),
             }
         }
 
@@ -1324,7 +1331,7 @@ pub mod listing {
                     rules,
                     names: Arc::new(names),
                     kept: Arc::new(kept),
-                    fps,
+                    fps: Arc::new(fps),
                 },
             );
         }

@@ -71,18 +71,37 @@ impl Watch {
         })
     }
 
-    /// Watches the directory `dir` (absolute), known to the walk as `rel`; a directory
-    /// that cannot be watched is simply not quiet later.
-    pub fn add(&self, dir: &Path, rel: &str) {
+    /// Watches the directory `rel` below `root` (absolute); a directory that cannot be
+    /// watched is simply not quiet later.
+    pub fn add(&self, root: &Path, rel: &str) {
         use std::os::unix::ffi::OsStrExt;
-        let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-            return;
+        // `root/rel` and a NUL, on the stack (this runs for every directory walked).
+        let (root, rel_bytes) = (root.as_os_str().as_bytes(), rel.as_bytes());
+        let len = root.len() + 1 + rel_bytes.len() + 1;
+        let mut buf = [0u8; 1024];
+        let mut heap = Vec::new();
+        let path: &mut [u8] = if len <= buf.len() {
+            &mut buf[..len]
+        } else {
+            heap.resize(len, 0);
+            &mut heap
         };
-        // SAFETY: valid inotify fd and NUL-terminated path.
+        path[..root.len()].copy_from_slice(root);
+        let mut end = root.len();
+        if !rel_bytes.is_empty() {
+            path[end] = b'/';
+            path[end + 1..end + 1 + rel_bytes.len()].copy_from_slice(rel_bytes);
+            end += 1 + rel_bytes.len();
+        }
+        path[end] = 0;
+        if path[..end].contains(&0) {
+            return;
+        }
+        // SAFETY: valid inotify fd and a NUL-terminated path.
         let wd = unsafe {
             libc::inotify_add_watch(
                 self.fd.as_raw_fd(),
-                path.as_ptr(),
+                path.as_ptr().cast(),
                 EVENTS | libc::IN_DONT_FOLLOW | libc::IN_ONLYDIR,
             )
         };
@@ -193,7 +212,7 @@ mod tests {
         let watch = Watch::new().unwrap();
         watch.add(root, "");
         for sub in ["a", "b", "c", "d", "e"] {
-            watch.add(&root.join(sub), sub);
+            watch.add(root, sub);
         }
         // Written in place, its mode changed, a file created, and one left alone.
         std::fs::write(root.join("a/f"), "y").unwrap();
