@@ -174,6 +174,10 @@ const MIGRATIONS: &[&str] = &[
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL
     );",
+    // 4: the `metadata.sandbox` of a monitor's or job's command (issue 19), one JSON
+    // object recorded when it starts, repeated by every later read, stop or lookup.
+    "ALTER TABLE monitors ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';
+    ALTER TABLE jobs ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The agent a session is in when nothing is stored.
@@ -1138,6 +1142,31 @@ impl Store {
             [before],
             |r| r.get(0),
         )?)
+    }
+
+    /// Records the `metadata.sandbox` (JSON) of a monitor's or job's command.
+    pub fn set_background_sandbox(&mut self, kind: Background, id: i64, json: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                &format!("UPDATE {} SET sandbox = ?2 WHERE id = ?1", kind.table()),
+                params![id, json],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The recorded `metadata.sandbox` (JSON) of a monitor's or job's command; `None`
+    /// when the row is gone or nothing was recorded.
+    pub fn background_sandbox(&self, kind: Background, id: i64) -> Result<Option<String>> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                &format!("SELECT sandbox FROM {} WHERE id = ?1", kind.table()),
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(text.filter(|t| !t.is_empty()))
     }
 
     /// Deletes monitors (with their lines) and jobs that ended before `before` (Unix

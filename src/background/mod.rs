@@ -187,7 +187,13 @@ pub fn spawn_supervisor(
             let _ = child.wait();
         });
     let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok();
-    match answer.as_deref() {
+    // Recorded for every later read, stop or lookup of this row (`sandbox_of`).
+    let record = |meta: &serde_json::Value| {
+        let _ = session
+            .state
+            .write(|s| s.set_background_sandbox(kind, id, &meta.to_string()));
+    };
+    let outcome = match answer.as_deref() {
         Some(line) if line.starts_with("ok") => {
             // The supervisor adopts the checkpoint before it answers `ok`; only one it
             // did adopt is left open by the call.
@@ -220,7 +226,60 @@ pub fn spawn_supervisor(
             HANDSHAKE_WAIT.as_secs()
         )
         .into()),
+    };
+    match &outcome {
+        Ok(meta) => record(meta),
+        Err(StartFailure {
+            refused: Some(meta),
+            ..
+        }) => record(meta),
+        Err(_) => {}
     }
+    outcome
+}
+
+/// The `metadata.sandbox` of a monitor's or job's command as recorded when it started;
+/// where none was (its supervisor never answered, or a row older than the record), the
+/// session's mode with no layer and `"recorded": false`.
+pub fn sandbox_of(session: &Session, kind: Background, id: i64) -> serde_json::Value {
+    session
+        .state
+        .read(|s| s.background_sandbox(kind, id))
+        .ok()
+        .flatten()
+        .flatten()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| {
+            serde_json::json!({
+                "mode": session.sandbox.mode.as_str(),
+                "layers": [],
+                "missing": [],
+                "recorded": false,
+            })
+        })
+}
+
+/// The `metadata.sandbox` of a result about several monitors or jobs: the one they share,
+/// or the first one's with every one by id in `by_id` when they differ (none: the
+/// session's mode, `"recorded": false`).
+pub fn sandbox_of_all(session: &Session, kind: Background, ids: &[i64]) -> serde_json::Value {
+    let all: Vec<serde_json::Value> = ids
+        .iter()
+        .map(|&id| sandbox_of(session, kind, id))
+        .collect();
+    let Some(first) = all.first() else {
+        return sandbox_of(session, kind, 0);
+    };
+    let mut meta = first.clone();
+    if all.iter().any(|m| m != first) {
+        meta["by_id"] = ids
+            .iter()
+            .zip(&all)
+            .map(|(&id, m)| (kind.label(id), m.clone()))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+    }
+    meta
 }
 
 /// Reads one line (without its newline) from a pipe, giving up at end of file or after

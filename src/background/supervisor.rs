@@ -327,6 +327,7 @@ fn supervise_monitor(
         ),
         lines: Lines::default(),
         next_flush: None,
+        tail: Vec::new(),
     };
     let outcome = run::run_with(request, &mut watcher);
     if outcome.is_err() {
@@ -335,6 +336,22 @@ fn supervise_monitor(
     setup.close_checkpoint(&watcher.start);
     let started = watcher.start.started()?;
     watcher.lines.finish();
+    // As for bash: a failed command's last line names the sandbox rule that stopped it.
+    if let (Ok(outcome), Some(plan)) = (&outcome, watcher.start.plan.clone()) {
+        let failed = !outcome.cancelled && outcome.ending.exit_code() != Some(0);
+        let text = String::from_utf8_lossy(&watcher.tail).into_owned();
+        let line = plan
+            .undone_line()
+            .or_else(|| failed.then(|| plan.explain_text(&text)).flatten())
+            .or_else(|| {
+                failed
+                    .then(|| plan.explain_quiet_network(&row.command))
+                    .flatten()
+            });
+        if let Some(line) = line {
+            watcher.lines.pending.push_back(line);
+        }
+    }
     watcher.flush();
     let store = watcher.store;
     let (status, exit_code, signal, error) = match &outcome {
@@ -371,7 +388,13 @@ struct MonitorWatcher<'a, 'h> {
     start: Start<'h>,
     lines: Lines,
     next_flush: Option<Instant>,
+    /// The end of the command's output (both streams, at most [`TAIL_BYTES`]), for the
+    /// sandbox's explanatory line.
+    tail: Vec<u8>,
 }
+
+/// How much of a monitor's output end the sandbox's explanation looks at.
+const TAIL_BYTES: usize = 16 * 1024;
 
 impl MonitorWatcher<'_, '_> {
     fn flush(&mut self) {
@@ -394,6 +417,11 @@ impl Watcher for MonitorWatcher<'_, '_> {
 
     fn output(&mut self, stream: Stream, bytes: &[u8]) {
         self.lines.push(stream, bytes);
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > TAIL_BYTES {
+            let excess = self.tail.len() - TAIL_BYTES;
+            self.tail.drain(..excess);
+        }
     }
 
     fn tick(&mut self, now: Instant) -> Option<Instant> {

@@ -5,7 +5,9 @@
 //! Text: one line of settings, then one line per layer, `LAYER: yes`, `LAYER: yes (NOTE)`,
 //! `LAYER: no: WHY` or `LAYER: not needed (WHY)`. JSON: `{"mode", "network", "writable": [..], "layers":
 //! [{"layer", "available": bool, "status", "why"}], "complete": bool}`, `complete` being
-//! true when no layer is missing. The exit status is 0 either way: it is a report.
+//! true when no layer is missing, and `verdict` (also the last text line) when one is: what
+//! the mode does about it (`required` refuses every command). The exit status is 0 either
+//! way: it is a report.
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{Value, json};
@@ -50,13 +52,17 @@ pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus 
                 })
             })
             .collect();
-        return out.json(&json!({
+        let mut report = json!({
             "mode": settings.mode.as_str(),
             "network": settings.network,
             "writable": settings.writable,
             "layers": layers,
             "complete": complete,
-        }));
+        });
+        if let Some(line) = verdict(settings, &support) {
+            report["verdict"] = json!(line);
+        }
+        return out.json(&report);
     }
     let mut text = format!(
         "sandbox.mode: {}, sandbox.network: {}, sandbox.writable: [{}]\n",
@@ -77,5 +83,41 @@ pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus 
             _ => format!("{}: no: {}\n", s.layer, s.why),
         });
     }
+    if let Some(line) = verdict(settings, &support) {
+        text.push_str(&line);
+        text.push('\n');
+    }
     out.raw(text.as_bytes())
+}
+
+/// What the settings' mode does with the missing layers (of those it asks for), when some are missing: `auto`
+/// runs commands without them, `required` refuses every command (exit status 3).
+fn verdict(
+    settings: &crate::sandbox::Settings,
+    support: &[crate::sandbox::LayerSupport],
+) -> Option<String> {
+    let mode = settings.mode;
+    let missing: Vec<&str> = support
+        .iter()
+        // `net` is only asked for with the network off.
+        .filter(|s| {
+            s.status == "no" && s.layer != "proc" && (s.layer != "net" || !settings.network)
+        })
+        .map(|s| s.layer)
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let list = missing.join(", ");
+    Some(match mode {
+        crate::sandbox::Mode::Required => format!(
+            "sandbox.mode \"required\": every command is refused here (exit status 3), because {list} cannot be set up"
+        ),
+        crate::sandbox::Mode::Auto => {
+            format!("sandbox.mode \"auto\": commands run here without {list}")
+        }
+        crate::sandbox::Mode::Off => {
+            "sandbox.mode \"off\": commands run without any layer".to_string()
+        }
+    })
 }

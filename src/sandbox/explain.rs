@@ -2,12 +2,43 @@
 //! which policy setting would allow it, recognised from the command's own error messages.
 //!
 //! - under Landlock alone, `Permission denied`: the writable set;
-//! - `Read-only file system`, or `Device or resource busy` / `Permission denied` on a
-//!   protected path: the filesystem rule (`sandbox.writable` opens a path outside the
-//!   project; protected paths cannot be opened);
+//! - `Read-only file system`, or `Device or resource busy` / `Permission denied` /
+//!   `Invalid cross-device link` (a hard link to a bound file) on a protected path: the
+//!   filesystem rule (`sandbox.writable` opens a path outside the project; protected
+//!   paths cannot be opened);
+//! - `Operation not permitted` and the like from `mount`, `umount`, `mknod` or `unshare`:
+//!   the capabilities no command keeps;
 //! - a masked secret named in the output: the masking rule (`secret-shell` allow);
 //! - `Connection refused`, `Network is unreachable`, `Could not resolve host`, … with the
-//!   network off: `sandbox.network`.
+//!   network off: `sandbox.network`; also a failed command that printed nothing of the
+//!   kind (`curl -s`) when its command line reaches for the network
+//!   ([`reaches_for_network`]).
+
+/// The line for a command refused a mount, an unmount or a device node.
+pub const MOUNTS_KEPT: &str = "[sandbox: commands cannot mount, unmount or make device nodes inside the sandbox (that would undo its read-only paths and masks); no policy setting allows it]";
+
+/// The line for a command the missing network stopped.
+pub const NETWORK_OFF: &str = "[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]";
+
+/// Whether a command line reaches for the network by itself: a URL, bash's `/dev/tcp` or
+/// `/dev/udp`, or a network client as a word (`curl`, `wget`, `nc`, `ssh`, …).
+pub fn reaches_for_network(command: &str) -> bool {
+    const MARKS: [&str; 6] = [
+        "http://",
+        "https://",
+        "ftp://",
+        "/dev/tcp/",
+        "/dev/udp/",
+        "--unix-socket",
+    ];
+    const CLIENTS: [&str; 10] = [
+        "curl", "wget", "nc", "ncat", "socat", "ssh", "scp", "telnet", "ping", "dig",
+    ];
+    MARKS.iter().any(|m| command.contains(m))
+        || command
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .any(|word| CLIENTS.contains(&word))
+}
 
 /// The explanation for a failed command whose output is `text`, or `None` when nothing in
 /// it points at the sandbox.
@@ -26,7 +57,9 @@ pub fn explain(
         return Some("[sandbox: Landlock allows writes only in --dir, /tmp and sandbox.writable; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string());
     }
     if text.contains("Read-only file system")
-        || ((text.contains("Device or resource busy") || text.contains("Permission denied"))
+        || ((text.contains("Device or resource busy")
+            || text.contains("Permission denied")
+            || text.contains("Invalid cross-device link"))
             && names_protected)
     {
         return Some(if names_protected {
@@ -35,8 +68,21 @@ pub fn explain(
             "[sandbox: the file system outside --dir and /tmp is read-only; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string()
         });
     }
+    // Mounting, unmounting and device nodes need capabilities no command keeps.
+    let refused = [
+        "Operation not permitted",
+        "must be superuser",
+        "ermission denied",
+    ];
+    if refused.iter().any(|r| text.contains(r))
+        && ["mount: ", "umount: ", "mknod: ", "unshare: "]
+            .iter()
+            .any(|c| text.contains(c))
+    {
+        return Some(MOUNTS_KEPT.to_string());
+    }
     if network_off {
-        const SIGNS: [&str; 7] = [
+        const SIGNS: [&str; 12] = [
             "Connection refused",
             "Network is unreachable",
             "Could not resolve host",
@@ -44,9 +90,14 @@ pub fn explain(
             "Name or service not known",
             "Couldn't connect to server",
             "No route to host",
+            "Failed to connect",
+            "Connection timed out",
+            "ECONNREFUSED",
+            "ENETUNREACH",
+            "EAI_AGAIN",
         ];
         if SIGNS.iter().any(|s| text.contains(s)) {
-            return Some("[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]".to_string());
+            return Some(NETWORK_OFF.to_string());
         }
     }
     if masked
@@ -96,5 +147,35 @@ mod tests {
             None
         );
         assert_eq!(explain("all good", true, false, &[], &[]), None);
+    }
+
+    #[test]
+    fn a_refused_mount_or_device_node_names_the_rule() {
+        for text in [
+            "mknod: blk: Operation not permitted",
+            "umount: /work/.env: must be superuser to unmount.",
+            "mount: /: permission denied.",
+        ] {
+            assert_eq!(
+                explain(text, false, false, &[], &[]).as_deref(),
+                Some(MOUNTS_KEPT),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_quiet_command_reaching_for_the_network_is_recognised_by_its_line() {
+        for yes in [
+            "curl -s http://127.0.0.1:8080/",
+            "wget -q -O- example.org",
+            "exec 3<>/dev/tcp/127.0.0.1/80",
+            "x=$(nc -z localhost 22)",
+        ] {
+            assert!(reaches_for_network(yes), "{yes}");
+        }
+        for no in ["cargo build", "ls curlew", "grep -r ssh_config ."] {
+            assert!(!reaches_for_network(no), "{no}");
+        }
     }
 }

@@ -14,8 +14,8 @@
 //! inside a writable one read-only (git config and hooks, `.tinytool/`, and the user's
 //! config and state directories where they lie under `/tmp` or `--dir`: rules only add),
 //! mask secret files, end daemons after the call or a SIGKILL of tinytool (the sentinel and
-//! the process group still do what they can), and keep UDP or other sockets off the
-//! network.
+//! the process group still do what they can), and keep UDP off the network (Unix sockets
+//! are kept off by the same seccomp filter as with the namespaces).
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -123,7 +123,7 @@ pub fn cannot(layer: &str, prepared: &Prepared) -> &'static str {
             "Landlock cannot end daemons with the call nor after a SIGKILL of tinytool (the process group and sentinel still end what they reach)"
         }
         "net" if prepared.tcp_denied => {
-            "Landlock denies TCP connect and bind, but not UDP or other sockets"
+            "Landlock denies TCP connect and bind (and a seccomp filter Unix sockets), but not UDP"
         }
         "net" => "this kernel's Landlock (ABI < 4) cannot limit the network",
         _ => "not needed with Landlock alone",

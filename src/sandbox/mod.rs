@@ -26,6 +26,7 @@
 //! `pid`, `net`, `landlock` (only where the namespaces could not be set up), `mask`.
 
 pub mod explain;
+mod gitdirs;
 pub mod landlock;
 pub mod mask;
 mod namespaces;
@@ -324,6 +325,13 @@ pub struct Plan {
     pub(crate) empty_dir: Option<CString>,
     /// Whether the secret scan stopped at its cap.
     pub mask_capped: bool,
+    /// Protected paths that do not exist and cannot be bound: removed if the command
+    /// creates them (`gitdirs`).
+    pub(crate) absent: Vec<PathBuf>,
+    /// Where there was no repository: the `.git` a command could create (`gitdirs`).
+    pub(crate) fresh_repo: Option<PathBuf>,
+    /// The ones [`Plan::sweep`] removed.
+    removed: std::sync::Mutex<Vec<PathBuf>>,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
     /// is none.
     pub(crate) landlock: Result<landlock::Prepared, String>,
@@ -371,17 +379,18 @@ impl Plan {
         let tinytool = crate::project::tinytool_dir(&dir);
         let mut anchors = Vec::new();
         let mut protected = Vec::new();
-        for git in git_dirs(&dir) {
-            let hooks = git.join("hooks");
-            if !hooks.exists() {
-                // A missing hooks folder could be created and planted: tinytool creates it
-                // (empty, as `git init` would) so that it can be bound read-only.
-                let _ = std::fs::create_dir(&hooks);
-            }
-            anchors.push(git.clone());
-            protected.push(git.join("config"));
-            protected.push(hooks);
-        }
+        let git = gitdirs::layout(&dir);
+        let fresh_repo = git.fresh;
+        anchors.extend(git.anchors);
+        protected.extend(git.protected);
+        let absent: Vec<PathBuf> = git
+            .absent
+            .into_iter()
+            .filter_map(|p| {
+                let parent = std::fs::canonicalize(p.parent()?).ok()?;
+                Some(parent.join(p.file_name()?))
+            })
+            .collect();
         if !purpose.tinytool_writable {
             let _ = crate::project::ensure_tinytool_dir(&dir);
             protected.push(tinytool.clone());
@@ -411,14 +420,20 @@ impl Plan {
             }
             protected.push(user_dir);
         }
-        let protected: Vec<PathBuf> = protected
-            .into_iter()
-            .filter_map(|p| std::fs::canonicalize(p).ok())
-            .collect();
-        let anchors: Vec<PathBuf> = anchors
-            .into_iter()
-            .filter_map(|p| std::fs::canonicalize(p).ok())
-            .collect();
+        let canonical = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
+            let mut out: Vec<PathBuf> = Vec::new();
+            for p in paths
+                .into_iter()
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+            {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+            out
+        };
+        let protected = canonical(protected);
+        let anchors = canonical(anchors);
         let scan = mask::scan(&dir);
         let empty = mask::empty_file(&tinytool);
         let landlock = landlock::prepare(&writable, settings.network);
@@ -456,6 +471,9 @@ impl Plan {
             },
             empty_dir: empty_dir.map(|p| c_path(&p)),
             mask_capped: scan.capped,
+            absent,
+            fresh_repo,
+            removed: std::sync::Mutex::new(Vec::new()),
             landlock,
             simulate_no_namespaces,
             shared,
@@ -499,7 +517,33 @@ impl Plan {
             .collect()
     }
 
-    /// `metadata.sandbox`: the mode, the layers active, the ones missing and why.
+    /// Removes the protected paths that did not exist and that the command created (a
+    /// `commondir` redirecting git to a planted directory, a hook in a repository the
+    /// command created); returns every path removed so far. Safe to call more than once; also called when the plan is dropped.
+    pub fn sweep(&self) -> Vec<PathBuf> {
+        let mut removed = self.removed.lock().unwrap_or_else(|e| e.into_inner());
+        removed.extend(gitdirs::sweep(&self.absent));
+        if let Some(fresh) = &self.fresh_repo {
+            removed.extend(gitdirs::sweep_fresh(fresh));
+        }
+        removed.clone()
+    }
+
+    /// The explanatory line when the command created protected paths that the sandbox
+    /// then removed ([`Plan::sweep`]), naming them.
+    pub fn undone_line(&self) -> Option<String> {
+        let removed = self.sweep();
+        (!removed.is_empty()).then(|| {
+            let list: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+            format!(
+                "[sandbox: removed {}: git hooks and redirections (commondir, .git files) cannot be planted from inside the sandbox; no policy setting allows it]",
+                list.join(", ")
+            )
+        })
+    }
+
+    /// `metadata.sandbox`: the mode, the layers active, the ones missing and why (and the
+    /// protected paths the command created, removed: `removed`).
     pub fn metadata(&self) -> Value {
         let report = self.shared.report();
         let layers: Vec<&str> = (0..LAYERS.len())
@@ -515,6 +559,10 @@ impl Plan {
             missing.push(json!({"layer": "proc", "why": why}));
         }
         let mut meta = json!({"mode": self.mode.as_str(), "layers": layers, "missing": missing});
+        let removed = self.sweep();
+        if !removed.is_empty() {
+            meta["removed"] = json!(removed);
+        }
         if self.mask_capped {
             meta["mask_capped"] = json!(mask::CAP);
         }
@@ -540,40 +588,6 @@ impl Plan {
     }
 }
 
-/// The git directories of the project whose `config` and `hooks/` are protected: `.git`
-/// (or the real one a `.git` file points to, and its common directory), and every
-/// `modules/*` and `worktrees/*` below them (one level each).
-fn git_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let dot_git = dir.join(".git");
-    let mut roots = Vec::new();
-    if dot_git.is_dir() {
-        roots.push(dot_git);
-    } else if let Ok(text) = std::fs::read_to_string(&dot_git)
-        && let Some(target) = text.trim().strip_prefix("gitdir:")
-    {
-        let real = dir.join(target.trim());
-        if let Ok(common) = std::fs::read_to_string(real.join("commondir")) {
-            roots.push(real.join(common.trim()));
-        }
-        roots.push(real);
-    }
-    for root in roots {
-        for sub in ["modules", "worktrees"] {
-            if let Ok(entries) = std::fs::read_dir(root.join(sub)) {
-                found.extend(
-                    entries
-                        .flatten()
-                        .map(|e| e.path())
-                        .filter(|p| p.is_dir() && p.join("config").exists()),
-                );
-            }
-        }
-        found.insert(0, root);
-    }
-    found
-}
-
 fn c_string(bytes: &[u8]) -> CString {
     CString::new(
         bytes
@@ -587,6 +601,13 @@ fn c_string(bytes: &[u8]) -> CString {
 
 fn c_path(path: &Path) -> CString {
     c_string(path.as_os_str().as_bytes())
+}
+
+impl Drop for Plan {
+    fn drop(&mut self) {
+        // The last holder of the plan: the command and everything it started are gone.
+        self.sweep();
+    }
 }
 
 /// Whether this machine can set up one layer, for `tinytool sandbox`.
@@ -658,10 +679,15 @@ pub fn support(dir: &Path) -> Vec<LayerSupport> {
                 ("no", "it needs the mount layer".to_string())
             }
         } else {
-            (
-                "no",
-                report.why(l).unwrap_or_else(|| "not set up".to_string()),
-            )
+            // As in results: what the fallback does in place of the missing layer.
+            let why = plan
+                .missing()
+                .into_iter()
+                .find(|(name, _)| *name == layer)
+                .map(|(_, why)| why)
+                .or_else(|| report.why(l))
+                .unwrap_or_else(|| "not set up".to_string());
+            ("no", why)
         };
         out.push(LayerSupport { layer, status, why });
     }
@@ -723,16 +749,34 @@ pub fn refused(metadata: &serde_json::Map<String, Value>) -> bool {
 impl Plan {
     /// The explanatory last line for a failed command whose output is in `captures`.
     pub fn explain(&self, captures: &[&crate::truncate::Capture]) -> Option<String> {
-        let report = self.shared.report();
-        let landlock = report.is_active(LANDLOCK);
-        if !report.is_active(MOUNT) && !report.is_active(NET) && !landlock {
-            return None;
-        }
         let text: String = captures
             .iter()
             .map(|c| c.kept_text())
             .collect::<Vec<_>>()
             .join("\n");
+        self.explain_text(&text)
+    }
+
+    /// The explanatory line for a failed command that said nothing recognisable (`curl -s`)
+    /// when the network is off and the command line itself reaches for it (a URL,
+    /// `/dev/tcp`, a network client).
+    pub fn explain_quiet_network(&self, command: &str) -> Option<String> {
+        let report = self.shared.report();
+        let tcp_denied =
+            report.is_active(LANDLOCK) && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
+        if self.network || !(report.is_active(NET) || tcp_denied) {
+            return None;
+        }
+        explain::reaches_for_network(command).then(|| explain::NETWORK_OFF.to_string())
+    }
+
+    /// The explanatory last line for a failed command whose output (or its end) is `text`.
+    pub fn explain_text(&self, text: &str) -> Option<String> {
+        let report = self.shared.report();
+        let landlock = report.is_active(LANDLOCK);
+        if !report.is_active(MOUNT) && !report.is_active(NET) && !landlock {
+            return None;
+        }
         let names = |list: &[CString]| -> Vec<String> {
             list.iter()
                 .filter_map(|c| {
@@ -741,11 +785,27 @@ impl Plan {
                 })
                 .collect()
         };
-        let mut protected = names(&self.protected);
-        protected.extend(names(&self.anchors));
+        // A protected path is recognised as commands print it: in full, as its last two
+        // components (`.git/hooks`, `.config/tinytool`), or by a dot-name of its own
+        // (`.git`, `.tinytool`), never by a bare `config` or `hooks`, which any path has.
+        let mut protected = Vec::new();
+        for c in self.protected.iter().chain(&self.anchors) {
+            let path = Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()));
+            protected.push(path.display().to_string());
+            let tail: Vec<_> = path.components().rev().take(2).collect();
+            if let [last, before] = tail.as_slice() {
+                let two = Path::new(before.as_os_str()).join(last.as_os_str());
+                protected.push(two.display().to_string());
+            }
+            if let Some(name) = path.file_name().map(|n| n.to_string_lossy())
+                && name.starts_with('.')
+            {
+                protected.push(name.into_owned());
+            }
+        }
         let tcp_denied = landlock && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
         explain::explain(
-            &text,
+            text,
             !self.network && (report.is_active(NET) || tcp_denied),
             landlock,
             &names(&self.masked),

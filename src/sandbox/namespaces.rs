@@ -10,14 +10,21 @@
 //!    so they are mount points (`rename` and `rmdir` of a mount point fail with `EBUSY`);
 //!    every protected path bound on itself read-only; every secret file covered by the
 //!    empty read-only file, and the checkpoint store (copies of secret files) by the empty
-//!    read-only directory.
+//!    read-only directory. `/dev/shm` is a private tmpfs (the host's is outside the
+//!    writable set).
 //! 3. With the network off, the namespace's own loopback is brought up.
 //! 4. A fork: the child is the first process (pid 1) of the PID namespace and goes on to
 //!    `exec` the command, after mounting a fresh `/proc` (skipped where refused). When it
 //!    exits, the kernel kills every process left in the namespace (double-forked daemons
 //!    included). The forking process stays outside as the command's leader: it closes its
 //!    other descriptors, waits for pid 1 and exits as it did (same status, same signal).
-//!    It dies with tinytool (`PR_SET_PDEATHSIG`), and pid 1 dies with it.
+//!    It dies with tinytool (`PR_SET_PDEATHSIG`), and pid 1 dies with it. The fresh
+//!    `/proc`'s `sys/` and `sysrq-trigger` are bound read-only.
+//! 5. The command drops the capabilities that could undo the mounts or reach around them
+//!    ([`DROPPED`]; root has no user namespace to take them away), from the bounding set
+//!    too, and with the network off installs a seccomp filter that keeps it from opening
+//!    Unix sockets (the host's are outside as its loopback is: [`deny_unix_sockets`]),
+//!    before `exec`.
 //!
 //! Where `unshare` is refused, the plan's Landlock ruleset is enforced instead (the
 //! `landlock` module) and the command runs without namespaces.
@@ -33,7 +40,7 @@ const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 13] = [
+const STEPS: [&str; 16] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -47,6 +54,9 @@ const STEPS: [&str; 13] = [
     "mount /proc",
     "anchor a git directory",
     "landlock_restrict_self",
+    "drop capabilities",
+    "make /proc/sys read-only",
+    "filter Unix sockets (seccomp)",
 ];
 
 /// The name of step `index`.
@@ -166,6 +176,11 @@ pub unsafe fn enter(plan: &Plan) -> io::Result<()> {
                 Err(e) => report.fail(LANDLOCK, 12, e),
             }
         }
+        // The host's Unix sockets stay out of reach with the network off here too.
+        // SAFETY: system calls on a local program in the forked child.
+        if !plan.network && !unsafe { deny_unix_sockets() } && required {
+            return Err(io::Error::last_os_error());
+        }
         return if required {
             Err(io::Error::from_raw_os_error(e))
         } else {
@@ -247,12 +262,29 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
             fail(MASK, 4);
             return false;
         }
+        // Recursively: what is mounted below a writable path (a volume inside the project)
+        // is writable as it was; only the path itself where a submount's read-only flag is
+        // locked (the kernel then changes none).
         for path in &plan.writable {
-            if !set_read_only(path.as_ptr(), false, false) {
+            if !set_read_only(path.as_ptr(), false, true)
+                && !set_read_only(path.as_ptr(), false, false)
+            {
                 fail(MOUNT, 5);
                 fail(MASK, 5);
                 return false;
             }
+        }
+        // POSIX shared memory and semaphores (`multiprocessing`) need a writable /dev/shm,
+        // but the host's is outside the project and /tmp: a private one, or none writable.
+        if libc::mount(
+            c"tmpfs".as_ptr(),
+            c"/dev/shm".as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=1777".as_ptr().cast(),
+        ) != 0
+        {
+            set_read_only(c"/dev/shm".as_ptr(), true, true);
         }
         report.set_active(MOUNT);
         for path in &plan.anchors {
@@ -295,6 +327,153 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
         }
     }
     report.is_active(MOUNT)
+}
+
+/// Capabilities the command never keeps, even as root: with them it could unmount or
+/// remount what the sandbox mounted (`CAP_SYS_ADMIN`), reach a masked file's inode by
+/// handle (`CAP_DAC_READ_SEARCH`), another mount namespace through `/proc/<pid>/root`
+/// (`CAP_SYS_PTRACE`), the disk or kernel directly (`CAP_SYS_RAWIO`, `CAP_MKNOD`,
+/// `CAP_SYS_MODULE`, `CAP_BPF`), or reboot the machine (`CAP_SYS_BOOT`).
+const DROPPED: [u32; 8] = [2, 16, 17, 19, 21, 22, 27, 39];
+
+/// Removes [`DROPPED`] from the bounding set (so no `exec` of a setuid or file-capability
+/// program gets them back) and from the effective, permitted, inheritable and ambient
+/// sets. Without a user namespace (root) this is what keeps the mounts in place; in one
+/// it costs nothing. False when a step failed.
+///
+/// # Safety
+/// In the forked child before `exec` (system calls on locals only).
+unsafe fn drop_capabilities() -> bool {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    // SAFETY: prctl with integers; capget/capset on local, correctly sized structures.
+    unsafe {
+        let mut ok = true;
+        for cap in DROPPED {
+            // EINVAL: a capability this kernel does not know, so it cannot be held.
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0
+                && errno() != libc::EINVAL
+            {
+                ok = false;
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        let mut header = Header {
+            version: VERSION_3,
+            pid: 0,
+        };
+        let mut data = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut Header,
+            data.as_mut_ptr(),
+        ) != 0
+        {
+            return false;
+        }
+        for cap in DROPPED {
+            let (word, bit) = ((cap / 32) as usize, 1u32 << (cap % 32));
+            data[word].effective &= !bit;
+            data[word].permitted &= !bit;
+            data[word].inheritable &= !bit;
+        }
+        header.version = VERSION_3;
+        header.pid = 0;
+        if libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) != 0 {
+            return false;
+        }
+        ok
+    }
+}
+
+/// Where the seccomp filter of [`deny_unix_sockets`] can be built: the audit architecture,
+/// `socket` and `io_uring_setup` natively, and the 32-bit compat ABI's architecture,
+/// `socketcall`, `socket` (u32::MAX where there is none).
+#[cfg(target_arch = "x86_64")]
+const SECCOMP_ABI: Option<[u32; 6]> = Some([0xC000_003E, 41, 425, 0x4000_0003, 102, 359]);
+#[cfg(target_arch = "aarch64")]
+const SECCOMP_ABI: Option<[u32; 6]> = Some([0xC000_00B7, 198, 425, 0x4000_0028, u32::MAX, 281]);
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const SECCOMP_ABI: Option<[u32; 6]> = None;
+
+/// With the network off, the host's Unix sockets (`/run/docker.sock`, a server's socket
+/// in `/tmp`) are outside too: a seccomp filter makes `socket(AF_UNIX, …)` fail with
+/// `EPERM` (`socketpair`, pipes and inherited sockets still work), denies the 32-bit
+/// `socketcall`, and makes `io_uring_setup` fail with `ENOSYS` (an io_uring could create a
+/// socket past the filter; programs fall back to plain calls). Sets `no_new_privs`, which
+/// a filter needs without `CAP_SYS_ADMIN`. False when it could not be installed.
+///
+/// # Safety
+/// In the forked child before `exec` (system calls on a local program only).
+unsafe fn deny_unix_sockets() -> bool {
+    let Some([native, socket, uring, compat, socketcall, compat_socket]) = SECCOMP_ABI else {
+        // SAFETY: sets errno for the report.
+        unsafe { *libc::__errno_location() = libc::ENOSYS };
+        return false;
+    };
+    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    const ALLOW: u32 = 0x7fff_0000;
+    const ERRNO: u32 = 0x0005_0000;
+    let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    // seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low half, little-endian).
+    let program = [
+        op(LD_W_ABS, 0, 0, 4),                      // 0: arch
+        op(JEQ, 5, 0, compat),                      // 1: compat -> 7
+        op(JEQ, 0, 10, native),                     // 2: other -> allow (13)
+        op(LD_W_ABS, 0, 0, 0),                      // 3: nr
+        op(AND, 0, 0, !0x4000_0000),                // 4: the x32 bit off
+        op(JEQ, 9, 0, uring),                       // 5: -> ENOSYS (15)
+        op(JEQ, 4, 6, socket),                      // 6: -> check (11), else allow (13)
+        op(LD_W_ABS, 0, 0, 0),                      // 7: compat nr
+        op(JEQ, 5, 0, socketcall),                  // 8: -> EPERM (14)
+        op(JEQ, 5, 0, uring),                       // 9: -> ENOSYS (15)
+        op(JEQ, 0, 2, compat_socket),               // 10: -> check (11), else allow (13)
+        op(LD_W_ABS, 0, 0, 16),                     // 11: the domain
+        op(JEQ, 1, 0, libc::AF_UNIX as u32),        // 12: -> EPERM (14)
+        op(RET, 0, 0, ALLOW),                       // 13
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 14
+        op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 15
+    ];
+    let prog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl with integers, then with a pointer to the local program, which the
+    // kernel copies.
+    unsafe {
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+            && libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                &prog as *const libc::sock_fprog as libc::c_ulong,
+                0,
+                0,
+            ) == 0
+    }
 }
 
 /// Brings up `lo` in the new network namespace.
@@ -428,10 +607,35 @@ unsafe fn first_process(plan: &Plan) -> io::Result<()> {
             ) != 0
             {
                 report.fail(PROC, 10, errno());
+            } else {
+                // A fresh /proc is writable: its kernel settings (`core_pattern` runs a
+                // program as root on the host) and the SysRq trigger must not be.
+                for path in [c"/proc/sys", c"/proc/sysrq-trigger"] {
+                    // ENOENT: a kernel without it (no SysRq), nothing to protect.
+                    if !(bind(path.as_ptr(), path.as_ptr())
+                        && set_read_only(path.as_ptr(), true, true))
+                        && errno() != libc::ENOENT
+                    {
+                        report.fail(PROC, 14, errno());
+                    }
+                }
             }
             let command = fork();
             if command == 0 {
-                // The command: as the standard library left it, on to `exec`.
+                // The command: without the capabilities that could undo the mounts, then
+                // as the standard library left it, on to `exec`.
+                if !drop_capabilities() {
+                    report.fail(MOUNT, 13, errno());
+                    if plan.mode == super::Mode::Required {
+                        libc::_exit(126);
+                    }
+                }
+                if !plan.network && !deny_unix_sockets() {
+                    report.fail(NET, 15, errno());
+                    if plan.mode == super::Mode::Required {
+                        libc::_exit(126);
+                    }
+                }
                 libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
                 return Ok(());
             }

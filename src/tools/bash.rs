@@ -221,7 +221,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
-    Ok(compose(finished, timeout, ctx, plan.as_deref()))
+    Ok(compose(
+        finished,
+        timeout,
+        ctx,
+        plan.as_deref(),
+        &args.command,
+    ))
 }
 
 /// The tool output of a finished run (see the module doc for the shape).
@@ -230,6 +236,7 @@ fn compose(
     timeout: Duration,
     ctx: &CallContext,
     plan: Option<&sandbox::Plan>,
+    command: &str,
 ) -> ToolOutput {
     let Finished {
         stdout,
@@ -252,10 +259,12 @@ fn compose(
             )),
         }
     };
-    let explanation = failure
-        .as_ref()
-        .and(plan)
-        .and_then(|plan| plan.explain(&[&stdout, &stderr]));
+    let explanation = plan.and_then(|plan| plan.undone_line()).or_else(|| {
+        failure.as_ref().and(plan).and_then(|plan| {
+            plan.explain(&[&stdout, &stderr])
+                .or_else(|| plan.explain_quiet_network(command))
+        })
+    });
     let stdout_bytes = stdout.total_bytes();
     let stderr_bytes = stderr.total_bytes();
     let mut output = Capture::new(ctx.session.limits.clone());

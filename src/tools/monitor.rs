@@ -353,7 +353,12 @@ fn list(ctx: &CallContext) -> anyhow::Result<ToolOutput> {
         .read(|s| s.monitors(false))?
         .unwrap_or_default();
     let entries: Vec<Value> = monitors.iter().map(list_entry).collect();
+    let ids: Vec<i64> = monitors.iter().map(|m| m.id).collect();
     Ok(ToolOutput::text(Value::Array(entries).to_string())
+        .with(
+            "sandbox",
+            background::sandbox_of_all(session, Background::Monitor, &ids),
+        )
         .with("count", monitors.len())
         .with("running", monitors.iter().filter(|m| is_running(m)).count()))
 }
@@ -421,13 +426,18 @@ fn read(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutpu
             .with("running", is_running(&monitor))
             .with("exit_code", monitor.exit_code)
             .with("lines", lines)
-            .with("dropped", dropped));
+            .with("dropped", dropped)
+            .with(
+                "sandbox",
+                background::sandbox_of(session, Background::Monitor, monitor.id),
+            ));
     }
     let monitors = session
         .state
         .read(|s| s.monitors(false))?
         .unwrap_or_default();
     let mut blocks = Vec::new();
+    let mut read_ids = Vec::new();
     let mut total = 0;
     for monitor in &monitors {
         if monitor.buffered == 0 && monitor.dropped == 0 && is_running(monitor) {
@@ -436,18 +446,28 @@ fn read(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutpu
         let (block, lines, _) = read_block(ctx, monitor)?;
         total += lines;
         blocks.push(block);
+        read_ids.push(monitor.id);
     }
     let running = monitors.iter().filter(|m| is_running(m)).count();
     if blocks.is_empty() {
+        let ids: Vec<i64> = monitors.iter().map(|m| m.id).collect();
         return Ok(
             ToolOutput::text(format!("No new monitor output ({running} running)."))
                 .with("lines", 0)
-                .with("running", running),
+                .with("running", running)
+                .with(
+                    "sandbox",
+                    background::sandbox_of_all(session, Background::Monitor, &ids),
+                ),
         );
     }
     Ok(ToolOutput::text(blocks.join("\n\n"))
         .with("lines", total)
-        .with("running", running))
+        .with("running", running)
+        .with(
+            "sandbox",
+            background::sandbox_of_all(session, Background::Monitor, &read_ids),
+        ))
 }
 
 fn stop(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutput> {
@@ -460,13 +480,15 @@ fn stop(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutpu
         Ok(monitor) => monitor,
         Err(message) => return Ok(ToolOutput::error(message)),
     };
+    let sandbox = background::sandbox_of(session, Background::Monitor, monitor.id);
     let was_running = is_running(&monitor)
         && background::stop(session, Background::Monitor, monitor.id, "stopped")?;
     session.state.write(|s| s.acknowledge_monitor(monitor.id))?;
     if was_running {
         return Ok(ToolOutput::text(format!("Monitor {monitor_id} stopped"))
             .with("monitor_id", monitor_id)
-            .with("state", "stopped"));
+            .with("state", "stopped")
+            .with("sandbox", sandbox));
     }
     let ended = session
         .state
@@ -477,7 +499,8 @@ fn stop(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutpu
     Ok(
         ToolOutput::text(format!("Monitor {monitor_id} had already ended: {state}"))
             .with("monitor_id", monitor_id)
-            .with("state", state),
+            .with("state", state)
+            .with("sandbox", sandbox),
     )
 }
 

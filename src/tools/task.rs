@@ -333,8 +333,14 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
     let output = if failure(start.kind, &finished, start.deadline).is_none() {
         ToolOutput::captured(finished.stdout)
     } else {
+        // As for bash: the last line names the sandbox rule that stopped the subagent.
+        let line = plan.as_deref().and_then(|p| {
+            p.undone_line()
+                .or_else(|| p.explain(&[&finished.stdout, &finished.stderr]))
+        });
         let concluded = conclude(start.kind, finished, start.deadline);
-        ToolOutput::error(format!("Subagent error: {}", concluded.error))
+        let line = line.map(|l| format!("\n{l}")).unwrap_or_default();
+        ToolOutput::error(format!("Subagent error: {}{line}", concluded.error))
     };
     let output = output
         .with("subagent_type", start.kind)
@@ -497,7 +503,11 @@ fn lookup(ctx: &CallContext, task_id: &str, cancel: bool) -> anyhow::Result<Tool
     );
     Ok(ToolOutput::text(text)
         .with("job_id", Background::Job.label(id))
-        .with("status", status))
+        .with("status", status)
+        .with(
+            "sandbox",
+            background::sandbox_of(session, Background::Job, id),
+        ))
 }
 
 /// The status object as one line of JSON that fits in `limit` bytes (so that the preview

@@ -37,6 +37,7 @@ mod read;
 mod readme_policies;
 mod robust;
 mod sandbox;
+mod sandbox_escapes;
 mod sandbox_landlock;
 mod sandbox_processes;
 mod search_limits;

@@ -139,3 +139,97 @@ fn without_namespaces_required_mode_refuses_with_exit_3() {
     let report = room.run(&["sandbox"], None);
     assert!(report.stdout.contains("mount: no: unshare"), "{report:?}");
 }
+
+#[test]
+fn without_namespaces_the_report_and_every_result_say_what_is_missing_and_what_it_means() {
+    let room = landlock_room(r#"{"sandbox": {"mode": "required", "network": false}}"#);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // The report: each missing layer with what Landlock does in its place, and the verdict.
+    let report = room.run(&["sandbox", "--json"], None).json();
+    for layer in ["mount", "pid", "net"] {
+        let entry = report["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["layer"] == layer)
+            .unwrap()
+            .clone();
+        assert_eq!(entry["available"], false, "{report}");
+        assert!(
+            entry["why"].as_str().unwrap().contains("Landlock"),
+            "{report}"
+        );
+    }
+    let verdict = report["verdict"].as_str().unwrap_or_default();
+    assert!(verdict.contains("refused"), "{report}");
+    assert!(verdict.contains("mount"), "{report}");
+    let text = room.run(&["sandbox"], None);
+    assert!(
+        text.stdout.trim_end().ends_with("cannot be set up"),
+        "{text:?}"
+    );
+
+    // Every kind of command is refused with exit status 3, naming the missing layers.
+    room.write_user(
+        "config.json",
+        json!({"subagents": {"noop": {"command": ["true"]}}}).to_string(),
+    );
+    for (tool, args) in [
+        ("bash", json!({"command": "true"})),
+        ("monitor", json!({"command": "true"})),
+        (
+            "task",
+            json!({"description": "d", "prompt": "p", "subagent_type": "noop"}),
+        ),
+        (
+            "task",
+            json!({"description": "d", "prompt": "p", "subagent_type": "noop", "background": true}),
+        ),
+    ] {
+        let run = room.call(tool, args);
+        assert_eq!(run.code, 3, "{run:?}");
+        assert!(run.output().contains("mount ("), "{run:?}");
+        let sandbox = &run.json()["metadata"]["sandbox"];
+        assert_eq!(sandbox["refused"], true, "{run:?}");
+        assert_eq!(sandbox["layers"], json!(["landlock"]), "{run:?}");
+    }
+
+    // In auto mode the command runs, and the result says what is missing.
+    let room = landlock_room(ALLOW_ALL);
+    let run = bash(&room, "true");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(missing_why(&run, "mask").contains("cannot mask"), "{run:?}");
+    assert!(missing_why(&run, "pid").contains("daemons"), "{run:?}");
+    let text = room.run(&["sandbox"], None);
+    assert!(
+        text.stdout.contains("commands run here without"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn without_namespaces_the_network_off_still_keeps_host_unix_sockets_out() {
+    let room = landlock_room(
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("host.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('reached')\"",
+            path.display()
+        ),
+    );
+    assert!(!run.output().contains("reached"), "{run:?}");
+    assert!(missing_why(&run, "net").contains("Unix sockets"), "{run:?}");
+}

@@ -282,3 +282,105 @@ fn formatters_and_the_after_hook_are_sandboxed() {
     assert_eq!(room.read("a.txt"), "formatted\n", "{run:?}");
     assert!(room.path("hooked").exists(), "{run:?}");
 }
+
+#[test]
+fn later_monitor_and_job_results_repeat_the_sandbox_of_their_command() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let bin = crate::util::bin();
+    room.write_user(
+        "config.json",
+        json!({"subagents": {"todo": {"command": [bin, "todowrite"]}}}).to_string(),
+    );
+    let todos = json!({"todos": [{"content": "t", "status": "pending", "priority": "normal"}]});
+    let run = room.call(
+        "task",
+        json!({"description": "todos", "prompt": todos.to_string(), "subagent_type": "todo", "background": true}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let started = run.json()["metadata"]["sandbox"].clone();
+    assert!(has_layer(&run.json(), "mount"), "{run:?}");
+    let job = run.json()["metadata"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let done = wait_for("the job to end", || {
+        let r = room.call("task", json!({"task_id": job}));
+        (r.json()["metadata"]["status"] != "running").then_some(r)
+    });
+    assert_eq!(done.json()["metadata"]["sandbox"], started, "{done:?}");
+
+    let run = room.call("monitor", json!({"command": "echo one; exec sleep 300"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    let started = run.json()["metadata"]["sandbox"].clone();
+    assert!(has_layer(&run.json(), "pid"), "{run:?}");
+    let id = run.json()["metadata"]["monitor_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for args in [
+        json!({"action": "read", "monitor_id": id}),
+        json!({"action": "read"}),
+        json!({"action": "list"}),
+        json!({"action": "stop", "monitor_id": id}),
+        json!({"action": "stop", "monitor_id": id}),
+    ] {
+        let r = room.call("monitor", args.clone());
+        assert_eq!(r.json()["metadata"]["sandbox"], started, "{args}: {r:?}");
+    }
+}
+
+#[test]
+fn a_failed_monitor_or_subagent_ends_with_the_sandbox_explanation() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let out = outside("explain");
+    let run = room.call(
+        "monitor",
+        json!({"command": format!("touch {}", out.display())}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let id = run.json()["metadata"]["monitor_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    wait_for("the monitor to end", || {
+        monitor_ended(&room, &id).then_some(())
+    });
+    let read = room.call("monitor", json!({"action": "read", "monitor_id": id}));
+    assert!(!out.exists());
+    let last = read
+        .output()
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(last.starts_with("[sandbox:"), "{read:?}");
+    assert!(last.contains("writable"), "{read:?}");
+
+    room.write_user(
+        "config.json",
+        json!({"subagents": {"writer": {"command": ["sh", "-c", format!("touch {}", out.display())]}}})
+            .to_string(),
+    );
+    let run = room.call(
+        "task",
+        json!({"description": "w", "prompt": "p", "subagent_type": "writer"}),
+    );
+    assert!(!out.exists());
+    let last = run
+        .output()
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(last.starts_with("[sandbox:"), "{run:?}");
+}

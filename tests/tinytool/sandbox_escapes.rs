@@ -1,0 +1,386 @@
+//! Ways around the kernel sandbox found by a black-box corpus (issue 19), each closed:
+//! a root command undoing the mounts (unmounting a mask, remounting the tree writable,
+//! writing kernel settings through a fresh `/proc`), and git redirections planted in the
+//! project (a `commondir`, a worktree's or submodule's `.git` file, the git directory of
+//! an enclosing checkout when `--dir` is a subdirectory, hooks and command settings in a
+//! repository the command creates). Real commands, as the user
+//! running the tests and, when that is root, as uid 65534 through `setpriv`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::util::{Room, Run, run_command};
+
+const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "-c",
+            "safe.directory=*",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn room() -> Room {
+    let room = Room::new();
+    room.write_user("policy.json", ALLOW_ALL);
+    room
+}
+
+fn bash(room: &Room, command: &str) -> Run {
+    room.call("bash", json!({"command": command}))
+}
+
+/// Whether bash calls get the mount layer here (else why not).
+fn supported(room: &Room) -> Result<(), String> {
+    let run = bash(room, "true");
+    let sandbox = &run.json()["metadata"]["sandbox"];
+    if sandbox["layers"]
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "mount"))
+    {
+        Ok(())
+    } else {
+        Err(format!("no mount layer here: {sandbox}"))
+    }
+}
+
+/// A folder outside /tmp and the project that anyone could write without the sandbox.
+fn open_outside(tag: &str) -> PathBuf {
+    let path = PathBuf::from(format!(
+        "/var/tmp/tinytool-esc-{tag}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    path
+}
+
+fn is_root() -> bool {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() == 0 }
+}
+
+#[test]
+fn a_command_cannot_undo_the_mounts_even_as_root() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    room.write(".env", "KEY=hunter2\n");
+    let out = open_outside("umount");
+    let run = bash(
+        &room,
+        &format!(
+            "umount .env; umount -l .env; cat .env; \
+             mount -o remount,bind,rw / ; mount -o remount,rw {o}; umount -l /var/tmp; \
+             unshare -Urm sh -c 'umount .env; cat .env; mount -o remount,rw /; touch {o}/ns'; \
+             touch {o}/x; echo '|/bin/true' > /proc/sys/kernel/core_pattern",
+            o = out.display()
+        ),
+    );
+    let leaked = std::fs::read_dir(&out).unwrap().count();
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(leaked, 0, "{run:?}");
+    assert!(!run.output().contains("hunter2"), "{run:?}");
+    assert!(run.output().contains("Read-only file system"), "{run:?}");
+    assert!(run.output().trim_end().ends_with(']'), "{run:?}");
+    if is_root() {
+        let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
+        assert!(!pattern.contains("/bin/true"), "{pattern}");
+        // What root keeps inside: no capability to mount.
+        let caps = bash(&room, "grep CapEff /proc/self/status");
+        let hex = caps.output().split_whitespace().last().unwrap().to_string();
+        let eff = u64::from_str_radix(&hex, 16).unwrap();
+        assert_eq!(eff & (1 << 21), 0, "CAP_SYS_ADMIN kept: {caps:?}");
+    }
+}
+
+/// The checks of the git test, run by `call` (as the tests' user or as uid 65534).
+fn check_git_redirections(root: &Path, call: &dyn Fn(&Path, &str) -> Value) {
+    // A plain checkout: a `commondir` would send git to a planted config and hooks.
+    let plain = root.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    git(&plain, &["init", "-q"]);
+    let result = call(
+        &plain,
+        "mkdir -p /tmp/evil-git/hooks; echo /tmp/evil-git > .git/commondir; echo made",
+    );
+    let output = result["output"].as_str().unwrap();
+    assert!(!plain.join(".git/commondir").exists(), "{result}");
+    assert!(output.contains("[sandbox: removed"), "{result}");
+    assert!(
+        result["metadata"]["sandbox"]["removed"].is_array(),
+        "{result}"
+    );
+
+    // No repository yet: one the command creates keeps no hook it planted.
+    let fresh = root.join("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let result = call(
+        &fresh,
+        "git init -q && printf '#!/bin/sh\\necho pwn\\n' > .git/hooks/pre-commit && echo made",
+    );
+    assert!(!fresh.join(".git/hooks/pre-commit").exists(), "{result}");
+    assert!(fresh.join(".git/HEAD").exists(), "{result}");
+    let output = result["output"].as_str().unwrap();
+    assert!(output.contains("[sandbox: removed"), "{result}");
+    let fresh = root.join("fresh2");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let result = call(
+        &fresh,
+        "git init -q && git config core.fsmonitor 'echo pwn' && git config user.name kept",
+    );
+    let config = std::fs::read_to_string(fresh.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{result}");
+    assert!(config.contains("kept"), "{result}");
+    let fresh = root.join("fresh3");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let result = call(&fresh, "echo 'gitdir: /tmp/evil-git' > .git");
+    assert!(!fresh.join(".git").exists(), "{result}");
+
+    // A linked worktree: its `.git` file and the worktree's own `commondir`.
+    let main = root.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q"]);
+    std::fs::write(main.join("a"), "a").unwrap();
+    git(&main, &["add", "a"]);
+    git(&main, &["commit", "-qm", "a"]);
+    let tree = root.join("tree");
+    git(&main, &["worktree", "add", "-q", tree.to_str().unwrap()]);
+    let before = std::fs::read_to_string(tree.join(".git")).unwrap();
+    let result = call(
+        &tree,
+        "echo 'gitdir: /tmp/evil-git' > .git; d=$(git rev-parse --git-dir); echo /tmp/evil-git > $d/commondir; \
+         echo x > $(git rev-parse --git-common-dir)/hooks/pre-commit; git config core.fsmonitor x",
+    );
+    assert_eq!(
+        std::fs::read_to_string(tree.join(".git")).unwrap(),
+        before,
+        "{result}"
+    );
+    let own = main.join(".git/worktrees/tree/commondir");
+    assert!(
+        !std::fs::read_to_string(own).unwrap().contains("evil"),
+        "{result}"
+    );
+    assert!(!main.join(".git/hooks/pre-commit").exists(), "{result}");
+    let config = std::fs::read_to_string(main.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{result}");
+    // Work in the worktree goes on.
+    let result = call(
+        &tree,
+        "echo b > b && git add b && git -c user.email=t@t -c user.name=t commit -qm b && echo ok",
+    );
+    assert!(
+        result["output"].as_str().unwrap().contains("ok"),
+        "{result}"
+    );
+
+    // A project that is a subdirectory of a checkout: the enclosing git directory.
+    let sub = main.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let result = call(
+        &sub,
+        "echo x > ../.git/hooks/pre-commit; git config core.fsmonitor x; mv ../.git ../.g",
+    );
+    assert!(!main.join(".git/hooks/pre-commit").exists(), "{result}");
+    assert!(main.join(".git/config").exists(), "{result}");
+    let config = std::fs::read_to_string(main.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{result}");
+    // A repository nested in it, created by the command, keeps no planted hook either.
+    let nested = main.join("nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    let result = call(&nested, "git init -q && echo x > .git/hooks/pre-commit");
+    assert!(!nested.join(".git/hooks/pre-commit").exists(), "{result}");
+}
+
+#[test]
+fn git_redirections_cannot_be_planted() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let call = |dir: &Path, command: &str| -> Value {
+        let mut cmd = room.command(&["bash", "--command", command]);
+        cmd.arg("--dir").arg(dir).current_dir(dir);
+        run_command(cmd, None).json()
+    };
+    check_git_redirections(&root, &call);
+}
+
+#[test]
+fn git_redirections_cannot_be_planted_by_an_unprivileged_user() {
+    if !is_root() {
+        eprintln!("skipped: not root, so the test above already ran unprivileged");
+        return;
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: setpriv is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = root.join("tinytool");
+    std::fs::copy(crate::util::bin(), &bin).unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(home.join(".config/tinytool")).unwrap();
+    std::fs::write(home.join(".config/tinytool/policy.json"), ALLOW_ALL).unwrap();
+    let work = root.join("w");
+    std::fs::create_dir_all(&work).unwrap();
+    for dir in [&home, &work] {
+        let chown = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+    }
+    let call = |dir: &Path, command: &str| -> Value {
+        // The repositories are made by root: hand them over first.
+        let chown = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(&work)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin)
+            .arg("--dir")
+            .arg(dir)
+            .args(["bash", "--command", command])
+            .current_dir(dir)
+            .env_clear()
+            .env("HOME", &home)
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "safe.directory")
+            .env("GIT_CONFIG_VALUE_0", "*")
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        run_command(cmd, None).json()
+    };
+    let probe = call(&work, "true");
+    if !probe["metadata"]["sandbox"]["layers"]
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "userns"))
+    {
+        eprintln!(
+            "skipped: no user namespace for uid 65534 here: {}",
+            probe["metadata"]["sandbox"]
+        );
+        return;
+    }
+    check_git_redirections(&work, &call);
+}
+
+#[test]
+fn dev_shm_is_writable_and_private() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if !Path::new("/dev/shm").is_dir() {
+        eprintln!("skipped: no /dev/shm here");
+        return;
+    }
+    // POSIX semaphores (Python's multiprocessing, test runners) live in /dev/shm: a
+    // private one, since the host's is outside the project and /tmp.
+    let name = format!("/dev/shm/tinytool-sbx-{}", std::process::id());
+    let run = bash(&room, &format!("touch {name} && echo ok"));
+    let leaked = Path::new(&name).exists();
+    let _ = std::fs::remove_file(&name);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "ok\n", "{run:?}");
+    assert!(!leaked, "{run:?}");
+}
+
+#[test]
+fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("host.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\"; \
+             python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('reached')\"",
+            path.display()
+        ),
+    );
+    let output = run.output();
+    assert!(output.contains("pair"), "socketpair still works: {run:?}");
+    assert!(!output.contains("reached"), "{run:?}");
+    // With the network on, the same socket is reached (the filter is the network's).
+    let room = self::room();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('reached')\"",
+            path.display()
+        ),
+    );
+    assert!(run.output().contains("reached"), "{run:?}");
+}
+
+#[test]
+fn a_quiet_network_failure_still_ends_with_the_explanation() {
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if Command::new("curl").arg("--version").output().is_err() {
+        eprintln!("skipped: curl is not installed");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let run = bash(&room, &format!("curl -s -m 5 http://127.0.0.1:{port}/"));
+    assert_ne!(run.code, 0, "{run:?}");
+    let last = run
+        .output()
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        last.starts_with("[sandbox:") && last.contains("network"),
+        "{run:?}"
+    );
+}
