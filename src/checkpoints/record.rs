@@ -332,14 +332,7 @@ fn differences(
         return Ok((before, candidates));
     }
     let tree = store.checkpoint_tree()?;
-    let now = walked.files();
-    let candidates = walk::diff_by(&tree, &now, |e| &e.fingerprint)
-        .into_iter()
-        .map(|(path, _)| {
-            let fp = now.get(&path).copied();
-            (path, fp)
-        })
-        .collect();
+    let candidates = walk::differing(&tree, &walked.files(), |e| &e.fingerprint);
     Ok((tree, candidates))
 }
 
@@ -416,7 +409,7 @@ pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileCh
 
 /// Whether process `pid` exists (a reused pid reads as alive: the overlap is then only
 /// recorded, never lost).
-fn pid_alive(pid: i64) -> bool {
+pub(crate) fn pid_alive(pid: i64) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -625,13 +618,7 @@ mod tests {
         );
         std::fs::write(root.join("a.txt"), "two!").unwrap();
         let second = walk::files(root).unwrap();
-        let candidates = walk::diff_by(&tree, &second, |e| &e.fingerprint)
-            .into_iter()
-            .map(|(path, _)| {
-                let fp = second.get(&path).copied();
-                (path, fp)
-            })
-            .collect();
+        let candidates = walk::differing(&tree, &second, |e| &e.fingerprint);
         let (_, changes) = observe_changes(root, &blobs, &cfg, &tree, candidates);
         assert_eq!(changes.len(), 1);
         let change = &changes[0];

@@ -12,20 +12,6 @@ use anyhow::Result;
 use super::{record, walk};
 use crate::session::Session;
 
-/// Whether process `pid` exists (a reused pid reads as alive: the checkpoint is then
-/// completed by a later walk, never wrongly).
-fn alive(pid: i64) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
 /// Completes the open checkpoints of dead processes, if any; whether it walked.
 pub fn complete_dead(session: &Session) -> Result<bool> {
     if !session.config.checkpoints.enabled {
@@ -37,7 +23,7 @@ pub fn complete_dead(session: &Session) -> Result<bool> {
             Ok(store
                 .checkpoints(None)?
                 .into_iter()
-                .any(|c| c.status == "open" && !alive(c.pid)))
+                .any(|c| c.status == "open" && !record::pid_alive(c.pid)))
         })?
         .unwrap_or(false);
     if !dead {

@@ -1017,6 +1017,22 @@ pub fn diff(
     diff_by(before, after, |fp| fp)
 }
 
+/// The paths whose fingerprints differ between `before` and `now`, each with its
+/// fingerprint now (`None`: gone), in path order (see [`diff_by`]).
+pub fn differing<T>(
+    before: &BTreeMap<String, T>,
+    now: &BTreeMap<String, Fingerprint>,
+    fingerprint: impl Fn(&T) -> &Fingerprint,
+) -> Vec<(String, Option<Fingerprint>)> {
+    diff_by(before, now, fingerprint)
+        .into_iter()
+        .map(|(path, _)| {
+            let fp = now.get(&path).copied();
+            (path, fp)
+        })
+        .collect()
+}
+
 /// [`diff`] against any map whose values carry a fingerprint: one merge of the two sorted
 /// maps (no lookups, no copy of `before`).
 pub fn diff_by<T>(
@@ -1511,13 +1527,7 @@ mod tests {
         for (round, change) in rounds.iter().enumerate() {
             change();
             let now = files(root).unwrap();
-            let expected: Vec<(String, Option<Fingerprint>)> = diff(&stored, &now)
-                .into_iter()
-                .map(|(path, _)| {
-                    let fp = now.get(&path).copied();
-                    (path, fp)
-                })
-                .collect();
+            let expected = differing(&stored, &now, |fp| fp);
             let tree = round as u64 + 1;
             let (out, cache) = walk(
                 root,
@@ -1603,13 +1613,7 @@ mod tests {
             )
             .unwrap();
             let now = files(root).unwrap();
-            let expected: Vec<(String, Option<Fingerprint>)> = diff(&stored, &now)
-                .into_iter()
-                .map(|(path, _)| {
-                    let fp = now.get(&path).copied();
-                    (path, fp)
-                })
-                .collect();
+            let expected = differing(&stored, &now, |fp| fp);
             assert!(after.complete, "round {round}");
             // Most directories were left alone: those were not looked at again (but a
             // new ignore file at the root changes the rules of every directory).
