@@ -12,8 +12,10 @@
 //! records the overlap, and undo treats the paths both touched as conflicts). So every before-image is
 //! stored before the call runs. [`finish`] walks again and records, per path that differs,
 //! the content before (from the stored tree) and after; a call that changed nothing leaves
-//! no checkpoint. Afterwards checkpoints older than `keep_days` and, while the blob store
-//! exceeds `max_bytes`, the oldest ones are pruned with the blobs nobody refers to.
+//! no checkpoint. A change to a path that a newer checkpoint already changed goes to that
+//! one (overlapping calls), so undoing newest first walks each path back in order.
+//! Afterwards checkpoints older than `keep_days` and, while the blob store exceeds
+//! `max_bytes`, the oldest ones are pruned with the blobs nobody refers to.
 //!
 //! Regular files and symlinks (as their target) are kept: a special file, and a file over
 //! `max_file_bytes`, is recorded with a note saying why it was not kept.
@@ -260,6 +262,7 @@ fn settle(
         let (dead, alive): (Vec<_>, Vec<_>) = open.into_iter().partition(|c| !pid_alive(c.pid));
         let mut dead = dead.into_iter();
         if let Some(newest) = dead.next() {
+            let changes = assign(store, newest.id, changes)?;
             store.close_checkpoint(newest.id, &updates, &changes)?;
             for other in dead {
                 store.close_checkpoint(other.id, &[], &[])?;
@@ -267,6 +270,7 @@ fn settle(
         } else if let Some(running) = alive.first() {
             // Changed while another call runs: that call's (the newest running one), so
             // each change is recorded exactly once; both record the overlap.
+            let changes = assign(store, running.id, changes)?;
             store.add_to_open_checkpoint(running.id, &updates, &changes)?;
         } else {
             store.update_checkpoint_tree(&updates)?;
@@ -400,11 +404,33 @@ pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileCh
         if !updates.is_empty() {
             blobs.sync()?;
         }
+        let changes = assign(store, open.id, changes)?;
         let kept = store.close_checkpoint(open.id, &updates, &changes)?;
         Ok((kept, changes, store.tree_generation()?))
     })?;
     keep_listings(session, &walked, listings, generation);
     Ok((kept, changes))
+}
+
+/// Records the changes a walk saw that belong to a newer checkpoint than `target` there,
+/// and returns the rest, for `target`. A path whose last change is in a newer checkpoint
+/// (overlapping calls: an older call's walk saw what happened after a newer one
+/// recorded the path) keeps its later changes in that newer checkpoint, so the changes of
+/// one path always sit in checkpoints of increasing id in the order they happened, and
+/// undoing checkpoints newest first walks every path back through them.
+fn assign(store: &mut Store, target: i64, changes: Vec<FileChange>) -> Result<Vec<FileChange>> {
+    let mut own = Vec::new();
+    let mut newer: BTreeMap<i64, Vec<FileChange>> = BTreeMap::new();
+    for change in changes {
+        match store.last_change_of(&change.path)? {
+            Some(id) if id > target => newer.entry(id).or_default().push(change),
+            _ => own.push(change),
+        }
+    }
+    for (id, changes) in newer {
+        store.extend_checkpoint(id, &changes)?;
+    }
+    Ok(own)
 }
 
 /// Whether process `pid` exists (a reused pid reads as alive: the overlap is then only
@@ -584,6 +610,48 @@ mod tests {
             json!({"action": "read", "monitor_id": "m"})
         ));
         assert!(!wants("monitor", json!({"command": ""})));
+    }
+
+    #[test]
+    fn a_later_change_of_a_path_goes_to_the_newest_checkpoint_that_changed_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join(".tinytool/state.db"), dir.path()).unwrap();
+        let new = NewCheckpoint {
+            kind: "call",
+            session_id: "s",
+            call_id: None,
+            tool: "bash",
+            command: "x",
+            reverts: None,
+            overlaps: "",
+        };
+        let older = store.open_checkpoint(&[], &new).unwrap();
+        let newer = store.open_checkpoint(&[], &new).unwrap();
+        let change = |path: &str, before: &str, after: &str| FileChange {
+            path: path.into(),
+            before_mode: Some(0o100644),
+            before_blob: Some(before.into()),
+            after_mode: Some(0o100644),
+            after_blob: Some(after.into()),
+            note: None,
+        };
+        // The newer call's window recorded f's first change (it was observed there)...
+        store
+            .extend_checkpoint(newer, &[change("f", "b1", "b2")])
+            .unwrap();
+        // ...so the older call, closing later, leaves f's next change to it.
+        let own = assign(
+            &mut store,
+            older,
+            vec![change("f", "b2", "b3"), change("g", "c1", "c2")],
+        )
+        .unwrap();
+        assert_eq!(own.len(), 1);
+        assert_eq!(own[0].path, "g");
+        let f = store.checkpoint_changes(newer).unwrap();
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].before_blob.as_deref(), Some("b1"));
+        assert_eq!(f[0].after_blob.as_deref(), Some("b3"));
     }
 
     #[test]

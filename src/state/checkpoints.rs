@@ -395,6 +395,21 @@ impl Store {
         })
     }
 
+    /// The newest checkpoint that changed `path`, if any.
+    pub fn last_change_of(&self, path: &str) -> Result<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT MAX(checkpoint_id) FROM checkpoint_changes WHERE path = ?1",
+            params![path],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Adds changes to checkpoint `id`, open or done (see `checkpoints::record`: a
+    /// path's later changes go to the newest checkpoint that changed it).
+    pub fn extend_checkpoint(&mut self, id: i64, changes: &[FileChange]) -> Result<()> {
+        self.write(|tx| add_changes(tx, id, changes))
+    }
+
     /// Applies tree updates only (a person's edits seen by a walk, or a first baseline).
     pub fn update_checkpoint_tree(
         &mut self,
