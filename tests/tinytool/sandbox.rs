@@ -163,6 +163,31 @@ fn a_masked_secret_reads_empty_but_is_still_listed() {
 }
 
 #[test]
+fn a_secret_created_between_calls_is_masked_on_the_next() {
+    let room = git_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // The first call leaves the secret cache; the next ones start from it and check it
+    // while the sandbox is built.
+    assert_eq!(bash(&room, "true").code, 0);
+    std::fs::create_dir_all(room.path("deep/er")).unwrap();
+    std::fs::write(room.path("deep/er/.env"), "KEY=late-one\n").unwrap();
+    let run = bash(&room, "cat deep/er/.e''nv; wc -c < .e''nv");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.output().contains("late-one"), "{run:?}");
+    assert_eq!(run.output(), "0\n", "{run:?}");
+    // In a directory the cache already lists, and with the cache now holding.
+    std::fs::write(room.path("id_rsa"), "late-two\n").unwrap();
+    for _ in 0..2 {
+        let run = bash(&room, "cat id_r''sa deep/er/.e''nv; echo end");
+        assert_eq!(run.output(), "end\n", "{run:?}");
+    }
+    assert_eq!(room.read("id_rsa"), "late-two\n");
+}
+
+#[test]
 fn with_the_network_off_a_loopback_server_of_the_host_is_out_of_reach() {
     let room = git_room(
         r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
