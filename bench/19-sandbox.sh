@@ -3,8 +3,8 @@
 # namespace, masking; a user namespace when not root) against the same call with
 # `"sandbox": {"mode": "off"}`, in a small git project and in the generated 20,000-file
 # search tree (the secret scan is cached by directory mtimes, so it must not make the
-# call slow), and a build of a small crate. The difference is the sandbox's cost per call
-# (acceptance: at most 5 ms).
+# call slow), as interleaved pairs (the median of their differences is the sandbox's cost
+# per call; acceptance: at most 5 ms), and a build of a small crate.
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -29,7 +29,7 @@ fi
 
 for dir in "$small" "$tree"; do
     label="bash true, $(basename "$dir")"
-    bench_row "$label, sandbox" "$TT --policy $on --dir $dir bash --command true" \
+    BENCH_PAIRS=100 cost_row "$label, sandbox" "$TT --policy $on --dir $dir bash --command true" \
         "no sandbox" "$TT --policy $off --dir $dir bash --command true"
 done
 

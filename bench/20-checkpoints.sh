@@ -3,7 +3,8 @@
 # is ours to change; its .tinytool/ holds the checkpoints):
 # - a bash call that changes nothing (`sh -c true`: not read-only to the classifier, so it
 #   is checkpointed) with checkpoints against the same call with `checkpoints.enabled`
-#   false: the difference is the cost of the two stat walks (acceptance: at most 50 ms);
+#   false, as interleaved pairs: the median difference is the cost of the two stat walks
+#   (acceptance: at most 50 ms);
 # - a bash call that rewrites 10 files with new content, the same way;
 # - sandbox and checkpoints together against neither;
 # - the first checkpoint of the tree (the baseline: every file stored) against
@@ -48,12 +49,12 @@ BENCH_RUNS=5 BENCH_WARMUP=1 bench_row "first checkpoint (baseline), 20k tree" \
     "git add -A, fresh repo" \
     "rm -rf $git_dir && git --git-dir=$git_dir --work-tree=$tree init -q && git --git-dir=$git_dir --work-tree=$tree add -A"
 
-bench_row "bash no change, 20k tree, checkpoints" "$on --policy $bare bash --command 'sh -c true'" \
+BENCH_PAIRS=20 cost_row "bash no change, 20k tree, checkpoints" "$on --policy $bare bash --command 'sh -c true'" \
     "checkpoints off" "$off --policy $bare bash --command 'sh -c true'"
 ten='for i in 0 1 2 3 4 5 6 7 8 9; do echo $RANDOM$RANDOM > scratch/f$i.txt; done'
-bench_row "bash 10 files changed, 20k tree, checkpoints" "$on --policy $bare bash --command '$ten'" \
+BENCH_PAIRS=20 cost_row "bash 10 files changed, 20k tree, checkpoints" "$on --policy $bare bash --command '$ten'" \
     "checkpoints off" "$off --policy $bare bash --command '$ten'"
-bench_row "bash no change, 20k tree, sandbox+checkpoints" "$on --policy $allow bash --command 'sh -c true'" \
+BENCH_PAIRS=20 cost_row "bash no change, 20k tree, sandbox+checkpoints" "$on --policy $allow bash --command 'sh -c true'" \
     "neither" "$off --policy $bare bash --command 'sh -c true'"
 
 bench_note "issue 20 acceptance: a no-change bash call's checkpoint costs at most 50 ms on the 20,000-file tree; the first checkpoint is not slower than git add -A"

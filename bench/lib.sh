@@ -43,6 +43,12 @@
 #                 of plain words (quotes allowed) runs without a shell; one with a
 #                 redirection runs as `sh -c "exec CMD"` (the figure includes the shell's
 #                 ~1.6 MiB before the exec); with a pipe or `;`, the largest process counts.
+#   cost_row NAME 'WITH CMD' 'WITHOUT LABEL' 'WITHOUT CMD'
+#                 the cost per call of a layer (sandbox, checkpoints): BENCH_PAIRS (default
+#                 40) interleaved pairs of one run of each command, the order flipped every
+#                 pair, after BENCH_WARMUP runs of each (bench/pairs.py). Records the two
+#                 medians as a row and, as a note, the median of the pairs' differences
+#                 (the figure the issues' "per call" targets mean).
 #   bench_note TEXT
 #                 a line printed under the table (what a row means, a threshold).
 #
@@ -140,6 +146,22 @@ bench_row() {
     printf 'time\t%s\t%s\t%s\t%s\t%s\n' "$name" "$1" "$label" "$2" \
         "$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
         >>"$BENCH_RESULTS"
+}
+
+cost_row() {
+    local name="$1" with="$2" label="$3" without="$4" figures
+    echo "bench: $name (interleaved pairs)" >&2
+    if ! figures=$(python3 "$BENCH_ROOT/bench/pairs.py" "${BENCH_PAIRS:-40}" \
+        "${BENCH_WARMUP:-3}" "$with" "$without"); then
+        _bench_failed time "$name" "$label"
+        return 0
+    fi
+    # shellcheck disable=SC2086
+    set -- $figures
+    printf 'time\t%s\t%s\t%s\t%s\t%s\n' "$name" "$1" "$label" "$2" \
+        "$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+        >>"$BENCH_RESULTS"
+    bench_note "$name: $(awk -v d="$3" 'BEGIN { printf "%+.2f ms", d * 1e3 }') per call (median of ${BENCH_PAIRS:-40} interleaved pairs)"
 }
 
 # Median peak RSS in KiB of one command over BENCH_MEM_RUNS runs.
