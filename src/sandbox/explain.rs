@@ -6,6 +6,8 @@
 //!   `Invalid cross-device link` (a hard link to a bound file) on a protected path: the
 //!   filesystem rule (`sandbox.writable` opens a path outside the project; protected
 //!   paths cannot be opened);
+//! - `Permission denied` naming a path below `/dev/`: the device rule (`sandbox.writable`
+//!   opens one);
 //! - `Operation not permitted` and the like from `mount`, `umount`, `mknod` or `unshare`:
 //!   the capabilities no command keeps;
 //! - a masked secret named in the output: the masking rule (`secret-shell` allow);
@@ -16,6 +18,9 @@
 
 /// The line for a command refused a mount, an unmount or a device node.
 pub const MOUNTS_KEPT: &str = "[sandbox: commands cannot mount, unmount or make device nodes inside the sandbox (that would undo its read-only paths and masks); no policy setting allows it]";
+
+/// The line for a command refused a device node.
+pub const DEVICE_CLOSED: &str = "[sandbox: device nodes are closed to commands but for /dev/null-style ones and those the user could open without root (disks never); add the device to \"sandbox\": {\"writable\": [...]} in the user policy to open it]";
 
 /// The line for a command the missing network stopped.
 pub const NETWORK_OFF: &str = "[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]";
@@ -67,6 +72,10 @@ pub fn explain(
         } else {
             "[sandbox: the file system outside --dir and /tmp is read-only; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string()
         });
+    }
+    // A device node outside the open set (`devices`): the tree is `nodev`.
+    if text.contains("Permission denied") && text.contains("/dev/") {
+        return Some(DEVICE_CLOSED.to_string());
     }
     // Mounting, unmounting and device nodes need capabilities no command keeps.
     let refused = [
@@ -136,6 +145,17 @@ mod tests {
             )
             .unwrap()
             .contains("protected")
+        );
+        assert_eq!(
+            explain(
+                "dd: failed to open '/dev/sda': Permission denied",
+                false,
+                false,
+                &[],
+                &[]
+            )
+            .as_deref(),
+            Some(DEVICE_CLOSED)
         );
         assert!(
             explain("curl: (7) Connection refused", true, false, &[], &[])

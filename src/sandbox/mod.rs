@@ -25,6 +25,7 @@
 //! Layer names (in `metadata.sandbox.layers` and `missing[].layer`): `userns`, `mount`,
 //! `pid`, `net`, `landlock` (only where the namespaces could not be set up), `mask`.
 
+mod devices;
 pub mod explain;
 mod gitdirs;
 pub mod landlock;
@@ -310,6 +311,9 @@ pub struct Plan {
     pub(crate) gid_map: CString,
     /// Writable mount points, parents first.
     pub(crate) writable: Vec<CString>,
+    /// Device nodes (and `/dev` directories) a command may open: bound on themselves
+    /// without the tree's `nodev` (the `devices` module).
+    pub(crate) devices: Vec<CString>,
     /// Directories made mount points of their own (writable), so they cannot be renamed.
     pub(crate) anchors: Vec<CString>,
     /// Paths bound read-only on themselves.
@@ -365,7 +369,7 @@ impl Plan {
         // SAFETY: getuid/getgid have no preconditions.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let dir = crate::paths::resolve_symlinks(dir);
-        let mut writable: Vec<PathBuf> = vec![PathBuf::from("/dev"), PathBuf::from("/tmp")];
+        let mut writable: Vec<PathBuf> = vec![PathBuf::from("/tmp")];
         writable.push(std::env::temp_dir());
         writable.push(dir.clone());
         writable.extend(settings.writable.iter().cloned());
@@ -436,7 +440,13 @@ impl Plan {
         let anchors = canonical(anchors);
         let scan = mask::scan(&dir);
         let empty = mask::empty_file(&tinytool);
-        let landlock = landlock::prepare(&writable, settings.network);
+        let devices = devices::openable(&writable);
+        // Landlock has no `nodev`: the devices are its only writable paths below /dev,
+        // with the host's /dev/shm (there is no private one without a mount namespace).
+        let mut landlock_writable = writable.clone();
+        landlock_writable.extend(devices.iter().cloned());
+        landlock_writable.extend(std::fs::canonicalize("/dev/shm").ok());
+        let landlock = landlock::prepare(&landlock_writable, settings.network);
         let simulate_no_namespaces = cfg!(debug_assertions)
             && std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|v| !v.is_empty());
         // The checkpoint store is hidden unless the command is a tinytool user itself.
@@ -456,6 +466,7 @@ impl Plan {
             uid_map: c_string(format!("{uid} {uid} 1\n").as_bytes()),
             gid_map: c_string(format!("{gid} {gid} 1\n").as_bytes()),
             writable: writable.iter().map(|p| c_path(p)).collect(),
+            devices: devices.iter().map(|p| c_path(p)).collect(),
             anchors: anchors.iter().map(|p| c_path(p)).collect(),
             protected: protected.iter().map(|p| c_path(p)).collect(),
             masked: if empty.is_some() {

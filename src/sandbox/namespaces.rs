@@ -11,7 +11,8 @@
 //!    every protected path bound on itself read-only; every secret file covered by the
 //!    empty read-only file, and the checkpoint store (copies of secret files) by the empty
 //!    read-only directory. `/dev/shm` is a private tmpfs (the host's is outside the
-//!    writable set).
+//!    writable set). The tree is `nodev` too, but for the device nodes of the `devices`
+//!    module, each bound on itself without it.
 //! 3. With the network off, the namespace's own loopback is brought up.
 //! 4. A fork: the child is the first process (pid 1) of the PID namespace and goes on to
 //!    `exec` the command, after mounting a fresh `/proc` (skipped where refused). When it
@@ -38,6 +39,7 @@ use super::{LANDLOCK, MASK, MOUNT, NET, PID, PROC, Plan, USERNS};
 
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
 
 /// Names of the steps recorded in the report.
 const STEPS: [&str; 16] = [
@@ -83,9 +85,29 @@ fn errno() -> i32 {
 /// # Safety
 /// `path` must be a valid NUL-terminated string.
 unsafe fn set_read_only(path: *const libc::c_char, set: bool, recursive: bool) -> bool {
+    let (on, off) = if set {
+        (MOUNT_ATTR_RDONLY, 0)
+    } else {
+        (0, MOUNT_ATTR_RDONLY)
+    };
+    // SAFETY: as documented for this function.
+    unsafe { set_mount_attributes(path, on, off, recursive) }
+}
+
+/// Sets the mount attributes `on` and clears `off` on the mount at `path` (and every mount
+/// below it when `recursive`).
+///
+/// # Safety
+/// Valid NUL-terminated path.
+unsafe fn set_mount_attributes(
+    path: *const libc::c_char,
+    on: u64,
+    off: u64,
+    recursive: bool,
+) -> bool {
     let attr = MountAttr {
-        attr_set: if set { MOUNT_ATTR_RDONLY } else { 0 },
-        attr_clr: if set { 0 } else { MOUNT_ATTR_RDONLY },
+        attr_set: on,
+        attr_clr: off,
         propagation: 0,
         userns_fd: 0,
     };
@@ -257,7 +279,9 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
                 return false;
             }
         }
-        if !set_read_only(c"/".as_ptr(), true, true) {
+        // `nodev` too: a device node opens for writing on a read-only mount (the
+        // `devices` module); the ones a command may use are opened again below.
+        if !set_mount_attributes(c"/".as_ptr(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, 0, true) {
             fail(MOUNT, 4);
             fail(MASK, 4);
             return false;
@@ -286,6 +310,14 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
         {
             set_read_only(c"/dev/shm".as_ptr(), true, true);
         }
+        // Each bound on itself, which copies the `nodev` just set, then cleared of it.
+        // One that fails stays closed (less access, never more: no layer is missing).
+        for path in &plan.devices {
+            if bind(path.as_ptr(), path.as_ptr()) {
+                set_mount_attributes(path.as_ptr(), 0, MOUNT_ATTR_NODEV, true);
+            }
+        }
+        pseudo_terminals();
         report.set_active(MOUNT);
         for path in &plan.anchors {
             if !bind(path.as_ptr(), path.as_ptr()) {
@@ -327,6 +359,45 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
         }
     }
     report.is_active(MOUNT)
+}
+
+/// Pseudo-terminals (`openpty`, `script`, test harnesses that want a terminal): a devpts
+/// of the sandbox's own on `/dev/pts`, whose `ptmx` is bound on `/dev/ptmx`. The host's
+/// `/dev/ptmx` cannot simply be bound on itself: the kernel finds the terminals of a
+/// `ptmx` opened from `/dev` through its parent directory, which a bound single file does
+/// not have. Where the mount is refused, the host's `/dev/pts` is bound on itself (its
+/// terminals open; new ones only where `/dev/pts/ptmx` allows).
+///
+/// # Safety
+/// In the child, after the tree was made `nodev`.
+unsafe fn pseudo_terminals() {
+    // SAFETY: mount calls with literal strings.
+    unsafe {
+        let own = libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        ) == 0;
+        if !own && bind(c"/dev/pts".as_ptr(), c"/dev/pts".as_ptr()) {
+            set_mount_attributes(c"/dev/pts".as_ptr(), 0, MOUNT_ATTR_NODEV, true);
+        }
+        // A `/dev/ptmx` that is a link to `pts/ptmx` (containers) needs nothing more.
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::lstat(c"/dev/ptmx".as_ptr(), &mut st) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && libc::mount(
+                c"/dev/pts/ptmx".as_ptr(),
+                c"/dev/ptmx".as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            ) == 0
+        {
+            set_mount_attributes(c"/dev/ptmx".as_ptr(), 0, MOUNT_ATTR_NODEV, false);
+        }
+    }
 }
 
 /// Capabilities the command never keeps, even as root: with them it could unmount or

@@ -384,3 +384,121 @@ fn a_quiet_network_failure_still_ends_with_the_explanation() {
         "{run:?}"
     );
 }
+
+/// A block device of this machine, if it has one.
+fn a_block_device() -> Option<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::read_dir("/dev")
+        .ok()?
+        .flatten()
+        .find(|e| e.file_type().is_ok_and(|t| t.is_block_device()))
+        .map(|e| e.path())
+}
+
+#[test]
+fn device_nodes_are_closed_but_the_null_style_ones_and_terminals() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // What every program needs still works, pseudo-terminals included.
+    let run = bash(
+        &room,
+        "echo hi > /dev/null && head -c 3 /dev/zero | wc -c && head -c 3 /dev/urandom | wc -c \
+         && python3 -c 'import os; m, s = os.openpty(); os.write(m, b\"x\\n\"); print(os.read(s, 9))'",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "3\n3\nb'x\\n'\n", "{run:?}");
+    // /dev itself is read-only: nothing is created on the host's.
+    let probe = format!("/dev/tinytool-sbx-{}", std::process::id());
+    let run = bash(&room, &format!("touch {probe}"));
+    let leaked = Path::new(&probe).exists();
+    let _ = std::fs::remove_file(&probe);
+    assert!(!leaked, "{run:?}");
+    assert_ne!(run.code, 0, "{run:?}");
+    // A disk is closed even to root, whose permission checks pass: opened read-only here,
+    // which would succeed outside the sandbox.
+    if !is_root() {
+        eprintln!("skipped (the disk part): not root, the disk is closed to this user anyway");
+        return;
+    }
+    let Some(disk) = a_block_device() else {
+        eprintln!("skipped (the disk part): no block device in /dev here");
+        return;
+    };
+    assert!(
+        std::fs::File::open(&disk).is_ok(),
+        "root opens {disk:?} outside"
+    );
+    let run = bash(&room, &format!("head -c 1 {} > /dev/null", disk.display()));
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("Permission denied"), "{run:?}");
+    assert!(run.output().trim_end().ends_with("to open it]"), "{run:?}");
+    // The user policy opens one by name.
+    room.write_user(
+        "policy.json",
+        format!(
+            r#"{{"rules": [{{"permission": "*", "pattern": "*", "action": "allow"}}],
+                "sandbox": {{"writable": ["{}"]}}}}"#,
+            disk.display()
+        ),
+    );
+    let run = bash(&room, &format!("head -c 1 {} | wc -c", disk.display()));
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn an_unprivileged_user_keeps_null_devices_and_terminals() {
+    if !is_root() {
+        eprintln!("skipped: not root, so the test above already ran unprivileged");
+        return;
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: setpriv is not installed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = root.join("tinytool");
+    std::fs::copy(crate::util::bin(), &bin).unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(home.join(".config/tinytool")).unwrap();
+    std::fs::write(home.join(".config/tinytool/policy.json"), ALLOW_ALL).unwrap();
+    let work = root.join("w");
+    std::fs::create_dir_all(&work).unwrap();
+    let chown = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&home)
+        .arg(&work)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .arg("--dir")
+        .arg(&work)
+        .args([
+            "bash",
+            "--command",
+            "echo hi > /dev/null && head -c 3 /dev/urandom | wc -c \
+             && python3 -c 'import os; m, s = os.openpty(); print(os.ttyname(s)[:9])'",
+        ])
+        .current_dir(&work)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    let run = run_command(cmd, None);
+    let layers = run.json()["metadata"]["sandbox"]["layers"].clone();
+    if !layers
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "userns"))
+    {
+        eprintln!("skipped: no user namespace for uid 65534 here: {layers}");
+        return;
+    }
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "3\n/dev/pts/\n", "{run:?}");
+}

@@ -233,3 +233,24 @@ fn without_namespaces_the_network_off_still_keeps_host_unix_sockets_out() {
     assert!(!run.output().contains("reached"), "{run:?}");
     assert!(missing_why(&run, "net").contains("Unix sockets"), "{run:?}");
 }
+
+#[test]
+fn under_landlock_the_null_style_devices_stay_writable_and_dev_does_not() {
+    let room = landlock_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let run = bash(
+        &room,
+        "echo hi > /dev/null && head -c 3 /dev/urandom | wc -c",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.output(), "3\n", "{run:?}");
+    let probe = format!("/dev/tinytool-landlock-{}", std::process::id());
+    let run = bash(&room, &format!("touch {probe}"));
+    let leaked = std::path::Path::new(&probe).exists();
+    let _ = std::fs::remove_file(&probe);
+    assert!(!leaked, "{run:?}");
+    assert_ne!(run.code, 0, "{run:?}");
+}
