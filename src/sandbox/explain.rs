@@ -10,6 +10,8 @@
 //!   opens one);
 //! - `Operation not permitted` and the like from `mount`, `umount`, `mknod` or `unshare`:
 //!   the capabilities no command keeps;
+//! - a host service's socket (Docker, systemd, D-Bus, …) named in the output, or its
+//!   client's message, when the plan covered one: `sandbox.writable`;
 //! - a masked secret named in the output: the masking rule (`secret-shell` allow);
 //! - `Connection refused`, `Network is unreachable`, `Could not resolve host`, … with the
 //!   network off: `sandbox.network`; also a failed command that printed nothing of the
@@ -21,6 +23,9 @@ pub const MOUNTS_KEPT: &str = "[sandbox: commands cannot mount, unmount or make 
 
 /// The line for a command refused a device node.
 pub const DEVICE_CLOSED: &str = "[sandbox: device nodes are closed to commands but for /dev/null-style ones and those the user could open without root (disks never); add the device to \"sandbox\": {\"writable\": [...]} in the user policy to open it]";
+
+/// The line for a command refused a host service's socket.
+pub const SERVICE_SOCKETS: &str = "[sandbox: the host's service sockets (Docker, Podman, systemd, D-Bus, libvirt, snapd, LXD) are closed to commands, which could run anything outside the sandbox through them; add the socket to \"sandbox\": {\"writable\": [...]} in the user policy to open it]";
 
 /// The line for a command the missing network stopped.
 pub const NETWORK_OFF: &str = "[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]";
@@ -53,6 +58,7 @@ pub fn explain(
     landlock: bool,
     masked: &[String],
     protected: &[String],
+    sockets_covered: bool,
 ) -> Option<String> {
     let names_protected = protected
         .iter()
@@ -109,6 +115,21 @@ pub fn explain(
             return Some(NETWORK_OFF.to_string());
         }
     }
+    const SERVICES: [&str; 10] = [
+        "docker.sock",
+        "podman.sock",
+        "containerd.sock",
+        "Docker daemon",
+        "Failed to connect to bus",
+        "system_bus_socket",
+        "systemd/private",
+        "libvirt-sock",
+        "snapd.socket",
+        "lxd/unix.socket",
+    ];
+    if sockets_covered && SERVICES.iter().any(|s| text.contains(s)) {
+        return Some(SERVICE_SOCKETS.to_string());
+    }
     if masked
         .iter()
         .any(|m| !m.is_empty() && text.contains(m.as_str()))
@@ -130,7 +151,8 @@ mod tests {
                 false,
                 false,
                 &[],
-                &[]
+                &[],
+                false
             )
             .unwrap()
             .contains("writable")
@@ -141,7 +163,8 @@ mod tests {
                 false,
                 false,
                 &[],
-                &[".git".into()]
+                &[".git".into()],
+                false
             )
             .unwrap()
             .contains("protected")
@@ -152,21 +175,35 @@ mod tests {
                 false,
                 false,
                 &[],
-                &[]
+                &[],
+                false
             )
             .as_deref(),
             Some(DEVICE_CLOSED)
         );
         assert!(
-            explain("curl: (7) Connection refused", true, false, &[], &[])
+            explain("curl: (7) Connection refused", true, false, &[], &[], false)
                 .unwrap()
                 .contains("network")
         );
         assert_eq!(
-            explain("curl: (7) Connection refused", false, false, &[], &[]),
+            explain(
+                "curl: (7) Connection refused",
+                false,
+                false,
+                &[],
+                &[],
+                false
+            ),
             None
         );
-        assert_eq!(explain("all good", true, false, &[], &[]), None);
+        assert_eq!(explain("all good", true, false, &[], &[], false), None);
+        let docker = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?";
+        assert_eq!(
+            explain(docker, false, false, &[], &[], true).as_deref(),
+            Some(SERVICE_SOCKETS)
+        );
+        assert_eq!(explain(docker, false, false, &[], &[], false), None);
     }
 
     #[test]
@@ -177,7 +214,7 @@ mod tests {
             "mount: /: permission denied.",
         ] {
             assert_eq!(
-                explain(text, false, false, &[], &[]).as_deref(),
+                explain(text, false, false, &[], &[], false).as_deref(),
                 Some(MOUNTS_KEPT),
                 "{text}"
             );

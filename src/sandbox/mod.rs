@@ -31,6 +31,7 @@ mod gitdirs;
 pub mod landlock;
 pub mod mask;
 mod namespaces;
+mod sockets;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -314,6 +315,8 @@ pub struct Plan {
     /// Device nodes (and `/dev` directories) a command may open: bound on themselves
     /// without the tree's `nodev` (the `devices` module).
     pub(crate) devices: Vec<CString>,
+    /// The host's service sockets covered by the empty file (the `sockets` module).
+    pub(crate) sockets: Vec<CString>,
     /// Directories made mount points of their own (writable), so they cannot be renamed.
     pub(crate) anchors: Vec<CString>,
     /// Paths bound read-only on themselves.
@@ -441,6 +444,9 @@ impl Plan {
         let scan = mask::scan(&dir);
         let empty = mask::empty_file(&tinytool);
         let devices = devices::openable(&writable);
+        let mut opened = settings.writable.clone();
+        opened.extend(purpose.extra_writable.iter().cloned());
+        let sockets = sockets::covered(&opened);
         // Landlock has no `nodev`: the devices are its only writable paths below /dev,
         // with the host's /dev/shm (there is no private one without a mount namespace).
         let mut landlock_writable = writable.clone();
@@ -467,6 +473,11 @@ impl Plan {
             gid_map: c_string(format!("{gid} {gid} 1\n").as_bytes()),
             writable: writable.iter().map(|p| c_path(p)).collect(),
             devices: devices.iter().map(|p| c_path(p)).collect(),
+            sockets: if empty.is_some() {
+                sockets.iter().map(|p| c_path(p)).collect()
+            } else {
+                Vec::new()
+            },
             anchors: anchors.iter().map(|p| c_path(p)).collect(),
             protected: protected.iter().map(|p| c_path(p)).collect(),
             masked: if empty.is_some() {
@@ -821,6 +832,7 @@ impl Plan {
             landlock,
             &names(&self.masked),
             &protected,
+            !self.sockets.is_empty(),
         )
     }
 }

@@ -10,7 +10,8 @@
 //!    so they are mount points (`rename` and `rmdir` of a mount point fail with `EBUSY`);
 //!    every protected path bound on itself read-only; every secret file covered by the
 //!    empty read-only file, and the checkpoint store (copies of secret files) by the empty
-//!    read-only directory. `/dev/shm` is a private tmpfs (the host's is outside the
+//!    read-only directory, and the host's service sockets (the `sockets` module) by the
+//!    empty file too. `/dev/shm` is a private tmpfs (the host's is outside the
 //!    writable set). The tree is `nodev` too, but for the device nodes of the `devices`
 //!    module, each bound on itself without it.
 //! 3. With the network off, the namespace's own loopback is brought up.
@@ -42,7 +43,7 @@ const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 16] = [
+const STEPS: [&str; 17] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -59,6 +60,7 @@ const STEPS: [&str; 16] = [
     "drop capabilities",
     "make /proc/sys read-only",
     "filter Unix sockets (seccomp)",
+    "cover a service socket",
 ];
 
 /// The name of step `index`.
@@ -344,6 +346,21 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
                     && set_read_only(path.as_ptr(), true, false))
                 {
                     fail(MASK, 7);
+                }
+            }
+        }
+        if let Some(empty) = &plan.empty {
+            for path in &plan.sockets {
+                if !(libc::mount(
+                    empty.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ) == 0
+                    && set_read_only(path.as_ptr(), true, false))
+                {
+                    fail(MOUNT, 16);
                 }
             }
         }

@@ -502,3 +502,49 @@ fn an_unprivileged_user_keeps_null_devices_and_terminals() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.output(), "3\n/dev/pts/\n", "{run:?}");
 }
+
+#[test]
+fn the_hosts_service_sockets_are_closed_and_other_sockets_are_not() {
+    let mut room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // A session bus in the user's runtime directory (systemd-run --user goes through it),
+    // and a socket of no service.
+    let tmp = tempfile::tempdir().unwrap();
+    let runtime = tmp.path().canonicalize().unwrap().join("run");
+    std::fs::create_dir(&runtime).unwrap();
+    let _bus = std::os::unix::net::UnixListener::bind(runtime.join("bus")).unwrap();
+    let other = tmp.path().canonicalize().unwrap().join("app.sock");
+    let _app = std::os::unix::net::UnixListener::bind(&other).unwrap();
+    room.set_env("XDG_RUNTIME_DIR", runtime.to_str().unwrap());
+    let connect = |path: &Path| {
+        format!(
+            "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"connected\")'",
+            path.display()
+        )
+    };
+    let run = bash(&room, &connect(&runtime.join("bus")));
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("Connection refused"), "{run:?}");
+    let run = bash(&room, &connect(&other));
+    assert_eq!(run.output(), "connected\n", "{run:?}");
+    // A client's own words name the rule.
+    let run = bash(
+        &room,
+        "echo 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock.' >&2; exit 1",
+    );
+    assert!(run.output().trim_end().ends_with("to open it]"), "{run:?}");
+    // The user policy opens one by name.
+    room.write_user(
+        "policy.json",
+        format!(
+            r#"{{"rules": [{{"permission": "*", "pattern": "*", "action": "allow"}}],
+                "sandbox": {{"writable": ["{}"]}}}}"#,
+            runtime.join("bus").display()
+        ),
+    );
+    let run = bash(&room, &connect(&runtime.join("bus")));
+    assert_eq!(run.output(), "connected\n", "{run:?}");
+}
