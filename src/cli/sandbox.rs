@@ -99,9 +99,12 @@ fn verdict(
     let mode = settings.mode;
     let missing: Vec<&str> = support
         .iter()
-        // `net` is only asked for with the network off.
+        // `net` is only asked for with the network off; `proc` and `scope` are no layers
+        // a mode asks for.
         .filter(|s| {
-            s.status == "no" && s.layer != "proc" && (s.layer != "net" || !settings.network)
+            s.status == "no"
+                && !["proc", "scope"].contains(&s.layer)
+                && (s.layer != "net" || !settings.network)
         })
         .map(|s| s.layer)
         .collect();

@@ -10,6 +10,9 @@
 //! `landlock_restrict_self` on the ruleset's descriptor — two system calls, no
 //! allocation).
 //!
+//! With the namespaces, a domain of scopes alone is added where the kernel has them
+//! ([`prepare_scope`]): the host's abstract Unix sockets out of reach with the network on.
+//!
 //! What Landlock cannot do, said in `metadata.sandbox.missing` ([`cannot`]): make paths
 //! inside a writable one read-only (git config and hooks, `.tinytool/`, and the user's
 //! config and state directories where they lie under `/tmp` or `--dir`: rules only add),
@@ -21,7 +24,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+    path_beneath_rules,
 };
 
 /// A ruleset ready to be enforced in a forked child.
@@ -62,7 +66,12 @@ pub fn prepare(writable: &[PathBuf], network: bool) -> Result<Prepared, String> 
     let best = ABI::V10;
     let tcp_denied = !network && abi >= 4;
     let build = || -> Result<Option<OwnedFd>, landlock::RulesetError> {
-        let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(best))?;
+        // Scopes (ABI 6, best effort): no connecting to the host's abstract Unix sockets
+        // (an X server's, a session bus's) nor signalling processes outside the sandbox,
+        // which has no PID namespace of its own here.
+        let mut ruleset = Ruleset::default()
+            .handle_access(AccessFs::from_all(best))?
+            .scope(Scope::AbstractUnixSocket | Scope::Signal)?;
         if tcp_denied {
             ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
         }
@@ -81,6 +90,52 @@ pub fn prepare(writable: &[PathBuf], network: bool) -> Result<Prepared, String> 
         Ok(None) => Err("Landlock is not enforced by this kernel".into()),
         Err(err) => Err(format!("cannot build the Landlock ruleset: {err}")),
     }
+}
+
+/// The Landlock domain added to the namespaces where the kernel has scopes (ABI 6,
+/// Linux 6.12): no connecting to abstract Unix sockets made outside the sandbox. With the
+/// network on the command shares the host's network namespace, where an X server and
+/// some session buses listen on abstract names (an X connection can type into the user's
+/// terminals). `None` where the kernel cannot.
+pub fn prepare_scope() -> Option<Prepared> {
+    let abi = kernel_abi().ok()?;
+    if abi < 6 {
+        return None;
+    }
+    let created = Ruleset::default()
+        .scope(Scope::AbstractUnixSocket)
+        .ok()?
+        .create()
+        .ok()?;
+    let fd: Option<OwnedFd> = created.into();
+    Some(Prepared {
+        fd: fd?,
+        abi,
+        tcp_denied: false,
+    })
+}
+
+/// Enforces a domain of [`prepare_scope`] without `PR_SET_NO_NEW_PRIVS` (which would keep
+/// setuid programs from working): the caller holds `CAP_SYS_ADMIN` in its user namespace
+/// (the sandbox's own, or root's). `Err` is the errno.
+///
+/// # Safety
+/// In a forked child before `exec` (one system call).
+pub unsafe fn restrict_scope(prepared: &Prepared) -> Result<(), i32> {
+    // SAFETY: landlock_restrict_self on a descriptor the plan owns.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_restrict_self,
+            prepared.fd.as_raw_fd(),
+            0 as libc::c_uint,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO));
+    }
+    Ok(())
 }
 
 /// Enforces `prepared` on the calling process and what it will `exec`; `Err` is the errno.

@@ -342,6 +342,9 @@ pub struct Plan {
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
     /// is none.
     pub(crate) landlock: Result<landlock::Prepared, String>,
+    /// With the namespaces and the network on: the Landlock scope that keeps the host's
+    /// abstract Unix sockets out of reach, where the kernel has it.
+    pub(crate) scope: Option<landlock::Prepared>,
     /// Test builds only: behave as if `unshare` were refused (see [`NO_NAMESPACES_VAR`]).
     pub(crate) simulate_no_namespaces: bool,
     /// Where the child reports.
@@ -453,6 +456,12 @@ impl Plan {
         landlock_writable.extend(devices.iter().cloned());
         landlock_writable.extend(std::fs::canonicalize("/dev/shm").ok());
         let landlock = landlock::prepare(&landlock_writable, settings.network);
+        // Own network namespace: the host's abstract sockets are out of reach already.
+        let scope = if settings.network {
+            landlock::prepare_scope()
+        } else {
+            None
+        };
         let simulate_no_namespaces = cfg!(debug_assertions)
             && std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|v| !v.is_empty());
         // The checkpoint store is hidden unless the command is a tinytool user itself.
@@ -497,6 +506,7 @@ impl Plan {
             fresh_repo,
             removed: std::sync::Mutex::new(Vec::new()),
             landlock,
+            scope,
             simulate_no_namespaces,
             shared,
         })
@@ -635,7 +645,8 @@ impl Drop for Plan {
 /// Whether this machine can set up one layer, for `tinytool sandbox`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayerSupport {
-    /// The layer's name (one of [`LAYERS`], or `proc`).
+    /// The layer's name (one of [`LAYERS`], or `proc`, or `scope`: Landlock's scopes
+    /// beside the namespaces).
     pub layer: &'static str,
     /// `yes`, `no` or `not needed`.
     pub status: &'static str,
@@ -720,6 +731,23 @@ pub fn support(dir: &Path) -> Vec<LayerSupport> {
             why: format!("no fresh /proc ({why}); the PID namespace stays"),
         });
     }
+    // Not a layer of its own: what keeps the host's abstract sockets out of reach when
+    // the network is on (with it off, the network namespace does).
+    out.push(match landlock::prepare_scope() {
+        Some(scope) => LayerSupport {
+            layer: "scope",
+            status: "yes",
+            why: format!(
+                "Landlock ABI {}: with the network on, the host's abstract Unix sockets (X servers, session buses) are out of reach",
+                scope.abi
+            ),
+        },
+        None => LayerSupport {
+            layer: "scope",
+            status: "no",
+            why: "this kernel's Landlock has no scopes (ABI < 6, Linux 6.12): with the network on, the host's abstract Unix sockets (X servers, session buses) stay reachable".into(),
+        },
+    });
     out
 }
 

@@ -710,8 +710,13 @@ unsafe fn first_process(plan: &Plan) -> io::Result<()> {
             }
             let command = fork();
             if command == 0 {
-                // The command: without the capabilities that could undo the mounts, then
-                // as the standard library left it, on to `exec`.
+                // The command: out of the host's abstract sockets (while it still has
+                // CAP_SYS_ADMIN, which stands in for no_new_privs), without the
+                // capabilities that could undo the mounts, then as the standard library
+                // left it, on to `exec`. A scope that fails leaves what the kernel had.
+                if let Some(scope) = &plan.scope {
+                    let _ = super::landlock::restrict_scope(scope);
+                }
                 if !drop_capabilities() {
                     report.fail(MOUNT, 13, errno());
                     if plan.mode == super::Mode::Required {

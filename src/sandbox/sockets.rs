@@ -3,7 +3,8 @@
 //! A Unix socket connects through a read-only mount, and some daemons behind one run
 //! whatever they are asked, outside every namespace of the sandbox: the Docker or Podman
 //! API (`docker run -v /:/host …`), systemd's manager (`systemd-run`, `systemctl`), D-Bus
-//! (which starts systemd units too), libvirt, snapd, LXD. Their well-known sockets, where
+//! (which starts systemd units too), libvirt, snapd, LXD, an X server (which types into
+//! the user's terminals). Their well-known sockets, where
 //! they exist, are covered with the sandbox's empty read-only file, so a connection is
 //! refused (`ECONNREFUSED`): the same cover as a masked secret. Other sockets (an SSH
 //! agent, a database in the project, X11) stay reachable. A socket the user policy lists
@@ -63,6 +64,11 @@ fn covered_in(opened: &[PathBuf], runtime: Option<PathBuf>, home: Option<PathBuf
     }
     if let Some(home) = home {
         candidates.extend(HOME.iter().map(|rel| home.join(rel)));
+    }
+    // X servers (`/tmp` is writable, so theirs would be reachable): an X connection can
+    // type into the user's terminals.
+    if let Ok(displays) = std::fs::read_dir("/tmp/.X11-unix") {
+        candidates.extend(displays.flatten().map(|e| e.path()));
     }
     let opened: Vec<PathBuf> = opened
         .iter()

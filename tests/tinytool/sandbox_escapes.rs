@@ -548,3 +548,49 @@ fn the_hosts_service_sockets_are_closed_and_other_sockets_are_not() {
     let run = bash(&room, &connect(&runtime.join("bus")));
     assert_eq!(run.output(), "connected\n", "{run:?}");
 }
+
+/// The kernel's Landlock ABI version (0 without Landlock).
+fn landlock_abi() -> i64 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns a number.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1 as libc::c_uint,
+        )
+    };
+    abi.max(0)
+}
+
+#[test]
+fn the_hosts_abstract_sockets_are_out_of_reach_with_the_network_on() {
+    use std::os::linux::net::SocketAddrExt;
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if landlock_abi() < 6 {
+        eprintln!("skipped: this kernel's Landlock has no scopes (ABI < 6)");
+        return;
+    }
+    // An X server or a session bus listening on an abstract name.
+    let name = format!("tinytool-sbx-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let _listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    let connect = |name: &str| {
+        format!(
+            "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"\\0{name}\"); print(\"connected\")'"
+        )
+    };
+    let run = bash(&room, &connect(&name));
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(!run.output().contains("connected"), "{run:?}");
+    // The sandbox's own abstract sockets work.
+    let run = bash(
+        &room,
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.bind(\"\\0own\"); s.listen(1); c = socket.socket(socket.AF_UNIX); c.connect(\"\\0own\"); print(\"connected\")'",
+    );
+    assert_eq!(run.output(), "connected\n", "{run:?}");
+}
