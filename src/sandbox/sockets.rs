@@ -33,7 +33,7 @@ const SYSTEM: [&str; 16] = [
     "/run/incus/unix.socket",
 ];
 
-/// Sockets in the user's runtime directory (`$XDG_RUNTIME_DIR`).
+/// Sockets in a user's runtime directory (`$XDG_RUNTIME_DIR`, `/run/user/<uid>`).
 const RUNTIME: [&str; 5] = [
     "bus",
     "systemd/private",
@@ -53,13 +53,20 @@ pub fn covered(opened: &[PathBuf]) -> Vec<PathBuf> {
             .filter(|d| !d.is_empty())
             .map(PathBuf::from)
     };
-    covered_in(opened, var("XDG_RUNTIME_DIR"), var("HOME"))
+    // The caller's runtime directory, and every user's where this one can list them
+    // (root reaches any user's session bus and user manager): a caller whose environment
+    // lost XDG_RUNTIME_DIR still has one.
+    let mut runtimes: Vec<PathBuf> = var("XDG_RUNTIME_DIR").into_iter().collect();
+    if let Ok(users) = std::fs::read_dir("/run/user") {
+        runtimes.extend(users.flatten().map(|e| e.path()));
+    }
+    covered_in(opened, &runtimes, var("HOME"))
 }
 
 /// [`covered`] with the runtime and home directories given.
-fn covered_in(opened: &[PathBuf], runtime: Option<PathBuf>, home: Option<PathBuf>) -> Vec<PathBuf> {
+fn covered_in(opened: &[PathBuf], runtimes: &[PathBuf], home: Option<PathBuf>) -> Vec<PathBuf> {
     let mut candidates: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
-    if let Some(runtime) = runtime {
+    for runtime in runtimes {
         candidates.extend(RUNTIME.iter().map(|rel| runtime.join(rel)));
     }
     if let Some(home) = home {
@@ -105,10 +112,14 @@ mod tests {
         let runtime = dir.path().canonicalize().unwrap();
         let _bus = std::os::unix::net::UnixListener::bind(runtime.join("bus")).unwrap();
         std::fs::write(runtime.join("docker.sock"), "not a socket").unwrap();
-        let found = covered_in(&[], Some(runtime.clone()), None);
+        let found = covered_in(&[], std::slice::from_ref(&runtime), None);
         assert!(found.contains(&runtime.join("bus")), "{found:?}");
         assert!(!found.contains(&runtime.join("docker.sock")), "{found:?}");
-        let found = covered_in(std::slice::from_ref(&runtime), Some(runtime.clone()), None);
+        let found = covered_in(
+            std::slice::from_ref(&runtime),
+            std::slice::from_ref(&runtime),
+            None,
+        );
         assert!(!found.contains(&runtime.join("bus")), "{found:?}");
     }
 }
