@@ -23,8 +23,10 @@
 //! it ends (`Plan::sweep`). Likewise where `--dir` has no `.git` of its own: one the
 //! command creates there ([`Layout::fresh`]) is protected from the next call on, and
 //! what it planted in it during this one (hooks that are not samples, a `commondir`,
-//! config settings that run a program: `core.fsmonitor`, filters, `!` aliases, …) is
-//! removed ([`sweep_fresh`]).
+//! config settings other than the few `git init`, `clone` and `remote add` write, read
+//! as git reads them) is removed ([`sweep_fresh`]), links removed rather than followed.
+//! A git directory the command adds under `modules/` or `worktrees/` is swept the same
+//! way when the call ends ([`sweep_new`]).
 
 use std::path::{Path, PathBuf};
 
@@ -39,6 +41,62 @@ pub(crate) struct Layout {
     pub absent: Vec<PathBuf>,
     /// Where `--dir` has no `.git`: the one a command could create there.
     pub fresh: Option<PathBuf>,
+    /// The `modules` and `worktrees` folders of the git directories, with what they held:
+    /// a git directory the command adds there is not protected during the call, so what
+    /// it planted in it is removed when it ends ([`sweep_new`]).
+    pub watched: Vec<Watched>,
+}
+
+/// A `modules` or `worktrees` folder and the entries it had before the call.
+#[derive(Debug)]
+pub(crate) struct Watched {
+    folder: PathBuf,
+    known: Vec<std::ffi::OsString>,
+    worktrees: bool,
+}
+
+impl Watched {
+    fn new(folder: PathBuf, worktrees: bool) -> Watched {
+        let known = std::fs::read_dir(&folder)
+            .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        Watched {
+            folder,
+            known,
+            worktrees,
+        }
+    }
+}
+
+/// After a call: in each watched folder, the git directories that were not there before
+/// are swept as a new repository's ([`sweep_fresh`]), the linked worktrees' as a new
+/// worktree's (their `commondir` leads back). Returns what was removed or rewritten.
+pub(crate) fn sweep_new(watched: &[Watched]) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    for w in watched {
+        match std::fs::symlink_metadata(&w.folder) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                removed.extend(sweep(std::slice::from_ref(&w.folder)));
+                continue;
+            }
+            Err(_) => continue,
+        }
+        let Ok(entries) = std::fs::read_dir(&w.folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if w.known.contains(&entry.file_name()) {
+                continue;
+            }
+            removed.extend(if w.worktrees {
+                sweep_new_worktree(&entry.path())
+            } else {
+                sweep_git_dir(&entry.path(), MODULE_DEPTH)
+            });
+        }
+    }
+    removed
 }
 
 /// How deep `modules/*/modules/*` nesting is followed.
@@ -99,6 +157,8 @@ pub(crate) fn layout(dir: &Path) -> Layout {
         let mut next = Vec::new();
         for git in &full {
             out.full(git);
+            out.watched.push(Watched::new(git.join("modules"), false));
+            out.watched.push(Watched::new(git.join("worktrees"), true));
             if let Ok(entries) = std::fs::read_dir(git.join("worktrees")) {
                 for e in entries.flatten() {
                     if e.path().is_dir() {
@@ -192,113 +252,209 @@ fn worktree_config(git: &Path) -> bool {
 
 /// In a repository created during the call at `fresh`: removes what `git init` never
 /// writes and a later `git` run by the user would execute or follow — a hook that is not
-/// a `*.sample`, a `commondir`, a `config.worktree`, config settings that run something,
-/// or `fresh` itself when it is a `.git` file or link — and returns what it removed.
+/// a `*.sample`, a `commondir`, a `config.worktree`, config settings outside
+/// [`SAFE_SETTINGS`], or `fresh` itself when it is a `.git` file or link — and returns
+/// what it removed or rewrote. Links are removed, never followed: the command could have
+/// pointed `hooks` or `config` anywhere, and this runs outside the sandbox.
 pub(crate) fn sweep_fresh(fresh: &Path) -> Vec<PathBuf> {
-    match std::fs::symlink_metadata(fresh) {
+    sweep_git_dir(fresh, MODULE_DEPTH)
+}
+
+/// [`sweep_fresh`] for the git directory at `git`, and for the modules below it down to
+/// `depth` more levels (all as new as it is).
+fn sweep_git_dir(git: &Path, depth: usize) -> Vec<PathBuf> {
+    match std::fs::symlink_metadata(git) {
         Ok(meta) if meta.is_dir() => {}
         // A `.git` file or link would send git to a directory planted elsewhere.
-        Ok(_) => return sweep(&[fresh.to_path_buf()]),
+        Ok(_) => return sweep(&[git.to_path_buf()]),
         Err(_) => return Vec::new(),
     }
-    let mut planted: Vec<PathBuf> = std::fs::read_dir(fresh.join("hooks"))
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_none_or(|x| x != "sample"))
-                .collect()
-        })
-        .unwrap_or_default();
-    planted.push(fresh.join("commondir"));
-    planted.push(fresh.join("config.worktree"));
+    let hooks = git.join("hooks");
+    let mut planted = match std::fs::symlink_metadata(&hooks) {
+        Ok(meta) if meta.is_dir() => std::fs::read_dir(&hooks)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_none_or(|x| x != "sample"))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Ok(_) => vec![hooks],
+        Err(_) => Vec::new(),
+    };
+    planted.push(git.join("commondir"));
+    planted.push(git.join("config.worktree"));
     let mut removed = sweep(&planted);
-    let config = fresh.join("config");
-    if let Ok(text) = std::fs::read_to_string(&config)
-        && let Some(kept) = without_commands(&text)
-        && std::fs::write(&config, kept).is_ok()
+    let config = git.join("config");
+    match std::fs::symlink_metadata(&config) {
+        Ok(meta) if meta.is_file() => {
+            if let Some(kept) = safe_config(&config)
+                && replace(&config, kept.as_bytes()).is_ok()
+            {
+                removed.push(config);
+            }
+        }
+        Ok(_) => removed.extend(sweep(&[config])),
+        Err(_) => {}
+    }
+    if depth > 0
+        && std::fs::symlink_metadata(git.join("modules")).is_ok_and(|m| m.is_dir())
+        && let Ok(entries) = std::fs::read_dir(git.join("modules"))
     {
-        removed.push(config);
+        for entry in entries.flatten() {
+            removed.extend(sweep_git_dir(&entry.path(), depth - 1));
+        }
     }
     removed
 }
 
-/// Whether `key` (lowercase) in section `base` (lowercase, without its subsection) makes
-/// git run a program, follow another repository or read another file.
-fn runs_something(base: &str, sub: bool, key: &str, value: &str) -> bool {
-    match base {
-        "core" => matches!(
-            key,
-            "fsmonitor"
-                | "hookspath"
-                | "sshcommand"
-                | "editor"
-                | "pager"
-                | "askpass"
-                | "gitproxy"
-                | "worktree"
-        ),
-        "sequence" => key == "editor",
-        "diff" => key == "external" || (sub && matches!(key, "textconv" | "command")),
-        "filter" => sub,
-        "merge" => sub && key == "driver",
-        "credential" | "pager" | "include" | "includeif" | "browser" | "man" => true,
-        "gpg" => key == "program",
-        "alias" => value.trim_start().starts_with('!'),
-        "remote" => sub && matches!(key, "uploadpack" | "receivepack" | "vcs"),
-        "uploadpack" => key == "packobjectshook",
-        "web" => key == "browser",
-        "extensions" => key == "worktreeconfig",
-        _ => false,
+/// In a linked worktree's directory created during the call: its `commondir` must lead
+/// back to the common directory (`git worktree add` writes `../..`), and it has no
+/// `config.worktree` yet. Returns what was removed or rewritten.
+fn sweep_new_worktree(own: &Path) -> Vec<PathBuf> {
+    match std::fs::symlink_metadata(own) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return sweep(&[own.to_path_buf()]),
+        Err(_) => return Vec::new(),
     }
+    let mut removed = sweep(&[own.join("config.worktree")]);
+    let commondir = own.join("commondir");
+    let regular = std::fs::symlink_metadata(&commondir).is_ok_and(|m| m.is_file());
+    let leads_back =
+        regular && std::fs::read_to_string(&commondir).is_ok_and(|text| text.trim() == "../..");
+    if !leads_back {
+        sweep(std::slice::from_ref(&commondir));
+        if replace(&commondir, b"../..\n").is_ok() {
+            removed.push(commondir);
+        }
+    }
+    removed
 }
 
-/// `text` (a git config file) without the settings that run something
-/// ([`runs_something`]); `None` when it has none. A line-level filter: a section header
-/// is `[name]`, `[name "sub"]` or `[name.sub]`; a setting is `key = value` or `key`; a
-/// value ending in `\` continues on the next line, which goes with it.
-fn without_commands(text: &str) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
-    let (mut base, mut sub) = (String::new(), false);
-    let mut dropping = false;
-    let mut continued = false;
-    let mut changed = false;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        if continued {
-            continued = trimmed.ends_with('\\');
-            if dropping {
-                continue;
-            }
-            out.push_str(line);
-            continue;
+/// Writes `bytes` to `path` through a new file renamed over it: a link at `path` is
+/// replaced, never followed.
+fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(parent)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The settings a repository created during a call keeps (`section.key`, or
+/// `section.*.key` for any subsection): what `git init`, `git clone`, `git remote add`
+/// and `git checkout -b` write. Anything else (an `fsmonitor`, a filter, an alias, an
+/// include, a `sshCommand`, …) goes: a list of what is safe cannot miss a new way to run
+/// a program, as a list of what is dangerous can.
+const SAFE_SETTINGS: [&str; 19] = [
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "core.symlinks",
+    "core.autocrlf",
+    "core.eol",
+    "extensions.objectformat",
+    "extensions.refstorage",
+    "remote.*.url",
+    "remote.*.fetch",
+    "remote.*.pushurl",
+    "branch.*.remote",
+    "branch.*.merge",
+    "submodule.*.url",
+    "submodule.*.active",
+    "user.*",
+];
+
+/// Whether the setting `name` (as `git config --list` prints it: section and key in
+/// lowercase, the subsection as written) is in [`SAFE_SETTINGS`].
+fn is_safe(name: &str) -> bool {
+    let (section, rest) = name.split_once('.').unwrap_or((name, ""));
+    let (sub, key) = match rest.rsplit_once('.') {
+        Some((sub, key)) => (Some(sub), key),
+        None => (None, rest),
+    };
+    SAFE_SETTINGS.iter().any(|safe| {
+        let mut parts = safe.split('.');
+        let (s, middle, last) = (parts.next(), parts.next(), parts.next());
+        match (s, middle, last, sub) {
+            (Some(s), Some("*"), Some(k), Some(_)) => s == section && k == key,
+            (Some(s), Some("*"), None, None) => s == section && section == "user",
+            (Some(s), Some(k), None, None) => s == section && k == key,
+            _ => false,
         }
-        dropping = false;
-        if let Some(header) = trimmed.strip_prefix('[') {
-            let name = header.split(']').next().unwrap_or_default().trim();
-            let (head, rest) = match name.find([' ', '.']) {
-                Some(at) => (&name[..at], &name[at..]),
-                None => (name, ""),
-            };
-            base = head.to_ascii_lowercase();
-            sub = !rest.trim().is_empty();
-            out.push_str(line);
-            continue;
-        }
-        if !trimmed.is_empty() && !trimmed.starts_with(['#', ';']) {
-            let (key, value) = trimmed.split_once('=').unwrap_or((trimmed, ""));
-            let key = key.trim().to_ascii_lowercase();
-            if runs_something(&base, sub, &key, value) {
-                dropping = true;
-                changed = true;
-                continued = trimmed.ends_with('\\');
-                continue;
-            }
-            continued = trimmed.ends_with('\\');
-        }
-        out.push_str(line);
+    })
+}
+
+/// The config file at `path` with only its [`SAFE_SETTINGS`], as git itself reads it
+/// (`git config --list`, includes not followed); `None` when it keeps everything or git
+/// cannot read it (then no `git` would run it either).
+fn safe_config(path: &Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["config", "--no-includes", "--null", "--list", "--file"])
+        .arg(path)
+        // Outside any repository: only the file is read.
+        .current_dir("/")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        // Unreadable to git (or no git): a config git cannot parse runs nothing, but it
+        // is not left for a later version to read differently.
+        return Some(String::new());
     }
-    changed.then_some(out)
+    let text = String::from_utf8_lossy(&out.stdout);
+    let settings: Vec<(&str, &str)> = text
+        .split('\0')
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| entry.split_once('\n').unwrap_or((entry, "")))
+        .collect();
+    if settings.iter().all(|(name, _)| is_safe(name)) {
+        return None;
+    }
+    Some(render_config(
+        settings.into_iter().filter(|(name, _)| is_safe(name)),
+    ))
+}
+
+/// A config file holding `settings` (`section[.sub].key`, value), values quoted.
+fn render_config<'a>(settings: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    fn quoted(text: &str) -> String {
+        let mut out = String::from("\"");
+        for c in text.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '"' => out.push_str("\\\""),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+    let mut out = String::new();
+    let mut current = String::new();
+    for (name, value) in settings {
+        let (section, rest) = name.split_once('.').unwrap_or((name, ""));
+        let (header, key) = match rest.rsplit_once('.') {
+            Some((sub, key)) => (format!("[{section} {}]", quoted(sub)), key),
+            None => (format!("[{section}]"), rest),
+        };
+        if header != current {
+            out.push_str(&header);
+            out.push('\n');
+            current = header;
+        }
+        out.push_str(&format!("\t{key} = {}\n", quoted(value)));
+    }
+    out
 }
 
 /// Removes each of `absent` that exists now (whatever it is: file, link or directory);
@@ -325,23 +481,124 @@ pub(crate) fn sweep(absent: &[PathBuf]) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
+    fn git_available() -> bool {
+        std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
     #[test]
-    fn settings_that_run_something_are_dropped_and_the_rest_kept() {
-        let config = "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = echo pwn\n\tbare = false\n\
-                      [filter \"x\"]\n\tclean = evil \\\n\t  more\n[alias]\n\tst = status\n\tp = !sh -c pwn\n\
-                      [remote \"origin\"]\n\turl = ../o\n\tuploadpack = evil\n[include]\n\tpath = /tmp/x\n";
-        let kept = without_commands(config).unwrap();
-        for gone in ["fsmonitor", "clean", "more", "!sh", "uploadpack", "/tmp/x"] {
+    fn only_the_safe_settings_are_kept_as_git_reads_them() {
+        if !git_available() {
+            eprintln!("skipped: no git");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        // Ways around a line filter: a key on its header's line, a comment whose `\`
+        // does not continue it, a quoted `!` alias, a filter, an include.
+        std::fs::write(
+            &config,
+            "[core] fsmonitor = \"echo one\"\n\trepositoryformatversion = 0\n\tbare = false ; \\\n\
+             \tsshCommand = \"echo two\"\n[alias]\n\tp = \"!echo three\"\n[filter \"x\"]\n\tclean = four\n\
+             [include]\n\tpath = /tmp/five\n[remote \"origin\"]\n\turl = ../o \"q\"\n\tuploadpack = six\n\
+             [user]\n\tname = A \\\\ B\n",
+        )
+        .unwrap();
+        let kept = safe_config(&config).unwrap();
+        for gone in ["one", "two", "three", "four", "five", "six"] {
             assert!(!kept.contains(gone), "{gone}: {kept}");
         }
-        for stays in [
-            "repositoryformatversion",
-            "bare = false",
-            "st = status",
-            "url = ../o",
-        ] {
-            assert!(kept.contains(stays), "{stays}: {kept}");
-        }
-        assert_eq!(without_commands("[core]\n\tbare = false\n"), None);
+        std::fs::write(&config, &kept).unwrap();
+        let out = std::process::Command::new("git")
+            .args(["config", "--null", "--list", "--file"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&out.stdout).replace('\n', "=");
+        let mut listed: Vec<&str> = listed.split('\0').filter(|e| !e.is_empty()).collect();
+        listed.sort();
+        assert_eq!(
+            listed,
+            vec![
+                "core.bare=false",
+                "core.repositoryformatversion=0",
+                "remote.origin.url=../o q",
+                "user.name=A \\ B",
+            ],
+            "{kept}"
+        );
+        // Nothing to drop: left as it is.
+        assert_eq!(safe_config(&config), None);
+    }
+
+    #[test]
+    fn links_planted_in_a_new_repository_are_removed_not_followed() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join("a"), "keep").unwrap();
+        std::fs::write(victim.join("cfg"), "[core]\n\tfsmonitor = x\n").unwrap();
+        let git = dir.path().join("p/.git");
+        std::fs::create_dir_all(&git).unwrap();
+        symlink(&victim, git.join("hooks")).unwrap();
+        symlink(victim.join("cfg"), git.join("config")).unwrap();
+        let removed = sweep_fresh(&git);
+        assert!(removed.contains(&git.join("hooks")), "{removed:?}");
+        assert!(removed.contains(&git.join("config")), "{removed:?}");
+        assert_eq!(std::fs::read_to_string(victim.join("a")).unwrap(), "keep");
+        assert_eq!(
+            std::fs::read_to_string(victim.join("cfg")).unwrap(),
+            "[core]\n\tfsmonitor = x\n"
+        );
+        assert!(std::fs::symlink_metadata(git.join("hooks")).is_err());
+    }
+
+    #[test]
+    fn git_directories_added_under_modules_and_worktrees_are_swept_and_old_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = dir.path().join(".git");
+        std::fs::create_dir_all(git.join("modules/old/hooks")).unwrap();
+        std::fs::write(git.join("modules/old/hooks/pre-commit"), "mine").unwrap();
+        let watched = vec![
+            Watched::new(git.join("modules"), false),
+            Watched::new(git.join("worktrees"), true),
+        ];
+        // During the call: a new module with a hook, a new worktree sent elsewhere.
+        std::fs::create_dir_all(git.join("modules/sm/hooks")).unwrap();
+        std::fs::write(git.join("modules/sm/hooks/pre-commit"), "planted").unwrap();
+        std::fs::create_dir_all(git.join("worktrees/wt")).unwrap();
+        std::fs::write(git.join("worktrees/wt/commondir"), "/tmp/evil").unwrap();
+        let removed = sweep_new(&watched);
+        assert!(
+            removed.contains(&git.join("modules/sm/hooks/pre-commit")),
+            "{removed:?}"
+        );
+        assert!(!git.join("modules/sm/hooks/pre-commit").exists());
+        assert_eq!(
+            std::fs::read_to_string(git.join("modules/old/hooks/pre-commit")).unwrap(),
+            "mine"
+        );
+        assert_eq!(
+            std::fs::read_to_string(git.join("worktrees/wt/commondir")).unwrap(),
+            "../..\n"
+        );
+    }
+
+    #[test]
+    fn a_new_worktree_leads_back_to_its_common_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("worktrees/wt");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(own.join("commondir"), "/tmp/evil\n").unwrap();
+        std::fs::write(own.join("config.worktree"), "[core]\n\tfsmonitor = x\n").unwrap();
+        sweep_new_worktree(&own);
+        assert_eq!(
+            std::fs::read_to_string(own.join("commondir")).unwrap(),
+            "../..\n"
+        );
+        assert!(!own.join("config.worktree").exists());
     }
 }

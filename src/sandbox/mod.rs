@@ -337,6 +337,8 @@ pub struct Plan {
     pub(crate) absent: Vec<PathBuf>,
     /// Where there was no repository: the `.git` a command could create (`gitdirs`).
     pub(crate) fresh_repo: Option<PathBuf>,
+    /// The git `modules` and `worktrees` folders and what they held (`gitdirs`).
+    pub(crate) git_watched: Vec<gitdirs::Watched>,
     /// The ones [`Plan::sweep`] removed.
     removed: std::sync::Mutex<Vec<PathBuf>>,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
@@ -391,6 +393,7 @@ impl Plan {
         let mut protected = Vec::new();
         let git = gitdirs::layout(&dir);
         let fresh_repo = git.fresh;
+        let git_watched = git.watched;
         anchors.extend(git.anchors);
         protected.extend(git.protected);
         let absent: Vec<PathBuf> = git
@@ -504,6 +507,7 @@ impl Plan {
             mask_capped: scan.capped,
             absent,
             fresh_repo,
+            git_watched,
             removed: std::sync::Mutex::new(Vec::new()),
             landlock,
             scope,
@@ -555,6 +559,7 @@ impl Plan {
     pub fn sweep(&self) -> Vec<PathBuf> {
         let mut removed = self.removed.lock().unwrap_or_else(|e| e.into_inner());
         removed.extend(gitdirs::sweep(&self.absent));
+        removed.extend(gitdirs::sweep_new(&self.git_watched));
         if let Some(fresh) = &self.fresh_repo {
             removed.extend(gitdirs::sweep_fresh(fresh));
         }

@@ -594,3 +594,32 @@ fn the_hosts_abstract_sockets_are_out_of_reach_with_the_network_on() {
     );
     assert_eq!(run.output(), "connected\n", "{run:?}");
 }
+
+#[test]
+fn the_sweep_of_a_new_repository_never_follows_its_links() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Files the command cannot write (the user config directory), named by links in a
+    // repository it creates: the sweep after the call removes the links, not the files.
+    let victim = room.write_user("victim/a", "keep");
+    let victim_dir = victim.parent().unwrap().to_path_buf();
+    let config = room.write_user("victim/cfg", "[core]\n\tfsmonitor = x\n");
+    let run = bash(
+        &room,
+        &format!(
+            "mkdir .git && ln -s {} .git/hooks && ln -s {} .git/config",
+            victim_dir.display(),
+            config.display()
+        ),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "[core]\n\tfsmonitor = x\n"
+    );
+    assert!(std::fs::symlink_metadata(room.path(".git/hooks")).is_err());
+}
