@@ -11,7 +11,7 @@
 //! - every other character device below `/dev` the caller could open without root's
 //!   privileges: for a user, what the kernel's own permission check grants
 //!   (`faccessat`, ACLs included: GPUs, serial ports, `/dev/kvm` through the user's
-//!   groups); for root, what the mode grants everyone (`/dev/nvidia0` at `0666`);
+//!   groups); for root, what the mode lets everyone write (`/dev/nvidia0` at `0666`);
 //! - the `sandbox.writable` paths below `/dev` (the user policy's way to open more,
 //!   `"/dev"` itself for all of it).
 //!
@@ -88,8 +88,9 @@ fn collect(dir: &Path, depth: usize, root: bool, out: &mut Vec<PathBuf>) {
 /// Whether the caller could open the device at `path` without root's privileges.
 fn may_open(path: &Path, root: bool) -> bool {
     if root {
-        // Root passes every permission check: only what everyone may do counts.
-        return std::fs::symlink_metadata(path).is_ok_and(|m| m.mode() & 0o006 != 0);
+        // Root passes every permission check: only what everyone may write counts (a
+        // device everyone may only read, such as the kernel log, root could write).
+        return std::fs::symlink_metadata(path).is_ok_and(|m| m.mode() & 0o002 != 0);
     }
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
         return false;

@@ -2,7 +2,7 @@
 //! [`Plan`](super::Plan): async-signal-safe system calls only (the parent may have other
 //! threads holding locks), no allocation.
 //!
-//! 1. `unshare` a mount and a PID namespace, a network namespace when the network is off,
+//! 1. `unshare` a mount, a PID and an IPC namespace, a network namespace when the network is off,
 //!    and (not root) a user namespace first, mapping the caller's own uid and gid.
 //! 2. Mounts: everything private; every writable path bound on itself; the whole tree
 //!    made read-only recursively (`mount_setattr`); the writable binds made writable
@@ -23,7 +23,7 @@
 //!    It dies with tinytool (`PR_SET_PDEATHSIG`), and pid 1 dies with it. The fresh
 //!    `/proc`'s `sys/` and `sysrq-trigger` are bound read-only.
 //! 5. The command drops the capabilities that could undo the mounts or reach around them
-//!    ([`DROPPED`]; root has no user namespace to take them away), from the bounding set
+//!    (all but [`KEPT`]; root has no user namespace to take them away), from the bounding set
 //!    too, and with the network off installs a seccomp filter that keeps it from opening
 //!    Unix sockets (the host's are outside as its loopback is: [`deny_unix_sockets`]),
 //!    before `exec`.
@@ -173,7 +173,9 @@ pub unsafe fn enter(plan: &Plan) -> io::Result<()> {
         report.fail(layer, step, e);
         e
     };
-    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    // Its own System V IPC and POSIX message queues too: the host's shared memory
+    // segments and queues are not the command's to remove.
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     if !plan.network {
         flags |= libc::CLONE_NEWNET;
     }
@@ -417,17 +419,23 @@ unsafe fn pseudo_terminals() {
     }
 }
 
-/// Capabilities the command never keeps, even as root: with them it could unmount or
-/// remount what the sandbox mounted (`CAP_SYS_ADMIN`), reach a masked file's inode by
-/// handle (`CAP_DAC_READ_SEARCH`), another mount namespace through `/proc/<pid>/root`
-/// (`CAP_SYS_PTRACE`), the disk or kernel directly (`CAP_SYS_RAWIO`, `CAP_MKNOD`,
-/// `CAP_SYS_MODULE`, `CAP_BPF`), or reboot the machine (`CAP_SYS_BOOT`).
-const DROPPED: [u32; 8] = [2, 16, 17, 19, 21, 22, 27, 39];
+/// The capabilities a command keeps (the set container runtimes give root, without
+/// `CAP_MKNOD`): owning and reading files, signals, switching users, binding low ports,
+/// raw sockets, `chroot`. Every other one is dropped, even for root: with them it could
+/// unmount or remount what the sandbox mounted (`CAP_SYS_ADMIN`), reach a masked file's
+/// inode by handle (`CAP_DAC_READ_SEARCH`), another mount namespace through
+/// `/proc/<pid>/root` (`CAP_SYS_PTRACE`), the disk or kernel directly (`CAP_SYS_RAWIO`,
+/// `CAP_MKNOD`, `CAP_SYS_MODULE`, `CAP_BPF`), reconfigure the host's network with the
+/// network on (`CAP_NET_ADMIN`), set the host's clock (`CAP_SYS_TIME`), or reboot it.
+const KEPT: [u32; 13] = [0, 1, 3, 4, 5, 6, 7, 8, 10, 13, 18, 29, 31];
 
-/// Removes [`DROPPED`] from the bounding set (so no `exec` of a setuid or file-capability
-/// program gets them back) and from the effective, permitted, inheritable and ambient
-/// sets. Without a user namespace (root) this is what keeps the mounts in place; in one
-/// it costs nothing. False when a step failed.
+/// Capability numbers to try dropping (the kernel knows about 41; EINVAL past its last).
+const CAPABILITIES: u32 = 64;
+
+/// Removes every capability but [`KEPT`] from the bounding set (so no `exec` of a setuid
+/// or file-capability program gets them back) and from the effective, permitted,
+/// inheritable and ambient sets. Without a user namespace (root) this is what keeps the
+/// mounts in place; in one it costs nothing. False when a step failed.
 ///
 /// # Safety
 /// In the forked child before `exec` (system calls on locals only).
@@ -448,7 +456,7 @@ unsafe fn drop_capabilities() -> bool {
     // SAFETY: prctl with integers; capget/capset on local, correctly sized structures.
     unsafe {
         let mut ok = true;
-        for cap in DROPPED {
+        for cap in (0..CAPABILITIES).filter(|c| !KEPT.contains(c)) {
             // EINVAL: a capability this kernel does not know, so it cannot be held.
             if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0
                 && errno() != libc::EINVAL
@@ -480,11 +488,14 @@ unsafe fn drop_capabilities() -> bool {
         {
             return false;
         }
-        for cap in DROPPED {
-            let (word, bit) = ((cap / 32) as usize, 1u32 << (cap % 32));
-            data[word].effective &= !bit;
-            data[word].permitted &= !bit;
-            data[word].inheritable &= !bit;
+        let mut keep = [0u32; 2];
+        for cap in KEPT {
+            keep[(cap / 32) as usize] |= 1u32 << (cap % 32);
+        }
+        for (word, kept) in data.iter_mut().zip(keep) {
+            word.effective &= kept;
+            word.permitted &= kept;
+            word.inheritable &= kept;
         }
         header.version = VERSION_3;
         header.pid = 0;
@@ -496,26 +507,41 @@ unsafe fn drop_capabilities() -> bool {
 }
 
 /// Where the seccomp filter of [`deny_unix_sockets`] can be built: the audit architecture,
-/// `socket` and `io_uring_setup` natively, and the 32-bit compat ABI's architecture,
-/// `socketcall`, `socket` (u32::MAX where there is none).
+/// `socket`, `socketpair` and `io_uring_setup` natively, and the 32-bit compat ABI's
+/// architecture, `socketcall`, `socket`, `socketpair` (u32::MAX where there is none).
 #[cfg(target_arch = "x86_64")]
-const SECCOMP_ABI: Option<[u32; 6]> = Some([0xC000_003E, 41, 425, 0x4000_0003, 102, 359]);
+const SECCOMP_ABI: Option<[u32; 8]> = Some([0xC000_003E, 41, 53, 425, 0x4000_0003, 102, 359, 360]);
 #[cfg(target_arch = "aarch64")]
-const SECCOMP_ABI: Option<[u32; 6]> = Some([0xC000_00B7, 198, 425, 0x4000_0028, u32::MAX, 281]);
+const SECCOMP_ABI: Option<[u32; 8]> =
+    Some([0xC000_00B7, 198, 199, 425, 0x4000_0028, u32::MAX, 281, 288]);
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const SECCOMP_ABI: Option<[u32; 6]> = None;
+const SECCOMP_ABI: Option<[u32; 8]> = None;
 
 /// With the network off, the host's Unix sockets (`/run/docker.sock`, a server's socket
-/// in `/tmp`) are outside too: a seccomp filter makes `socket(AF_UNIX, …)` fail with
-/// `EPERM` (`socketpair`, pipes and inherited sockets still work), denies the 32-bit
-/// `socketcall`, and makes `io_uring_setup` fail with `ENOSYS` (an io_uring could create a
-/// socket past the filter; programs fall back to plain calls). Sets `no_new_privs`, which
-/// a filter needs without `CAP_SYS_ADMIN`. False when it could not be installed.
+/// in `/tmp`) are outside too: a seccomp filter makes `socket(AF_UNIX, …)` and a
+/// datagram `socketpair(AF_UNIX, …)` fail with `EPERM` (a datagram socket can be
+/// re-connected or `sendto` any socket path; stream pairs, pipes and inherited sockets
+/// still work), denies the 32-bit `socketcall`, and makes `io_uring_setup` fail with
+/// `ENOSYS` (an io_uring could create a socket past the filter; programs fall back to
+/// plain calls). Sets `no_new_privs`, which a filter needs without `CAP_SYS_ADMIN`. False
+/// when it could not be installed.
 ///
 /// # Safety
 /// In the forked child before `exec` (system calls on a local program only).
 unsafe fn deny_unix_sockets() -> bool {
-    let Some([native, socket, uring, compat, socketcall, compat_socket]) = SECCOMP_ABI else {
+    let Some(
+        [
+            native,
+            socket,
+            socketpair,
+            uring,
+            compat,
+            socketcall,
+            compat_socket,
+            compat_socketpair,
+        ],
+    ) = SECCOMP_ABI
+    else {
         // SAFETY: sets errno for the report.
         unsafe { *libc::__errno_location() = libc::ENOSYS };
         return false;
@@ -527,24 +553,32 @@ unsafe fn deny_unix_sockets() -> bool {
     const ALLOW: u32 = 0x7fff_0000;
     const ERRNO: u32 = 0x0005_0000;
     let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
-    // seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low half, little-endian).
+    // seccomp_data: nr at 0, arch at 4, args[0] at 16 and args[1] at 24 (their low
+    // halves, little-endian). Jumps skip that many instructions.
     let program = [
         op(LD_W_ABS, 0, 0, 4),                      // 0: arch
-        op(JEQ, 5, 0, compat),                      // 1: compat -> 7
-        op(JEQ, 0, 10, native),                     // 2: other -> allow (13)
+        op(JEQ, 6, 0, compat),                      // 1: compat -> 8
+        op(JEQ, 0, 17, native),                     // 2: other -> allow (20)
         op(LD_W_ABS, 0, 0, 0),                      // 3: nr
         op(AND, 0, 0, !0x4000_0000),                // 4: the x32 bit off
-        op(JEQ, 9, 0, uring),                       // 5: -> ENOSYS (15)
-        op(JEQ, 4, 6, socket),                      // 6: -> check (11), else allow (13)
-        op(LD_W_ABS, 0, 0, 0),                      // 7: compat nr
-        op(JEQ, 5, 0, socketcall),                  // 8: -> EPERM (14)
-        op(JEQ, 5, 0, uring),                       // 9: -> ENOSYS (15)
-        op(JEQ, 0, 2, compat_socket),               // 10: -> check (11), else allow (13)
-        op(LD_W_ABS, 0, 0, 16),                     // 11: the domain
-        op(JEQ, 1, 0, libc::AF_UNIX as u32),        // 12: -> EPERM (14)
-        op(RET, 0, 0, ALLOW),                       // 13
-        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 14
-        op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 15
+        op(JEQ, 16, 0, uring),                      // 5: -> ENOSYS (22)
+        op(JEQ, 6, 0, socket),                      // 6: -> socket check (13)
+        op(JEQ, 7, 12, socketpair),                 // 7: -> pair check (15), else allow
+        op(LD_W_ABS, 0, 0, 0),                      // 8: compat nr
+        op(JEQ, 11, 0, socketcall),                 // 9: -> EPERM (21)
+        op(JEQ, 11, 0, uring),                      // 10: -> ENOSYS (22)
+        op(JEQ, 1, 0, compat_socket),               // 11: -> socket check (13)
+        op(JEQ, 2, 7, compat_socketpair),           // 12: -> pair check (15), else allow
+        op(LD_W_ABS, 0, 0, 16),                     // 13: socket: the domain
+        op(JEQ, 6, 5, libc::AF_UNIX as u32),        // 14: -> EPERM (21), else allow
+        op(LD_W_ABS, 0, 0, 16),                     // 15: socketpair: the domain
+        op(JEQ, 0, 3, libc::AF_UNIX as u32),        // 16: else allow (20)
+        op(LD_W_ABS, 0, 0, 24),                     // 17: the type
+        op(AND, 0, 0, 0xf),                         // 18: without SOCK_CLOEXEC/NONBLOCK
+        op(JEQ, 1, 0, libc::SOCK_DGRAM as u32),     // 19: -> EPERM (21)
+        op(RET, 0, 0, ALLOW),                       // 20
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 21
+        op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 22
     ];
     let prog = libc::sock_fprog {
         len: program.len() as u16,

@@ -340,6 +340,21 @@ fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
     let output = run.output();
     assert!(output.contains("pair"), "socketpair still works: {run:?}");
     assert!(!output.contains("reached"), "{run:?}");
+    // A datagram pair could send to any socket path: it is refused.
+    let datagrams = tmp.path().join("host-dgram.sock");
+    let receiver = std::os::unix::net::UnixDatagram::bind(&datagrams).unwrap();
+    std::fs::set_permissions(&datagrams, std::fs::Permissions::from_mode(0o777)).unwrap();
+    receiver.set_nonblocking(true).unwrap();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b'x', '{}'); print('sent')\"",
+            datagrams.display()
+        ),
+    );
+    assert!(!run.output().contains("sent"), "{run:?}");
+    let mut got = [0u8; 8];
+    assert!(receiver.recv(&mut got).is_err(), "{run:?}");
     // With the network on, the same socket is reached (the filter is the network's).
     let room = self::room();
     let run = bash(
@@ -622,4 +637,47 @@ fn the_sweep_of_a_new_repository_never_follows_its_links() {
         "[core]\n\tfsmonitor = x\n"
     );
     assert!(std::fs::symlink_metadata(room.path(".git/hooks")).is_err());
+}
+
+#[test]
+fn root_keeps_no_power_over_the_host_network_clock_or_ipc() {
+    if !is_root() {
+        eprintln!("skipped: not root (a user has no such powers to keep)");
+        return;
+    }
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // A shared memory segment of the host, which the command must neither see nor remove.
+    // SAFETY: shmget/shmctl with integer arguments.
+    let id = unsafe { libc::shmget(libc::IPC_PRIVATE, 4096, libc::IPC_CREAT | 0o600) };
+    assert!(id >= 0);
+    let run = bash(
+        &room,
+        &format!(
+            "ip link add tinytool-t0 type dummy 2>&1 | head -1; date -s 2001-01-01 >/dev/null 2>&1 || echo clock-kept; \
+             ipcrm -m {id} 2>/dev/null || echo ipc-kept; echo x > /dev/kmsg 2>/dev/null || echo kmsg-kept"
+        ),
+    );
+    // SAFETY: removes the segment made above.
+    let alive = unsafe {
+        let mut ds: libc::shmid_ds = std::mem::zeroed();
+        let alive = libc::shmctl(id, libc::IPC_STAT, &mut ds) == 0;
+        libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+        alive
+    };
+    // Had it been made, it goes again.
+    let _ = Command::new("ip")
+        .args(["link", "del", "tinytool-t0"])
+        .output();
+    assert!(alive, "{run:?}");
+    let out = run.output();
+    for kept in ["clock-kept", "ipc-kept", "kmsg-kept"] {
+        assert!(out.contains(kept), "{kept}: {run:?}");
+    }
+    if Command::new("ip").arg("-V").output().is_ok() {
+        assert!(out.contains("Operation not permitted"), "{run:?}");
+    }
 }
