@@ -319,6 +319,10 @@ pub struct Plan {
     pub(crate) sockets: Vec<CString>,
     /// Directories made mount points of their own (writable), so they cannot be renamed.
     pub(crate) anchors: Vec<CString>,
+    /// The ancestors of the project and of the protected paths that lie inside a
+    /// writable path, parents first: mount points too, or renaming one (`mv /tmp/a
+    /// /tmp/b && mkdir /tmp/a …`) would put a planted tree at the project's path.
+    pub(crate) pinned: Vec<CString>,
     /// Paths bound read-only on themselves.
     pub(crate) protected: Vec<CString>,
     /// Secret files covered by the empty file.
@@ -447,6 +451,10 @@ impl Plan {
         };
         let protected = canonical(protected);
         let anchors = canonical(anchors);
+        let pinned = pinned_ancestors(
+            &writable,
+            std::iter::once(&dir).chain(&anchors).chain(&protected),
+        );
         let scan = mask::scan(&dir);
         let empty = mask::empty_file(&tinytool);
         let devices = devices::openable(&writable);
@@ -491,6 +499,7 @@ impl Plan {
                 Vec::new()
             },
             anchors: anchors.iter().map(|p| c_path(p)).collect(),
+            pinned: pinned.iter().map(|p| c_path(p)).collect(),
             protected: protected.iter().map(|p| c_path(p)).collect(),
             masked: if empty.is_some() {
                 scan.files.iter().map(|p| c_path(p)).collect()
@@ -772,6 +781,27 @@ pub fn subagent_writable(config: &crate::config::Config, kind: &str) -> Vec<Path
         .get(kind)
         .map(|s| s.writable.iter().map(|w| expand(w)).collect())
         .unwrap_or_default()
+}
+
+/// The strict ancestors of `paths` that lie strictly inside one of `writable` (which are
+/// mount points already), parents first, each once.
+fn pinned_ancestors<'a>(
+    writable: &[PathBuf],
+    paths: impl Iterator<Item = &'a PathBuf>,
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        for ancestor in path.ancestors().skip(1) {
+            let inside = writable
+                .iter()
+                .any(|w| ancestor.starts_with(w) && ancestor != w.as_path());
+            if inside && !out.iter().any(|p| p == ancestor) {
+                out.push(ancestor.to_path_buf());
+            }
+        }
+    }
+    out.sort_by_key(|p| p.components().count());
+    out
 }
 
 /// The plan for a command of `session`; `None` when its sandbox is off.

@@ -302,6 +302,15 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
                 return false;
             }
         }
+        // Mount points cannot be renamed: the project's and the protected paths' ancestors
+        // inside a writable path stay where they are. One that fails is the mount
+        // layer's failure (the project could be swapped).
+        for path in &plan.pinned {
+            if !bind(path.as_ptr(), path.as_ptr()) {
+                fail(MOUNT, 11);
+                return false;
+            }
+        }
         // POSIX shared memory and semaphores (`multiprocessing`) need a writable /dev/shm,
         // but the host's is outside the project and /tmp: a private one, or none writable.
         if libc::mount(

@@ -681,3 +681,32 @@ fn root_keeps_no_power_over_the_host_network_clock_or_ipc() {
         assert!(out.contains("Operation not permitted"), "{run:?}");
     }
 }
+
+#[test]
+fn the_projects_ancestors_inside_tmp_cannot_be_renamed_to_swap_it() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    git(&room.dir, &["init", "-q"]);
+    // The room's folder holds the project (`work`) and the user's home (with the config
+    // directory): renaming it and rebuilding a project with planted git settings at the
+    // old path would hand the user's next `git status` to the command.
+    let root = room.dir.parent().unwrap().to_path_buf();
+    let moved = root.with_extension("moved");
+    let run = bash(
+        &room,
+        &format!(
+            "mv {root} {moved}; mkdir -p {root}/work/.git && echo planted > {root}/work/.git/config; \
+             mv {work} {root}/w2; echo done",
+            root = root.display(),
+            moved = moved.display(),
+            work = room.dir.display()
+        ),
+    );
+    assert!(!moved.exists(), "{run:?}");
+    assert!(run.output().contains("Device or resource busy"), "{run:?}");
+    assert_ne!(room.read(".git/config"), "planted\n", "{run:?}");
+    assert!(room.dir.join(".git/HEAD").exists(), "{run:?}");
+}
