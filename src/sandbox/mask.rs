@@ -19,7 +19,8 @@
 //!
 //! Valid while every listed directory still has the modification time recorded (a file
 //! created, removed or renamed in a directory changes its time); otherwise the scan runs
-//! again. Checking costs one `stat` per directory, not a listing. A cache that does not
+//! again, and the files the cache listed stay in the new list while they exist (an
+//! ignore file or a flood of files written by a command must not unmask them). Checking costs one `stat` per directory, not a listing. A cache that does not
 //! parse is treated as absent (the scan runs again).
 
 use std::os::unix::fs::MetadataExt;
@@ -165,8 +166,9 @@ fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
 /// The secret files of the project in `dir`, from the cache when it is still valid.
 pub fn scan(dir: &Path) -> Scan {
     let cache = cache_path(dir);
-    if let Ok(text) = std::fs::read(&cache)
-        && let Some(cached) = parse(&text)
+    let text = std::fs::read(&cache).unwrap_or_default();
+    let cached = parse(&text);
+    if let Some(cached) = &cached
         && !cached.dirs.is_empty()
         && unchanged(dir, &cached.dirs)
     {
@@ -176,7 +178,23 @@ pub fn scan(dir: &Path) -> Scan {
             capped: cached.capped,
         };
     }
-    let fresh = walk(dir);
+    let mut fresh = walk(dir);
+    // A secret found before stays masked while it exists, wherever the walk no longer
+    // goes: a command could otherwise unmask one over two calls, by adding its directory
+    // to an ignore file or by flooding the tree past the cap.
+    for rel in cached.iter().flat_map(|c| c.files.iter()) {
+        let path = under(dir, rel);
+        let still_secret = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|name| crate::detect::secret::name_is_secret(name) && !is_template(name));
+        if still_secret
+            && !fresh.files.contains(&path)
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+        {
+            fresh.files.push(path);
+        }
+    }
     if let Some(parent) = cache.parent()
         && crate::project::ensure_own_subdir(dir, "sandbox").is_ok()
         && let Some(text) = encode(dir, &fresh)
@@ -354,6 +372,23 @@ mod tests {
         std::fs::write(root.join("sub/id_rsa"), "k").unwrap();
         let second = scan(&root);
         assert!(second.files.contains(&root.join("sub/id_rsa")));
+    }
+
+    #[test]
+    fn a_secret_found_once_stays_masked_when_ignored_or_past_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("backend")).unwrap();
+        std::fs::write(root.join("backend/.env"), "K=v").unwrap();
+        assert_eq!(scan(&root).files, vec![root.join("backend/.env")]);
+        // A command adds the folder to an ignore file: the walk skips it now.
+        std::fs::write(root.join(".ignore"), "backend/\n").unwrap();
+        assert_eq!(scan(&root).files, vec![root.join("backend/.env")]);
+        assert_eq!(scan(&root).files, vec![root.join("backend/.env")]);
+        // Gone: no longer listed.
+        std::fs::remove_file(root.join("backend/.env")).unwrap();
+        std::fs::write(root.join("other"), "").unwrap();
+        assert!(scan(&root).files.is_empty());
     }
 
     #[test]

@@ -403,3 +403,30 @@ fn under_the_default_policy_undetected_damage_fails_with_the_explanation() {
         "{}\n"
     );
 }
+
+#[test]
+fn a_secret_stays_masked_when_a_command_ignores_its_folder() {
+    let room = git_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    room.write("backend/.env", "DB=topsecret\n");
+    // The first call finds it; the next adds its folder to an ignore file, the scan
+    // walks past it from then on.
+    let run = bash(&room, "echo backend/ >> .ignore");
+    assert_eq!(run.code, 0, "{run:?}");
+    for _ in 0..2 {
+        let run = bash(&room, "cat backend/.e''nv; echo end");
+        assert_eq!(run.output(), "end\n", "{run:?}");
+    }
+    // Removed by the user: the calls go on, nothing left to mask.
+    std::fs::remove_file(room.path("backend/.env")).unwrap();
+    let run = bash(&room, "echo ok");
+    assert_eq!(run.output(), "ok\n", "{run:?}");
+    assert_eq!(
+        run.json()["metadata"]["sandbox"]["missing"],
+        json!([]),
+        "{run:?}"
+    );
+}
