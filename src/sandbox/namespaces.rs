@@ -530,8 +530,10 @@ const SECCOMP_ABI: Option<[u32; 8]> =
 const SECCOMP_ABI: Option<[u32; 8]> = None;
 
 /// With the network off, the host's Unix sockets (`/run/docker.sock`, a server's socket
-/// in `/tmp`) are outside too: a seccomp filter makes `socket(AF_UNIX, …)` and a
-/// datagram `socketpair(AF_UNIX, …)` fail with `EPERM` (a datagram socket can be
+/// in `/tmp`) are outside too, and so are the families no network namespace confines (a
+/// virtual machine's host over vsock, Bluetooth): a seccomp filter makes
+/// `socket(AF_UNIX | AF_VSOCK | AF_BLUETOOTH, …)` and a datagram
+/// `socketpair(AF_UNIX, …)` fail with `EPERM` (a datagram socket can be
 /// re-connected or `sendto` any socket path; stream pairs, pipes and inherited sockets
 /// still work), denies the 32-bit `socketcall`, and makes `io_uring_setup` fail with
 /// `ENOSYS` (an io_uring could create a socket past the filter; programs fall back to
@@ -570,27 +572,29 @@ unsafe fn deny_unix_sockets() -> bool {
     let program = [
         op(LD_W_ABS, 0, 0, 4),                      // 0: arch
         op(JEQ, 6, 0, compat),                      // 1: compat -> 8
-        op(JEQ, 0, 17, native),                     // 2: other -> allow (20)
+        op(JEQ, 0, 19, native),                     // 2: other -> allow (22)
         op(LD_W_ABS, 0, 0, 0),                      // 3: nr
         op(AND, 0, 0, !0x4000_0000),                // 4: the x32 bit off
-        op(JEQ, 16, 0, uring),                      // 5: -> ENOSYS (22)
+        op(JEQ, 18, 0, uring),                      // 5: -> ENOSYS (24)
         op(JEQ, 6, 0, socket),                      // 6: -> socket check (13)
-        op(JEQ, 7, 12, socketpair),                 // 7: -> pair check (15), else allow
+        op(JEQ, 9, 14, socketpair),                 // 7: -> pair check (17), else allow
         op(LD_W_ABS, 0, 0, 0),                      // 8: compat nr
-        op(JEQ, 11, 0, socketcall),                 // 9: -> EPERM (21)
-        op(JEQ, 11, 0, uring),                      // 10: -> ENOSYS (22)
+        op(JEQ, 13, 0, socketcall),                 // 9: -> EPERM (23)
+        op(JEQ, 13, 0, uring),                      // 10: -> ENOSYS (24)
         op(JEQ, 1, 0, compat_socket),               // 11: -> socket check (13)
-        op(JEQ, 2, 7, compat_socketpair),           // 12: -> pair check (15), else allow
+        op(JEQ, 4, 9, compat_socketpair),           // 12: -> pair check (17), else allow
         op(LD_W_ABS, 0, 0, 16),                     // 13: socket: the domain
-        op(JEQ, 6, 5, libc::AF_UNIX as u32),        // 14: -> EPERM (21), else allow
-        op(LD_W_ABS, 0, 0, 16),                     // 15: socketpair: the domain
-        op(JEQ, 0, 3, libc::AF_UNIX as u32),        // 16: else allow (20)
-        op(LD_W_ABS, 0, 0, 24),                     // 17: the type
-        op(AND, 0, 0, 0xf),                         // 18: without SOCK_CLOEXEC/NONBLOCK
-        op(JEQ, 1, 0, libc::SOCK_DGRAM as u32),     // 19: -> EPERM (21)
-        op(RET, 0, 0, ALLOW),                       // 20
-        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 21
-        op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 22
+        op(JEQ, 8, 0, libc::AF_UNIX as u32),        // 14: -> EPERM (23)
+        op(JEQ, 7, 0, libc::AF_VSOCK as u32),       // 15: -> EPERM (23)
+        op(JEQ, 6, 5, libc::AF_BLUETOOTH as u32),   // 16: -> EPERM (23), else allow
+        op(LD_W_ABS, 0, 0, 16),                     // 17: socketpair: the domain
+        op(JEQ, 0, 3, libc::AF_UNIX as u32),        // 18: else allow (22)
+        op(LD_W_ABS, 0, 0, 24),                     // 19: the type
+        op(AND, 0, 0, 0xf),                         // 20: without SOCK_CLOEXEC/NONBLOCK
+        op(JEQ, 1, 0, libc::SOCK_DGRAM as u32),     // 21: -> EPERM (23)
+        op(RET, 0, 0, ALLOW),                       // 22
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 23
+        op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 24
     ];
     let prog = libc::sock_fprog {
         len: program.len() as u16,

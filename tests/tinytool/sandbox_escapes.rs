@@ -355,6 +355,13 @@ fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
     assert!(!run.output().contains("sent"), "{run:?}");
     let mut got = [0u8; 8];
     assert!(receiver.recv(&mut got).is_err(), "{run:?}");
+    // Nor a virtual machine's host, which vsock reaches past any network namespace.
+    let run = bash(
+        &room,
+        "python3 -c \"import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM); print('vsock')\"",
+    );
+    assert!(!run.output().contains("vsock\n"), "{run:?}");
+    assert!(run.output().contains("Operation not permitted"), "{run:?}");
     // With the network on, the same socket is reached (the filter is the network's).
     let room = self::room();
     let run = bash(
