@@ -74,13 +74,9 @@ impl Watched {
 pub(crate) fn sweep_new(watched: &[Watched]) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for w in watched {
-        match std::fs::symlink_metadata(&w.folder) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                removed.extend(sweep(std::slice::from_ref(&w.folder)));
-                continue;
-            }
-            Err(_) => continue,
+        if let Err(gone) = real_dir(&w.folder) {
+            removed.extend(gone);
+            continue;
         }
         let Ok(entries) = std::fs::read_dir(&w.folder) else {
             continue;
@@ -263,11 +259,9 @@ pub(crate) fn sweep_fresh(fresh: &Path) -> Vec<PathBuf> {
 /// [`sweep_fresh`] for the git directory at `git`, and for the modules below it down to
 /// `depth` more levels (all as new as it is).
 fn sweep_git_dir(git: &Path, depth: usize) -> Vec<PathBuf> {
-    match std::fs::symlink_metadata(git) {
-        Ok(meta) if meta.is_dir() => {}
-        // A `.git` file or link would send git to a directory planted elsewhere.
-        Ok(_) => return sweep(&[git.to_path_buf()]),
-        Err(_) => return Vec::new(),
+    // A `.git` file or link would send git to a directory planted elsewhere.
+    if let Err(gone) = real_dir(git) {
+        return gone;
     }
     let hooks = git.join("hooks");
     let mut planted = match std::fs::symlink_metadata(&hooks) {
@@ -313,10 +307,8 @@ fn sweep_git_dir(git: &Path, depth: usize) -> Vec<PathBuf> {
 /// back to the common directory (`git worktree add` writes `../..`), and it has no
 /// `config.worktree` yet. Returns what was removed or rewritten.
 fn sweep_new_worktree(own: &Path) -> Vec<PathBuf> {
-    match std::fs::symlink_metadata(own) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => return sweep(&[own.to_path_buf()]),
-        Err(_) => return Vec::new(),
+    if let Err(gone) = real_dir(own) {
+        return gone;
     }
     let mut removed = sweep(&[own.join("config.worktree")]);
     let commondir = own.join("commondir");
@@ -330,6 +322,16 @@ fn sweep_new_worktree(own: &Path) -> Vec<PathBuf> {
         }
     }
     removed
+}
+
+/// `Ok` when `path` is a directory (not a link to one); else `Err` with what was removed:
+/// `path` itself when it is anything else, nothing when it does not exist.
+fn real_dir(path: &Path) -> Result<(), Vec<PathBuf>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(sweep(&[path.to_path_buf()])),
+        Err(_) => Err(Vec::new()),
+    }
 }
 
 /// Writes `bytes` to `path` through a new file renamed over it: a link at `path` is

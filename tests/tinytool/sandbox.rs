@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::util::{Room, Run, daemon_sleep, living_named, marked_sleep, run_command};
+use crate::util::{Room, Run, daemon_sleep, living_named, marked_sleep};
 
 /// Every policy allows the commands: only the sandbox stops them.
 const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
@@ -248,55 +248,14 @@ fn required_mode_refuses_with_exit_3_when_a_layer_is_missing() {
 
 #[test]
 fn as_an_unprivileged_user_the_sandbox_holds_too() {
-    // SAFETY: getuid has no preconditions.
-    if unsafe { libc::getuid() } != 0 {
-        eprintln!("skipped: not root, so the tests above already ran unprivileged");
+    let Some(nobody) = crate::util::Nobody::new(ALLOW_ALL) else {
         return;
-    }
-    if Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: setpriv is not installed");
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = root.join("tinytool");
-    std::fs::copy(crate::util::bin(), &bin).unwrap();
-    let dir = root.join("p");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::write(dir.join(".env"), "KEY=hunter2\n").unwrap();
-    std::fs::write(root.join("policy.json"), ALLOW_ALL).unwrap();
-    let chown = Command::new("chown")
-        .args(["-R", "65534:65534"])
-        .arg(&dir)
-        .status()
-        .unwrap();
-    assert!(chown.success());
-    let call = |command: &str| -> Value {
-        let mut cmd = Command::new("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(&bin)
-            .arg("--dir")
-            .arg(&dir)
-            .arg("--policy")
-            .arg(root.join("policy.json"))
-            .args(["bash", "--command", command])
-            .current_dir(&dir)
-            .env_clear()
-            .env("HOME", &dir)
-            .env("PATH", std::env::var("PATH").unwrap_or_default());
-        run_command(cmd, None).json()
     };
-    let result = call("true");
-    let layers = result["metadata"]["sandbox"]["layers"].clone();
-    if !layers
-        .as_array()
-        .is_some_and(|l| l.iter().any(|x| x == "userns"))
-    {
-        eprintln!(
-            "skipped: no user namespace for uid 65534 here: {}",
-            result["metadata"]["sandbox"]
-        );
+    let dir = nobody.work.clone();
+    std::fs::write(dir.join(".env"), "KEY=hunter2\n").unwrap();
+    nobody.hand_over();
+    let call = |command: &str| -> Value { nobody.bash(&dir, command, &[]).json() };
+    if !crate::util::Nobody::sandboxed(&nobody.bash(&dir, "true", &[])) {
         return;
     }
     // A folder outside /tmp that uid 65534 could write without the sandbox.

@@ -228,64 +228,22 @@ fn git_redirections_cannot_be_planted() {
 
 #[test]
 fn git_redirections_cannot_be_planted_by_an_unprivileged_user() {
-    if !is_root() {
-        eprintln!("skipped: not root, so the test above already ran unprivileged");
+    let Some(nobody) = crate::util::Nobody::new(ALLOW_ALL) else {
         return;
-    }
-    if Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: setpriv is not installed");
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = root.join("tinytool");
-    std::fs::copy(crate::util::bin(), &bin).unwrap();
-    let home = root.join("home");
-    std::fs::create_dir_all(home.join(".config/tinytool")).unwrap();
-    std::fs::write(home.join(".config/tinytool/policy.json"), ALLOW_ALL).unwrap();
-    let work = root.join("w");
-    std::fs::create_dir_all(&work).unwrap();
-    for dir in [&home, &work] {
-        let chown = Command::new("chown")
-            .args(["-R", "65534:65534"])
-            .arg(dir)
-            .status()
-            .unwrap();
-        assert!(chown.success());
-    }
+    };
+    let work = nobody.work.clone();
     let call = |dir: &Path, command: &str| -> Value {
         // The repositories are made by root: hand them over first.
-        let chown = Command::new("chown")
-            .args(["-R", "65534:65534"])
-            .arg(&work)
-            .status()
-            .unwrap();
-        assert!(chown.success());
-        let mut cmd = Command::new("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(&bin)
-            .arg("--dir")
-            .arg(dir)
-            .args(["bash", "--command", command])
-            .current_dir(dir)
-            .env_clear()
-            .env("HOME", &home)
-            .env("GIT_CONFIG_COUNT", "1")
-            .env("GIT_CONFIG_KEY_0", "safe.directory")
-            .env("GIT_CONFIG_VALUE_0", "*")
-            .env("PATH", std::env::var("PATH").unwrap_or_default());
-        run_command(cmd, None).json()
+        nobody.hand_over();
+        let git_env = [
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "safe.directory"),
+            ("GIT_CONFIG_VALUE_0", "*"),
+        ];
+        nobody.bash(dir, command, &git_env).json()
     };
-    let probe = call(&work, "true");
-    if !probe["metadata"]["sandbox"]["layers"]
-        .as_array()
-        .is_some_and(|l| l.iter().any(|x| x == "userns"))
-    {
-        eprintln!(
-            "skipped: no user namespace for uid 65534 here: {}",
-            probe["metadata"]["sandbox"]
-        );
+    let probe = nobody.bash(&work, "true", &[]);
+    if !crate::util::Nobody::sandboxed(&probe) {
         return;
     }
     check_git_redirections(&work, &call);
@@ -407,6 +365,15 @@ fn a_quiet_network_failure_still_ends_with_the_explanation() {
     );
 }
 
+/// Writes an allow-all user policy whose sandbox opens `path` (`writable`).
+fn open_in_the_user_policy(room: &Room, path: &Path) {
+    let policy = json!({
+        "rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+        "sandbox": {"writable": [path]},
+    });
+    room.write_user("policy.json", policy.to_string());
+}
+
 /// A block device of this machine, if it has one.
 fn a_block_device() -> Option<PathBuf> {
     use std::os::unix::fs::FileTypeExt;
@@ -458,67 +425,23 @@ fn device_nodes_are_closed_but_the_null_style_ones_and_terminals() {
     assert!(run.output().contains("Permission denied"), "{run:?}");
     assert!(run.output().trim_end().ends_with("to open it]"), "{run:?}");
     // The user policy opens one by name.
-    room.write_user(
-        "policy.json",
-        format!(
-            r#"{{"rules": [{{"permission": "*", "pattern": "*", "action": "allow"}}],
-                "sandbox": {{"writable": ["{}"]}}}}"#,
-            disk.display()
-        ),
-    );
+    open_in_the_user_policy(&room, &disk);
     let run = bash(&room, &format!("head -c 1 {} | wc -c", disk.display()));
     assert_eq!(run.code, 0, "{run:?}");
 }
 
 #[test]
 fn an_unprivileged_user_keeps_null_devices_and_terminals() {
-    if !is_root() {
-        eprintln!("skipped: not root, so the test above already ran unprivileged");
+    let Some(nobody) = crate::util::Nobody::new(ALLOW_ALL) else {
         return;
-    }
-    if Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: setpriv is not installed");
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = root.join("tinytool");
-    std::fs::copy(crate::util::bin(), &bin).unwrap();
-    let home = root.join("home");
-    std::fs::create_dir_all(home.join(".config/tinytool")).unwrap();
-    std::fs::write(home.join(".config/tinytool/policy.json"), ALLOW_ALL).unwrap();
-    let work = root.join("w");
-    std::fs::create_dir_all(&work).unwrap();
-    let chown = Command::new("chown")
-        .args(["-R", "65534:65534"])
-        .arg(&home)
-        .arg(&work)
-        .status()
-        .unwrap();
-    assert!(chown.success());
-    let mut cmd = Command::new("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&bin)
-        .arg("--dir")
-        .arg(&work)
-        .args([
-            "bash",
-            "--command",
-            "echo hi > /dev/null && head -c 3 /dev/urandom | wc -c \
-             && python3 -c 'import os; m, s = os.openpty(); print(os.ttyname(s)[:9])'",
-        ])
-        .current_dir(&work)
-        .env_clear()
-        .env("HOME", &home)
-        .env("PATH", std::env::var("PATH").unwrap_or_default());
-    let run = run_command(cmd, None);
-    let layers = run.json()["metadata"]["sandbox"]["layers"].clone();
-    if !layers
-        .as_array()
-        .is_some_and(|l| l.iter().any(|x| x == "userns"))
-    {
-        eprintln!("skipped: no user namespace for uid 65534 here: {layers}");
+    };
+    let run = nobody.bash(
+        &nobody.work,
+        "echo hi > /dev/null && head -c 3 /dev/urandom | wc -c \
+         && python3 -c 'import os; m, s = os.openpty(); print(os.ttyname(s)[:9])'",
+        &[],
+    );
+    if !crate::util::Nobody::sandboxed(&run) {
         return;
     }
     assert_eq!(run.code, 0, "{run:?}");
@@ -559,14 +482,7 @@ fn the_hosts_service_sockets_are_closed_and_other_sockets_are_not() {
     );
     assert!(run.output().trim_end().ends_with("to open it]"), "{run:?}");
     // The user policy opens one by name.
-    room.write_user(
-        "policy.json",
-        format!(
-            r#"{{"rules": [{{"permission": "*", "pattern": "*", "action": "allow"}}],
-                "sandbox": {{"writable": ["{}"]}}}}"#,
-            runtime.join("bus").display()
-        ),
-    );
+    open_in_the_user_policy(&room, &runtime.join("bus"));
     let run = bash(&room, &connect(&runtime.join("bus")));
     assert_eq!(run.output(), "connected\n", "{run:?}");
 }

@@ -404,3 +404,90 @@ pub fn host_loopback_probe() -> (std::net::TcpListener, String) {
     );
     (listener, probe)
 }
+
+/// Where uid 65534 runs a copy of the binary through `setpriv`, for the tests that check
+/// the sandbox as an unprivileged user when the tests run as root: a folder it can reach,
+/// the copy, a home with `policy` as its user policy, and an empty project (`work`), the
+/// last two owned by it.
+pub struct Nobody {
+    _tmp: tempfile::TempDir,
+    pub bin: PathBuf,
+    pub home: PathBuf,
+    pub work: PathBuf,
+}
+
+impl Nobody {
+    /// `None`, after saying why, where the tests do not run as root (they ran
+    /// unprivileged already) or `setpriv` is missing.
+    pub fn new(policy: &str) -> Option<Nobody> {
+        // SAFETY: getuid has no preconditions.
+        if unsafe { libc::getuid() } != 0 {
+            eprintln!("skipped: not root, so the tests ran unprivileged already");
+            return None;
+        }
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("skipped: setpriv is not installed");
+            return None;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = root.join("tinytool");
+        std::fs::copy(self::bin(), &bin).unwrap();
+        let home = root.join("home");
+        std::fs::create_dir_all(home.join(".config/tinytool")).unwrap();
+        std::fs::write(home.join(".config/tinytool/policy.json"), policy).unwrap();
+        let work = root.join("w");
+        std::fs::create_dir_all(&work).unwrap();
+        let nobody = Nobody {
+            _tmp: tmp,
+            bin,
+            home,
+            work,
+        };
+        nobody.hand_over();
+        Some(nobody)
+    }
+
+    /// Gives the home and the project (whatever root made in them since) to uid 65534.
+    pub fn hand_over(&self) {
+        let chown = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(&self.home)
+            .arg(&self.work)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+    }
+
+    /// `bash --command command` in `dir` as uid 65534, with `env` added to a clean
+    /// environment (HOME and PATH).
+    pub fn bash(&self, dir: &Path, command: &str, env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&self.bin)
+            .arg("--dir")
+            .arg(dir)
+            .args(["bash", "--command", command])
+            .current_dir(dir)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(env.iter().copied());
+        run_command(cmd, None)
+    }
+
+    /// Whether `run` had a user namespace (else why not, said): without one the
+    /// unprivileged checks have nothing to check.
+    pub fn sandboxed(run: &Run) -> bool {
+        let sandbox = run.json()["metadata"]["sandbox"].clone();
+        let userns = sandbox["layers"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|x| x == "userns"));
+        if !userns {
+            eprintln!("skipped: no user namespace for uid 65534 here: {sandbox}");
+        }
+        userns
+    }
+}
