@@ -532,8 +532,8 @@ const SECCOMP_ABI: Option<[u32; 8]> = None;
 /// With the network off, the host's Unix sockets (`/run/docker.sock`, a server's socket
 /// in `/tmp`) are outside too, and so are the families no network namespace confines (a
 /// virtual machine's host over vsock, Bluetooth): a seccomp filter makes
-/// `socket(AF_UNIX | AF_VSOCK | AF_BLUETOOTH, …)` and a datagram
-/// `socketpair(AF_UNIX, …)` fail with `EPERM` (a datagram socket can be
+/// `socket(AF_UNIX | AF_VSOCK | AF_BLUETOOTH, …)` and a `socketpair(AF_UNIX, …)` other
+/// than a stream or seqpacket one fail with `EPERM` (a datagram or raw pair can be
 /// re-connected or `sendto` any socket path; stream pairs, pipes and inherited sockets
 /// still work), denies the 32-bit `socketcall`, and makes `io_uring_setup` fail with
 /// `ENOSYS` (an io_uring could create a socket past the filter; programs fall back to
@@ -572,29 +572,31 @@ unsafe fn deny_unix_sockets() -> bool {
     let program = [
         op(LD_W_ABS, 0, 0, 4),                      // 0: arch
         op(JEQ, 6, 0, compat),                      // 1: compat -> 8
-        op(JEQ, 0, 19, native),                     // 2: other -> allow (22)
+        op(JEQ, 0, 21, native),                     // 2: other -> allow (24)
         op(LD_W_ABS, 0, 0, 0),                      // 3: nr
         op(AND, 0, 0, !0x4000_0000),                // 4: the x32 bit off
-        op(JEQ, 18, 0, uring),                      // 5: -> ENOSYS (24)
+        op(JEQ, 20, 0, uring),                      // 5: -> ENOSYS (26)
         op(JEQ, 6, 0, socket),                      // 6: -> socket check (13)
-        op(JEQ, 9, 14, socketpair),                 // 7: -> pair check (17), else allow
+        op(JEQ, 9, 16, socketpair),                 // 7: -> pair check (17), else allow
         op(LD_W_ABS, 0, 0, 0),                      // 8: compat nr
-        op(JEQ, 13, 0, socketcall),                 // 9: -> EPERM (23)
-        op(JEQ, 13, 0, uring),                      // 10: -> ENOSYS (24)
+        op(JEQ, 15, 0, socketcall),                 // 9: -> EPERM (25)
+        op(JEQ, 15, 0, uring),                      // 10: -> ENOSYS (26)
         op(JEQ, 1, 0, compat_socket),               // 11: -> socket check (13)
-        op(JEQ, 4, 9, compat_socketpair),           // 12: -> pair check (17), else allow
+        op(JEQ, 4, 11, compat_socketpair),          // 12: -> pair check (17), else allow
         op(LD_W_ABS, 0, 0, 16),                     // 13: socket: the domain
-        op(JEQ, 8, 0, libc::AF_UNIX as u32),        // 14: -> EPERM (23)
-        op(JEQ, 7, 0, libc::AF_VSOCK as u32),       // 15: -> EPERM (23)
-        op(JEQ, 6, 5, libc::AF_BLUETOOTH as u32),   // 16: -> EPERM (23), else allow
+        op(JEQ, 10, 0, libc::AF_UNIX as u32),       // 14: -> EPERM (25)
+        op(JEQ, 9, 0, libc::AF_VSOCK as u32),       // 15: -> EPERM (25)
+        op(JEQ, 8, 7, libc::AF_BLUETOOTH as u32),   // 16: -> EPERM (25), else allow
         op(LD_W_ABS, 0, 0, 16),                     // 17: socketpair: the domain
-        op(JEQ, 0, 3, libc::AF_UNIX as u32),        // 18: else allow (22)
+        op(JEQ, 0, 5, libc::AF_UNIX as u32),        // 18: else allow (24)
         op(LD_W_ABS, 0, 0, 24),                     // 19: the type
         op(AND, 0, 0, 0xf),                         // 20: without SOCK_CLOEXEC/NONBLOCK
-        op(JEQ, 1, 0, libc::SOCK_DGRAM as u32),     // 21: -> EPERM (23)
-        op(RET, 0, 0, ALLOW),                       // 22
-        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 23
-        op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 24
+        op(JEQ, 2, 0, libc::SOCK_STREAM as u32),    // 21: -> allow (24)
+        op(JEQ, 1, 0, libc::SOCK_SEQPACKET as u32), // 22: -> allow (24)
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 23: a datagram or raw pair
+        op(RET, 0, 0, ALLOW),                       // 24
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 25
+        op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 26
     ];
     let prog = libc::sock_fprog {
         len: program.len() as u16,

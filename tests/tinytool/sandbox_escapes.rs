@@ -306,11 +306,16 @@ fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
     let run = bash(
         &room,
         &format!(
-            "python3 -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b'x', '{}'); print('sent')\"",
+            "for kind in SOCK_DGRAM SOCK_RAW; do python3 -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.$kind); a.sendto(b'x', '{}'); print('sent')\"; done; \
+             python3 -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET); a.send(b'q'); print(b.recv(1))\"",
             datagrams.display()
         ),
     );
     assert!(!run.output().contains("sent"), "{run:?}");
+    assert!(
+        run.output().contains("b'q'"),
+        "seqpacket pairs work: {run:?}"
+    );
     let mut got = [0u8; 8];
     assert!(receiver.recv(&mut got).is_err(), "{run:?}");
     // Nor a virtual machine's host, which vsock reaches past any network namespace.
