@@ -28,6 +28,8 @@
 //! A git directory the command adds under `modules/` or `worktrees/` is swept the same
 //! way when the call ends ([`sweep_new`]).
 
+use std::ffi::OsStr;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// What the plan does with a project's git paths.
@@ -74,21 +76,27 @@ impl Watched {
 pub(crate) fn sweep_new(watched: &[Watched]) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for w in watched {
-        if let Err(gone) = real_dir(&w.folder) {
-            removed.extend(gone);
-            continue;
-        }
-        let Ok(entries) = std::fs::read_dir(&w.folder) else {
+        let Ok((parent, name)) = crate::beneath::parent(&w.folder) else {
             continue;
         };
-        for entry in entries.flatten() {
-            if w.known.contains(&entry.file_name()) {
+        let folder = match open_dir_at(&parent, name) {
+            Ok(folder) => folder,
+            Err(_) => {
+                if remove_at(&parent, name) {
+                    removed.push(w.folder.clone());
+                }
                 continue;
             }
+        };
+        for entry in entries(&folder) {
+            if w.known.contains(&entry) {
+                continue;
+            }
+            let shown = w.folder.join(&entry);
             removed.extend(if w.worktrees {
-                sweep_new_worktree(&entry.path())
+                sweep_new_worktree_at(&folder, &entry, shown)
             } else {
-                sweep_git_dir(&entry.path(), MODULE_DEPTH)
+                sweep_git_at(&folder, &entry, shown, MODULE_DEPTH)
             });
         }
     }
@@ -250,98 +258,261 @@ fn worktree_config(git: &Path) -> bool {
 /// writes and a later `git` run by the user would execute or follow — a hook that is not
 /// a `*.sample`, a `commondir`, a `config.worktree`, config settings outside
 /// [`SAFE_SETTINGS`], or `fresh` itself when it is a `.git` file or link — and returns
-/// what it removed or rewrote. Links are removed, never followed: the command could have
-/// pointed `hooks` or `config` anywhere, and this runs outside the sandbox.
+/// what it removed or rewrote. This runs outside the sandbox on paths a command shaped,
+/// perhaps while another of its processes renames them: everything is done through
+/// handles opened without following links ([`crate::beneath`]), a link is removed, never
+/// followed, and a file is replaced by renaming a new one over it.
 pub(crate) fn sweep_fresh(fresh: &Path) -> Vec<PathBuf> {
-    sweep_git_dir(fresh, MODULE_DEPTH)
+    match crate::beneath::parent(fresh) {
+        Ok((parent, name)) => sweep_git_at(&parent, name, fresh.to_path_buf(), MODULE_DEPTH),
+        Err(_) => Vec::new(),
+    }
 }
 
-/// [`sweep_fresh`] for the git directory at `git`, and for the modules below it down to
-/// `depth` more levels (all as new as it is).
-fn sweep_git_dir(git: &Path, depth: usize) -> Vec<PathBuf> {
-    // A `.git` file or link would send git to a directory planted elsewhere.
-    if let Err(gone) = real_dir(git) {
-        return gone;
-    }
-    let hooks = git.join("hooks");
-    let mut planted = match std::fs::symlink_metadata(&hooks) {
-        Ok(meta) if meta.is_dir() => std::fs::read_dir(&hooks)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_none_or(|x| x != "sample"))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        Ok(_) => vec![hooks],
-        Err(_) => Vec::new(),
+/// Whether git would take the folder `path` itself for a git directory (`HEAD`,
+/// `objects/` and `refs/` in it: how git finds a bare repository).
+pub(crate) fn looks_like_git_dir(path: &Path) -> bool {
+    let is = |name: &str, dir: bool| {
+        std::fs::symlink_metadata(path.join(name)).is_ok_and(|m| m.is_dir() == dir)
     };
-    planted.push(git.join("commondir"));
-    planted.push(git.join("config.worktree"));
-    let mut removed = sweep(&planted);
-    let config = git.join("config");
-    match std::fs::symlink_metadata(&config) {
-        Ok(meta) if meta.is_file() => {
-            if let Some(kept) = safe_config(&config)
-                && replace(&config, kept.as_bytes()).is_ok()
-            {
-                removed.push(config);
+    is("HEAD", false) && is("objects", true) && is("refs", true)
+}
+
+/// In a folder that became a git directory during the call (the project or a folder
+/// above it, laid out as a bare repository): its `config` keeps only [`SAFE_SETTINGS`]
+/// (a `core.worktree` and an `fsmonitor` there would run for the user's `git status` in
+/// the project) and a `commondir` goes. Its other files are the project's and stay.
+pub(crate) fn sweep_bare(folder: &Path) -> Vec<PathBuf> {
+    if !looks_like_git_dir(folder) {
+        return Vec::new();
+    }
+    let Ok(dir) = crate::beneath::open_dir(folder) else {
+        return Vec::new();
+    };
+    let mut removed: Vec<PathBuf> = sanitize_config_at(&dir, folder).into_iter().collect();
+    let commondir = OsStr::new("commondir");
+    if exists_at(&dir, commondir) && remove_at(&dir, commondir) {
+        removed.push(folder.join("commondir"));
+    }
+    removed
+}
+
+/// Errors that say a name is not a directory one can enter: a link or another file.
+fn not_a_directory(err: &std::io::Error) -> bool {
+    matches!(err.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR))
+}
+
+/// [`sweep_fresh`] for the git directory `name` in `parent` (shown as `shown`), and for the
+/// modules below it down to `depth` more levels (all as new as it is).
+fn sweep_git_at(parent: &OwnedFd, name: &OsStr, shown: PathBuf, depth: usize) -> Vec<PathBuf> {
+    let git = match open_dir_at(parent, name) {
+        Ok(git) => git,
+        // A `.git` file or link would send git to a directory planted elsewhere.
+        Err(err) if not_a_directory(&err) => {
+            return if remove_at(parent, name) {
+                vec![shown]
+            } else {
+                Vec::new()
+            };
+        }
+        Err(_) => return Vec::new(),
+    };
+    let mut removed = Vec::new();
+    let hooks = OsStr::new("hooks");
+    match open_dir_at(&git, hooks) {
+        Ok(folder) => {
+            for entry in entries(&folder) {
+                let sample = Path::new(&entry).extension().is_some_and(|x| x == "sample");
+                if !sample && remove_at(&folder, &entry) {
+                    removed.push(shown.join("hooks").join(&entry));
+                }
             }
         }
-        Ok(_) => removed.extend(sweep(&[config])),
+        Err(err) if not_a_directory(&err) => {
+            if remove_at(&git, hooks) {
+                removed.push(shown.join("hooks"));
+            }
+        }
         Err(_) => {}
     }
+    for planted in ["commondir", "config.worktree"] {
+        if exists_at(&git, OsStr::new(planted)) && remove_at(&git, OsStr::new(planted)) {
+            removed.push(shown.join(planted));
+        }
+    }
+    if let Some(config) = sanitize_config_at(&git, &shown) {
+        removed.push(config);
+    }
     if depth > 0
-        && std::fs::symlink_metadata(git.join("modules")).is_ok_and(|m| m.is_dir())
-        && let Ok(entries) = std::fs::read_dir(git.join("modules"))
+        && let Ok(modules) = open_dir_at(&git, OsStr::new("modules"))
     {
-        for entry in entries.flatten() {
-            removed.extend(sweep_git_dir(&entry.path(), depth - 1));
+        for entry in entries(&modules) {
+            let shown = shown.join("modules").join(&entry);
+            removed.extend(sweep_git_at(&modules, &entry, shown, depth - 1));
         }
     }
     removed
 }
 
-/// In a linked worktree's directory created during the call: its `commondir` must lead
-/// back to the common directory (`git worktree add` writes `../..`), and it has no
-/// `config.worktree` yet. Returns what was removed or rewritten.
-fn sweep_new_worktree(own: &Path) -> Vec<PathBuf> {
-    if let Err(gone) = real_dir(own) {
-        return gone;
+/// Keeps the `config` in the git directory `git` (shown as `shown`) to [`SAFE_SETTINGS`]:
+/// rewritten when it held more, removed when it is not a plain file. `Some` with its path
+/// when it changed.
+fn sanitize_config_at(git: &OwnedFd, shown: &Path) -> Option<PathBuf> {
+    let name = OsStr::new("config");
+    let file = match crate::beneath::open_at(git, name, libc::O_RDONLY | libc::O_NOFOLLOW, 0) {
+        Ok(file) => file,
+        Err(err) if not_a_directory(&err) => {
+            return remove_at(git, name).then(|| shown.join("config"));
+        }
+        Err(_) => return None,
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        drop(file);
+        return remove_at(git, name).then(|| shown.join("config"));
     }
-    let mut removed = sweep(&[own.join("config.worktree")]);
-    let commondir = own.join("commondir");
-    let regular = std::fs::symlink_metadata(&commondir).is_ok_and(|m| m.is_file());
-    let leads_back =
-        regular && std::fs::read_to_string(&commondir).is_ok_and(|text| text.trim() == "../..");
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&file, 1 << 20), &mut text).ok()?;
+    let kept = safe_config(&text)?;
+    write_at(git, name, kept.as_bytes()).ok()?;
+    Some(shown.join("config"))
+}
+
+/// In a linked worktree's directory `name` in `parent`, created during the call: its
+/// `commondir` must lead back to the common directory (`git worktree add` writes
+/// `../..`), and it has no `config.worktree` yet. Returns what was removed or rewritten.
+fn sweep_new_worktree_at(parent: &OwnedFd, name: &OsStr, shown: PathBuf) -> Vec<PathBuf> {
+    let own = match open_dir_at(parent, name) {
+        Ok(own) => own,
+        Err(err) if not_a_directory(&err) => {
+            return if remove_at(parent, name) {
+                vec![shown]
+            } else {
+                Vec::new()
+            };
+        }
+        Err(_) => return Vec::new(),
+    };
+    let mut removed = Vec::new();
+    let config = OsStr::new("config.worktree");
+    if exists_at(&own, config) && remove_at(&own, config) {
+        removed.push(shown.join("config.worktree"));
+    }
+    let commondir = OsStr::new("commondir");
+    let leads_back = crate::beneath::open_at(&own, commondir, libc::O_RDONLY | libc::O_NOFOLLOW, 0)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))
+        .and_then(|f| std::io::read_to_string(std::io::Read::take(f, 4096)).ok())
+        .is_some_and(|text| text.trim() == "../..");
     if !leads_back {
-        sweep(std::slice::from_ref(&commondir));
-        if replace(&commondir, b"../..\n").is_ok() {
-            removed.push(commondir);
+        remove_at(&own, commondir);
+        if write_at(&own, commondir, b"../..\n").is_ok() {
+            removed.push(shown.join("commondir"));
         }
     }
     removed
 }
 
-/// `Ok` when `path` is a directory (not a link to one); else `Err` with what was removed:
-/// `path` itself when it is anything else, nothing when it does not exist.
-fn real_dir(path: &Path) -> Result<(), Vec<PathBuf>> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(sweep(&[path.to_path_buf()])),
-        Err(_) => Err(Vec::new()),
+/// Opens the directory `name` in `dir` for listing, not following a link.
+fn open_dir_at(dir: &OwnedFd, name: &OsStr) -> std::io::Result<OwnedFd> {
+    crate::beneath::open_at(
+        dir,
+        name,
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+        0,
+    )
+    .map(OwnedFd::from)
+}
+
+/// Whether `name` exists in `dir` (whatever it is, a link included).
+fn exists_at(dir: &OwnedFd, name: &OsStr) -> bool {
+    let Ok(c) = std::ffi::CString::new(name.as_encoded_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: a valid NUL-terminated name relative to an open directory handle.
+    unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            st.as_mut_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        ) == 0
     }
 }
 
-/// Writes `bytes` to `path` through a new file renamed over it: a link at `path` is
-/// replaced, never followed.
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(parent)?;
-    std::io::Write::write_all(&mut file, bytes)?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
+/// The names in the directory open as `dir` (not `.` and `..`).
+fn entries(dir: &OwnedFd) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut names = Vec::new();
+    // SAFETY: fdopendir takes a duplicate, which closedir closes; readdir's entries are
+    // read before the next call.
+    unsafe {
+        let fd = libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0);
+        if fd < 0 {
+            return names;
+        }
+        // Listing starts at the beginning whatever the handle read before.
+        libc::lseek(fd, 0, libc::SEEK_SET);
+        let stream = libc::fdopendir(fd);
+        if stream.is_null() {
+            libc::close(fd);
+            return names;
+        }
+        loop {
+            let entry = libc::readdir(stream);
+            if entry.is_null() {
+                break;
+            }
+            let name = std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()).to_bytes();
+            if name != b"." && name != b".." {
+                names.push(OsStr::from_bytes(name).to_os_string());
+            }
+        }
+        libc::closedir(stream);
+    }
+    names
+}
+
+/// Removes `name` in `dir` whatever it is, through handles: a link or file is unlinked, a
+/// directory emptied the same way and then removed. True when it is gone.
+fn remove_at(dir: &OwnedFd, name: &OsStr) -> bool {
+    match crate::beneath::unlink_at(dir, name, false) {
+        Ok(()) => true,
+        Err(err) if matches!(err.raw_os_error(), Some(libc::EISDIR | libc::EPERM)) => {
+            let Ok(child) = open_dir_at(dir, name) else {
+                return false;
+            };
+            for entry in entries(&child) {
+                remove_at(&child, &entry);
+            }
+            crate::beneath::unlink_at(dir, name, true).is_ok()
+        }
+        Err(_) => false,
+    }
+}
+
+/// Writes `bytes` as `name` in `dir` through a new file renamed over it: a link at `name`
+/// is replaced, never followed.
+fn write_at(dir: &OwnedFd, name: &OsStr, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = format!(
+        ".{}.tinytool-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    );
+    let temporary = OsStr::new(&temporary);
+    let _ = crate::beneath::unlink_at(dir, temporary, false);
+    let mut file = crate::beneath::open_at(
+        dir,
+        temporary,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW,
+        0o644,
+    )?;
+    let written = std::io::Write::write_all(&mut file, bytes)
+        .and_then(|()| crate::beneath::rename_at(dir, temporary, dir, name));
+    if written.is_err() {
+        let _ = crate::beneath::unlink_at(dir, temporary, false);
+    }
+    written
 }
 
 /// The settings a repository created during a call keeps (`section.key`, or
@@ -391,13 +562,15 @@ fn is_safe(name: &str) -> bool {
     })
 }
 
-/// The config file at `path` with only its [`SAFE_SETTINGS`], as git itself reads it
-/// (`git config --list`, includes not followed); `None` when it keeps everything or git
-/// cannot read it (then no `git` would run it either).
-fn safe_config(path: &Path) -> Option<String> {
+/// The config file `text` with only its [`SAFE_SETTINGS`], as git itself reads it (`git
+/// config --list` on a private copy, includes not followed); `None` when it keeps
+/// everything. A config git cannot read keeps nothing.
+fn safe_config(text: &[u8]) -> Option<String> {
+    let copy = tempfile::NamedTempFile::new().ok()?;
+    std::fs::write(copy.path(), text).ok()?;
     let out = std::process::Command::new("git")
         .args(["config", "--no-includes", "--null", "--list", "--file"])
-        .arg(path)
+        .arg(copy.path())
         // Outside any repository: only the file is read.
         .current_dir("/")
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -459,20 +632,15 @@ fn render_config<'a>(settings: impl Iterator<Item = (&'a str, &'a str)>) -> Stri
     out
 }
 
-/// Removes each of `absent` that exists now (whatever it is: file, link or directory);
-/// returns the ones removed.
+/// Removes each of `absent` that exists now (whatever it is: file, link or directory,
+/// through handles as [`sweep_fresh`] does); returns the ones removed.
 pub(crate) fn sweep(absent: &[PathBuf]) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for path in absent {
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            continue;
-        };
-        let gone = if meta.is_dir() {
-            std::fs::remove_dir_all(path)
-        } else {
-            std::fs::remove_file(path)
-        };
-        if gone.is_ok() {
+        if let Ok((parent, name)) = crate::beneath::parent(path)
+            && exists_at(&parent, name)
+            && remove_at(&parent, name)
+        {
             removed.push(path.clone());
         }
     }
@@ -508,7 +676,7 @@ mod tests {
              [user]\n\tname = A \\\\ B\n",
         )
         .unwrap();
-        let kept = safe_config(&config).unwrap();
+        let kept = safe_config(&std::fs::read(&config).unwrap()).unwrap();
         for gone in ["one", "two", "three", "four", "five", "six"] {
             assert!(!kept.contains(gone), "{gone}: {kept}");
         }
@@ -532,7 +700,7 @@ mod tests {
             "{kept}"
         );
         // Nothing to drop: left as it is.
-        assert_eq!(safe_config(&config), None);
+        assert_eq!(safe_config(&std::fs::read(&config).unwrap()), None);
     }
 
     #[test]
@@ -592,11 +760,14 @@ mod tests {
     #[test]
     fn a_new_worktree_leads_back_to_its_common_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let own = dir.path().join("worktrees/wt");
+        let worktrees = dir.path().join("worktrees");
+        std::fs::create_dir_all(&worktrees).unwrap();
+        let watched = vec![Watched::new(worktrees.clone(), true)];
+        let own = worktrees.join("wt");
         std::fs::create_dir_all(&own).unwrap();
         std::fs::write(own.join("commondir"), "/tmp/evil\n").unwrap();
         std::fs::write(own.join("config.worktree"), "[core]\n\tfsmonitor = x\n").unwrap();
-        sweep_new_worktree(&own);
+        sweep_new(&watched);
         assert_eq!(
             std::fs::read_to_string(own.join("commondir")).unwrap(),
             "../..\n"

@@ -343,6 +343,8 @@ pub struct Plan {
     pub(crate) fresh_repo: Option<PathBuf>,
     /// The git `modules` and `worktrees` folders and what they held (`gitdirs`).
     pub(crate) git_watched: Vec<gitdirs::Watched>,
+    /// The project and the folders above it that were no git directory before the call.
+    pub(crate) bare_watch: Vec<PathBuf>,
     /// The ones [`Plan::sweep`] removed.
     removed: std::sync::Mutex<Vec<PathBuf>>,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
@@ -451,11 +453,33 @@ impl Plan {
         };
         let protected = canonical(protected);
         let anchors = canonical(anchors);
+        let scan = mask::scan(&dir);
+        // The secrets' folders too: moved (to an ignored folder, under a folder named
+        // `.git`), a secret would leave the path the scan remembers.
         let pinned = pinned_ancestors(
             &writable,
-            std::iter::once(&dir).chain(&anchors).chain(&protected),
+            std::iter::once(&dir)
+                .chain(&anchors)
+                .chain(&protected)
+                .chain(&scan.files),
         );
-        let scan = mask::scan(&dir);
+        // A repository made in one of those folders would be the project's for the user's
+        // next `git` (found above `--dir`): it must stay absent.
+        // Folders that could be laid out as a bare repository for the user's `git` to find
+        // (the project and the folders above it, inside the writable paths).
+        let bare_watch: Vec<PathBuf> = std::iter::once(&dir)
+            .chain(pinned.iter().filter(|f| dir.starts_with(f)))
+            .filter(|f| !gitdirs::looks_like_git_dir(f))
+            .cloned()
+            .collect();
+        let mut absent = absent;
+        for folder in &pinned {
+            let git = folder.join(".git");
+            if dir.starts_with(folder) && dir != *folder && std::fs::symlink_metadata(&git).is_err()
+            {
+                absent.push(git);
+            }
+        }
         let empty = mask::empty_file(&tinytool);
         let devices = devices::openable(&writable);
         let mut opened = settings.writable.clone();
@@ -517,6 +541,7 @@ impl Plan {
             absent,
             fresh_repo,
             git_watched,
+            bare_watch,
             removed: std::sync::Mutex::new(Vec::new()),
             landlock,
             scope,
@@ -569,6 +594,9 @@ impl Plan {
         let mut removed = self.removed.lock().unwrap_or_else(|e| e.into_inner());
         removed.extend(gitdirs::sweep(&self.absent));
         removed.extend(gitdirs::sweep_new(&self.git_watched));
+        for folder in &self.bare_watch {
+            removed.extend(gitdirs::sweep_bare(folder));
+        }
         if let Some(fresh) = &self.fresh_repo {
             removed.extend(gitdirs::sweep_fresh(fresh));
         }
@@ -783,8 +811,8 @@ pub fn subagent_writable(config: &crate::config::Config, kind: &str) -> Vec<Path
         .unwrap_or_default()
 }
 
-/// The strict ancestors of `paths` that lie strictly inside one of `writable` (which are
-/// mount points already), parents first, each once.
+/// The strict ancestors of `paths` that lie strictly inside one of `writable` and are not
+/// themselves writable paths (those are mount points already), parents first, each once.
 fn pinned_ancestors<'a>(
     writable: &[PathBuf],
     paths: impl Iterator<Item = &'a PathBuf>,
@@ -794,7 +822,8 @@ fn pinned_ancestors<'a>(
         for ancestor in path.ancestors().skip(1) {
             let inside = writable
                 .iter()
-                .any(|w| ancestor.starts_with(w) && ancestor != w.as_path());
+                .any(|w| ancestor.starts_with(w) && ancestor != w.as_path())
+                && !writable.iter().any(|w| ancestor == w.as_path());
             if inside && !out.iter().any(|p| p == ancestor) {
                 out.push(ancestor.to_path_buf());
             }

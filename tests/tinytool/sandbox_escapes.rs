@@ -638,3 +638,59 @@ fn the_projects_ancestors_inside_tmp_cannot_be_renamed_to_swap_it() {
     assert_ne!(room.read(".git/config"), "planted\n", "{run:?}");
     assert!(room.dir.join(".git/HEAD").exists(), "{run:?}");
 }
+
+#[test]
+fn a_repository_planted_above_the_project_does_not_outlive_the_call() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // The project has no repository; one made in its (writable) parent folder would be
+    // the one the user's next `git status` in the project finds.
+    let above = room.dir.parent().unwrap().join(".git");
+    let run = bash(
+        &room,
+        "cd .. && git init -q . && git config core.fsmonitor 'echo planted' && echo made",
+    );
+    assert!(run.output().contains("made"), "{run:?}");
+    assert!(!above.exists(), "{run:?}");
+}
+
+#[test]
+fn a_secrets_folder_cannot_be_moved_out_of_the_scans_way() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    room.write("backend/.env", "DB=topsecret\n");
+    let run = bash(&room, "mkdir -p sub && mv backend sub/.git; echo moved");
+    assert!(run.output().contains("Device or resource busy"), "{run:?}");
+    assert!(room.path("backend/.env").exists(), "{run:?}");
+    let run = bash(
+        &room,
+        "cat backend/.e''nv sub/.git/.e''nv 2>/dev/null; echo end",
+    );
+    assert_eq!(run.output(), "end\n", "{run:?}");
+}
+
+#[test]
+fn the_project_laid_out_as_a_bare_repository_keeps_no_command_setting() {
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Git takes a folder with HEAD, objects/ and refs/ for a git directory: the project
+    // itself, with a config naming itself as the work tree.
+    let run = bash(
+        &room,
+        "git init -q --bare /tmp/tt-bare-$$ && cp -r /tmp/tt-bare-$$/HEAD /tmp/tt-bare-$$/objects /tmp/tt-bare-$$/refs . \
+         && rm -rf /tmp/tt-bare-$$ && printf '[core]\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = echo planted\\n' > config && echo made",
+    );
+    assert!(run.output().contains("made"), "{run:?}");
+    let config = room.read("config");
+    assert!(!config.contains("fsmonitor"), "{config}");
+    assert!(!config.contains("worktree"), "{config}");
+}
