@@ -43,7 +43,7 @@ const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 17] = [
+const STEPS: [&str; 18] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -61,6 +61,7 @@ const STEPS: [&str; 17] = [
     "make /proc/sys read-only",
     "filter Unix sockets (seccomp)",
     "cover a service socket",
+    "filter the keyrings (seccomp)",
 ];
 
 /// The name of step `index`.
@@ -616,6 +617,84 @@ unsafe fn deny_unix_sockets() -> bool {
     }
 }
 
+/// Where the keyring filter of [`isolate_keyrings`] can be built: the audit
+/// architecture, `add_key`, `request_key` and `keyctl` natively, then the same for the
+/// 32-bit compat ABI.
+#[cfg(target_arch = "x86_64")]
+const KEYRING_ABI: Option<[u32; 8]> =
+    Some([0xC000_003E, 248, 249, 250, 0x4000_0003, 286, 287, 288]);
+#[cfg(target_arch = "aarch64")]
+const KEYRING_ABI: Option<[u32; 8]> =
+    Some([0xC000_00B7, 217, 218, 219, 0x4000_0028, 309, 310, 311]);
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const KEYRING_ABI: Option<[u32; 8]> = None;
+
+/// Root runs without a user namespace, so it shares the host's keyrings (root's user
+/// keyring holds credentials, and what a command adds there outlives it): a seccomp
+/// filter refuses `add_key`, `request_key` and every `keyctl` but reading a keyring's id
+/// and joining a new session keyring, with `EPERM`. Installed while the process still has
+/// `CAP_SYS_ADMIN`, so without `no_new_privs`. False when it could not be installed.
+///
+/// # Safety
+/// In the forked child before `exec` (system calls on a local program only).
+unsafe fn isolate_keyrings() -> bool {
+    let Some(
+        [
+            native,
+            add_key,
+            request_key,
+            keyctl,
+            compat,
+            c_add_key,
+            c_request_key,
+            c_keyctl,
+        ],
+    ) = KEYRING_ABI
+    else {
+        return false;
+    };
+    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const JGT: u16 = (libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K) as u16;
+    const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    const ALLOW: u32 = 0x7fff_0000;
+    const ERRNO: u32 = 0x0005_0000;
+    let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    let program = [
+        op(LD_W_ABS, 0, 0, 4),                     // 0: arch
+        op(JEQ, 8, 0, compat),                     // 1: compat -> 10
+        op(JEQ, 0, 12, native),                    // 2: other -> allow (15)
+        op(LD_W_ABS, 0, 0, 0),                     // 3: nr
+        op(AND, 0, 0, !0x4000_0000),               // 4: the x32 bit off
+        op(JEQ, 8, 0, add_key),                    // 5: -> EPERM (14)
+        op(JEQ, 7, 0, request_key),                // 6: -> EPERM (14)
+        op(JEQ, 0, 7, keyctl),                     // 7: else allow (15)
+        op(LD_W_ABS, 0, 0, 16),                    // 8: the operation
+        op(JGT, 4, 5, 1),                          // 9: past JOIN_SESSION_KEYRING -> EPERM
+        op(LD_W_ABS, 0, 0, 0),                     // 10: compat nr
+        op(JEQ, 2, 0, c_add_key),                  // 11: -> EPERM (14)
+        op(JEQ, 1, 0, c_request_key),              // 12: -> EPERM (14)
+        op(JEQ, 0, 1, c_keyctl),                   // 13: else allow (15)
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32), // 14
+        op(RET, 0, 0, ALLOW),                      // 15
+    ];
+    let prog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl with a pointer to the local program, which the kernel copies.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &prog as *const libc::sock_fprog as libc::c_ulong,
+            0,
+            0,
+        ) == 0
+    }
+}
+
 /// Brings up `lo` in the new network namespace.
 ///
 /// # Safety
@@ -768,6 +847,12 @@ unsafe fn first_process(plan: &Plan) -> io::Result<()> {
                 // left it, on to `exec`. A scope that fails leaves what the kernel had.
                 if let Some(scope) = &plan.scope {
                     let _ = super::landlock::restrict_scope(scope);
+                }
+                if !plan.userns && !isolate_keyrings() {
+                    report.fail(MOUNT, 17, errno());
+                    if plan.mode == super::Mode::Required {
+                        libc::_exit(126);
+                    }
                 }
                 if !drop_capabilities() {
                     report.fail(MOUNT, 13, errno());

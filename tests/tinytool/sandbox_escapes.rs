@@ -694,3 +694,32 @@ fn the_project_laid_out_as_a_bare_repository_keeps_no_command_setting() {
     assert!(!config.contains("fsmonitor"), "{config}");
     assert!(!config.contains("worktree"), "{config}");
 }
+
+#[test]
+fn root_cannot_add_to_the_hosts_keyrings() {
+    if !is_root() {
+        eprintln!("skipped: not root (a user's keyrings are its user namespace's)");
+        return;
+    }
+    let room = room();
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let name = format!("tinytool-probe-{}", std::process::id());
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); \
+             print(libc.syscall({nr}, b'user', b'{name}', b'x', 1, -4), ctypes.get_errno())\"",
+            nr = if cfg!(target_arch = "aarch64") {
+                217
+            } else {
+                248
+            }
+        ),
+    );
+    let keys = std::fs::read_to_string("/proc/keys").unwrap_or_default();
+    assert!(!keys.contains(&name), "{run:?}");
+    assert_eq!(run.output(), format!("-1 {}\n", libc::EPERM), "{run:?}");
+}
