@@ -355,7 +355,9 @@ fn sweep_git_at(parent: &OwnedFd, name: &OsStr, shown: PathBuf, depth: usize) ->
 }
 
 /// Keeps the `config` in the git directory `git` (shown as `shown`) to [`SAFE_SETTINGS`]:
-/// rewritten when it held more, removed when it is not a plain file. `Some` with its path
+/// rewritten when it held more (the whole of it kept beside it, as
+/// `config.before-sandbox-sweep`, which git never reads), removed when it is not a plain
+/// file. `Some` with its path
 /// when it changed.
 fn sanitize_config_at(git: &OwnedFd, shown: &Path) -> Option<PathBuf> {
     let name = OsStr::new("config");
@@ -373,6 +375,9 @@ fn sanitize_config_at(git: &OwnedFd, shown: &Path) -> Option<PathBuf> {
     let mut text = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(&file, 1 << 20), &mut text).ok()?;
     let kept = safe_config(&text)?;
+    // What is dropped is not lost: the folder may be a repository the user made while a
+    // long-lived command (a monitor) ran, with settings of their own.
+    write_at(git, OsStr::new("config.before-sandbox-sweep"), &text).ok()?;
     write_at(git, name, kept.as_bytes()).ok()?;
     Some(shown.join("config"))
 }
@@ -701,6 +706,27 @@ mod tests {
         );
         // Nothing to drop: left as it is.
         assert_eq!(safe_config(&std::fs::read(&config).unwrap()), None);
+    }
+
+    #[test]
+    fn a_swept_config_is_kept_whole_beside_it() {
+        if !git_available() {
+            eprintln!("skipped: no git");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let git = dir.path().join(".git");
+        std::fs::create_dir(&git).unwrap();
+        let original = "[core]\n\tbare = false\n\tfsmonitor = x\n[alias]\n\tst = status\n";
+        std::fs::write(git.join("config"), original).unwrap();
+        let removed = sweep_fresh(&git);
+        assert!(removed.contains(&git.join("config")), "{removed:?}");
+        let kept = std::fs::read_to_string(git.join("config")).unwrap();
+        assert!(!kept.contains("fsmonitor"), "{kept}");
+        assert_eq!(
+            std::fs::read_to_string(git.join("config.before-sandbox-sweep")).unwrap(),
+            original
+        );
     }
 
     #[test]

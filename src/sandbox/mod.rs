@@ -464,19 +464,23 @@ impl Plan {
                 .chain(&scan.files),
         );
         // A repository made in one of those folders would be the project's for the user's
-        // next `git` (found above `--dir`): it must stay absent.
-        // Folders that could be laid out as a bare repository for the user's `git` to find
-        // (the project and the folders above it, inside the writable paths).
+        // next `git` (found above `--dir`), and so would one of them laid out as a bare
+        // repository: the folders above the project that a command can write (a writable
+        // path such as /tmp itself included).
+        let above: Vec<&PathBuf> = pinned
+            .iter()
+            .chain(&writable)
+            .filter(|f| dir.starts_with(f) && dir != **f)
+            .collect();
         let bare_watch: Vec<PathBuf> = std::iter::once(&dir)
-            .chain(pinned.iter().filter(|f| dir.starts_with(f)))
+            .chain(above.iter().copied())
             .filter(|f| !gitdirs::looks_like_git_dir(f))
             .cloned()
             .collect();
         let mut absent = absent;
-        for folder in &pinned {
+        for folder in above {
             let git = folder.join(".git");
-            if dir.starts_with(folder) && dir != *folder && std::fs::symlink_metadata(&git).is_err()
-            {
+            if std::fs::symlink_metadata(&git).is_err() && !absent.contains(&git) {
                 absent.push(git);
             }
         }

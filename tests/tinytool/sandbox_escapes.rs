@@ -723,3 +723,29 @@ fn root_cannot_add_to_the_hosts_keyrings() {
     assert!(!keys.contains(&name), "{run:?}");
     assert_eq!(run.output(), format!("-1 {}\n", libc::EPERM), "{run:?}");
 }
+
+#[test]
+fn a_repository_planted_in_a_writable_root_above_the_project_is_removed_too() {
+    // The project's folder is itself a `writable` path's child: a `.git` in that
+    // writable folder (as /tmp/.git would be) is above the project as well.
+    let room = Room::new();
+    let outer = room.dir.parent().unwrap().to_path_buf();
+    room.write_user(
+        "policy.json",
+        json!({
+            "rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"writable": [outer]},
+        })
+        .to_string(),
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let run = bash(
+        &room,
+        "cd .. && git init -q . && git config core.fsmonitor 'echo planted' && echo made",
+    );
+    assert!(run.output().contains("made"), "{run:?}");
+    assert!(!outer.join(".git").exists(), "{run:?}");
+}
