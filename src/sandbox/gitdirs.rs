@@ -305,17 +305,10 @@ fn not_a_directory(err: &std::io::Error) -> bool {
 /// [`sweep_fresh`] for the git directory `name` in `parent` (shown as `shown`), and for the
 /// modules below it down to `depth` more levels (all as new as it is).
 fn sweep_git_at(parent: &OwnedFd, name: &OsStr, shown: PathBuf, depth: usize) -> Vec<PathBuf> {
-    let git = match open_dir_at(parent, name) {
+    // A `.git` file or link would send git to a directory planted elsewhere.
+    let git = match enter_or_remove(parent, name, &shown) {
         Ok(git) => git,
-        // A `.git` file or link would send git to a directory planted elsewhere.
-        Err(err) if not_a_directory(&err) => {
-            return if remove_at(parent, name) {
-                vec![shown]
-            } else {
-                Vec::new()
-            };
-        }
-        Err(_) => return Vec::new(),
+        Err(removed) => return removed,
     };
     let mut removed = Vec::new();
     let hooks = OsStr::new("hooks");
@@ -386,16 +379,9 @@ fn sanitize_config_at(git: &OwnedFd, shown: &Path) -> Option<PathBuf> {
 /// `commondir` must lead back to the common directory (`git worktree add` writes
 /// `../..`), and it has no `config.worktree` yet. Returns what was removed or rewritten.
 fn sweep_new_worktree_at(parent: &OwnedFd, name: &OsStr, shown: PathBuf) -> Vec<PathBuf> {
-    let own = match open_dir_at(parent, name) {
+    let own = match enter_or_remove(parent, name, &shown) {
         Ok(own) => own,
-        Err(err) if not_a_directory(&err) => {
-            return if remove_at(parent, name) {
-                vec![shown]
-            } else {
-                Vec::new()
-            };
-        }
-        Err(_) => return Vec::new(),
+        Err(removed) => return removed,
     };
     let mut removed = Vec::new();
     let config = OsStr::new("config.worktree");
@@ -415,6 +401,19 @@ fn sweep_new_worktree_at(parent: &OwnedFd, name: &OsStr, shown: PathBuf) -> Vec<
         }
     }
     removed
+}
+
+/// The directory `name` in `parent` opened for listing; where it is a link or another
+/// file instead, it is removed and `Err` holds `shown` (nothing when it could not be
+/// removed or does not exist).
+fn enter_or_remove(parent: &OwnedFd, name: &OsStr, shown: &Path) -> Result<OwnedFd, Vec<PathBuf>> {
+    match open_dir_at(parent, name) {
+        Ok(dir) => Ok(dir),
+        Err(err) if not_a_directory(&err) && remove_at(parent, name) => {
+            Err(vec![shown.to_path_buf()])
+        }
+        Err(_) => Err(Vec::new()),
+    }
 }
 
 /// Opens the directory `name` in `dir` for listing, not following a link.

@@ -519,6 +519,41 @@ unsafe fn drop_capabilities() -> bool {
     }
 }
 
+// Classic BPF for the seccomp filters: their instructions and return values.
+const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+const JGT: u16 = (libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K) as u16;
+const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
+const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+const ALLOW: u32 = 0x7fff_0000;
+const ERRNO: u32 = 0x0005_0000;
+
+/// One BPF instruction.
+fn op(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+/// Installs `program` as a seccomp filter of the calling thread; false when refused.
+///
+/// # Safety
+/// In the forked child before `exec`, with `no_new_privs` set or `CAP_SYS_ADMIN` held.
+unsafe fn install_filter(program: &[libc::sock_filter]) -> bool {
+    let prog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl with a pointer to the program, which the kernel copies.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &prog as *const libc::sock_fprog as libc::c_ulong,
+            0,
+            0,
+        ) == 0
+    }
+}
+
 /// Where the seccomp filter of [`deny_unix_sockets`] can be built: the audit architecture,
 /// `socket`, `socketpair` and `io_uring_setup` natively, and the 32-bit compat ABI's
 /// architecture, `socketcall`, `socket`, `socketpair` (u32::MAX where there is none).
@@ -561,13 +596,6 @@ unsafe fn deny_unix_sockets() -> bool {
         unsafe { *libc::__errno_location() = libc::ENOSYS };
         return false;
     };
-    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-    const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
-    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-    const ALLOW: u32 = 0x7fff_0000;
-    const ERRNO: u32 = 0x0005_0000;
-    let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
     // seccomp_data: nr at 0, arch at 4, args[0] at 16 and args[1] at 24 (their low
     // halves, little-endian). Jumps skip that many instructions.
     let program = [
@@ -599,22 +627,8 @@ unsafe fn deny_unix_sockets() -> bool {
         op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 25
         op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 26
     ];
-    let prog = libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: prctl with integers, then with a pointer to the local program, which the
-    // kernel copies.
-    unsafe {
-        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
-            && libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-                &prog as *const libc::sock_fprog as libc::c_ulong,
-                0,
-                0,
-            ) == 0
-    }
+    // SAFETY: prctl with integers, then the filter (see `install_filter`).
+    unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && install_filter(&program) }
 }
 
 /// Where the keyring filter of [`isolate_keyrings`] can be built: the audit
@@ -653,14 +667,6 @@ unsafe fn isolate_keyrings() -> bool {
     else {
         return false;
     };
-    const LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-    const JGT: u16 = (libc::BPF_JMP | libc::BPF_JGT | libc::BPF_K) as u16;
-    const AND: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
-    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-    const ALLOW: u32 = 0x7fff_0000;
-    const ERRNO: u32 = 0x0005_0000;
-    let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
     let program = [
         op(LD_W_ABS, 0, 0, 4),                     // 0: arch
         op(JEQ, 8, 0, compat),                     // 1: compat -> 10
@@ -679,20 +685,8 @@ unsafe fn isolate_keyrings() -> bool {
         op(RET, 0, 0, ERRNO | libc::EPERM as u32), // 14
         op(RET, 0, 0, ALLOW),                      // 15
     ];
-    let prog = libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: prctl with a pointer to the local program, which the kernel copies.
-    unsafe {
-        libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-            &prog as *const libc::sock_fprog as libc::c_ulong,
-            0,
-            0,
-        ) == 0
-    }
+    // SAFETY: see `install_filter`.
+    unsafe { install_filter(&program) }
 }
 
 /// Brings up `lo` in the new network namespace.

@@ -44,6 +44,19 @@ fn bash(room: &Room, command: &str) -> Run {
     room.call("bash", json!({"command": command}))
 }
 
+/// A room with the allow-all policy where bash calls get the mount layer; `None`, after
+/// saying why, where they do not.
+fn sandboxed_room() -> Option<Room> {
+    let room = room();
+    match supported(&room) {
+        Ok(()) => Some(room),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
 /// Whether bash calls get the mount layer here (else why not).
 fn supported(room: &Room) -> Result<(), String> {
     let run = bash(room, "true");
@@ -76,11 +89,9 @@ fn is_root() -> bool {
 
 #[test]
 fn a_command_cannot_undo_the_mounts_even_as_root() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     room.write(".env", "KEY=hunter2\n");
     let out = open_outside("umount");
     let run = bash(
@@ -211,11 +222,9 @@ fn check_git_redirections(root: &Path, call: &dyn Fn(&Path, &str) -> Value) {
 
 #[test]
 fn git_redirections_cannot_be_planted() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let call = |dir: &Path, command: &str| -> Value {
@@ -251,11 +260,9 @@ fn git_redirections_cannot_be_planted_by_an_unprivileged_user() {
 
 #[test]
 fn dev_shm_is_writable_and_private() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     if !Path::new("/dev/shm").is_dir() {
         eprintln!("skipped: no /dev/shm here");
         return;
@@ -391,11 +398,9 @@ fn a_block_device() -> Option<PathBuf> {
 
 #[test]
 fn device_nodes_are_closed_but_the_null_style_ones_and_terminals() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     // What every program needs still works, pseudo-terminals included.
     let run = bash(
         &room,
@@ -509,11 +514,9 @@ fn landlock_abi() -> i64 {
 #[test]
 fn the_hosts_abstract_sockets_are_out_of_reach_with_the_network_on() {
     use std::os::linux::net::SocketAddrExt;
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     if landlock_abi() < 6 {
         eprintln!("skipped: this kernel's Landlock has no scopes (ABI < 6)");
         return;
@@ -540,11 +543,9 @@ fn the_hosts_abstract_sockets_are_out_of_reach_with_the_network_on() {
 
 #[test]
 fn the_sweep_of_a_new_repository_never_follows_its_links() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     // Files the command cannot write (the user config directory), named by links in a
     // repository it creates: the sweep after the call removes the links, not the files.
     let victim = room.write_user("victim/a", "keep");
@@ -573,11 +574,9 @@ fn root_keeps_no_power_over_the_host_network_clock_or_ipc() {
         eprintln!("skipped: not root (a user has no such powers to keep)");
         return;
     }
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     // A shared memory segment of the host, which the command must neither see nor remove.
     // SAFETY: shmget/shmctl with integer arguments.
     let id = unsafe { libc::shmget(libc::IPC_PRIVATE, 4096, libc::IPC_CREAT | 0o600) };
@@ -612,11 +611,9 @@ fn root_keeps_no_power_over_the_host_network_clock_or_ipc() {
 
 #[test]
 fn the_projects_ancestors_inside_tmp_cannot_be_renamed_to_swap_it() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     git(&room.dir, &["init", "-q"]);
     // The room's folder holds the project (`work`) and the user's home (with the config
     // directory): renaming it and rebuilding a project with planted git settings at the
@@ -641,11 +638,9 @@ fn the_projects_ancestors_inside_tmp_cannot_be_renamed_to_swap_it() {
 
 #[test]
 fn a_repository_planted_above_the_project_does_not_outlive_the_call() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     // The project has no repository; one made in its (writable) parent folder would be
     // the one the user's next `git status` in the project finds.
     let above = room.dir.parent().unwrap().join(".git");
@@ -659,11 +654,9 @@ fn a_repository_planted_above_the_project_does_not_outlive_the_call() {
 
 #[test]
 fn a_secrets_folder_cannot_be_moved_out_of_the_scans_way() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     room.write("backend/.env", "DB=topsecret\n");
     let run = bash(&room, "mkdir -p sub && mv backend sub/.git; echo moved");
     assert!(run.output().contains("Device or resource busy"), "{run:?}");
@@ -677,11 +670,9 @@ fn a_secrets_folder_cannot_be_moved_out_of_the_scans_way() {
 
 #[test]
 fn the_project_laid_out_as_a_bare_repository_keeps_no_command_setting() {
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     // Git takes a folder with HEAD, objects/ and refs/ for a git directory: the project
     // itself, with a config naming itself as the work tree.
     let run = bash(
@@ -701,11 +692,9 @@ fn root_cannot_add_to_the_hosts_keyrings() {
         eprintln!("skipped: not root (a user's keyrings are its user namespace's)");
         return;
     }
-    let room = room();
-    if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = sandboxed_room() else {
         return;
-    }
+    };
     let name = format!("tinytool-probe-{}", std::process::id());
     let run = bash(
         &room,
