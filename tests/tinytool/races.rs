@@ -59,7 +59,10 @@ fn a_directory_swapped_for_a_symlink_never_carries_a_change_outside() {
                     let _ = std::fs::rename(&aside, &d);
                     swaps.fetch_add(1, Ordering::Relaxed);
                 }
-                std::thread::yield_now();
+                // The real directory stays in place a moment between swaps: on two busy
+                // cores a swapper that never pauses can win every call's race, and the
+                // test must also see calls that work.
+                std::thread::sleep(std::time::Duration::from_micros(300));
             }
         })
     };
