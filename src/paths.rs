@@ -78,7 +78,7 @@ const MAX_DANGLING_LINKS: usize = 40;
 pub fn resolve_symlinks(path: &Path) -> PathBuf {
     let mut path = path.to_path_buf();
     for _ in 0..=MAX_DANGLING_LINKS {
-        if let Ok(real) = std::fs::canonicalize(&path) {
+        if let Ok(real) = canonicalize(&path) {
             return real;
         }
         let mut missing = Vec::new();
@@ -88,7 +88,7 @@ pub fn resolve_symlinks(path: &Path) -> PathBuf {
             if let Some(name) = current.file_name() {
                 missing.push(name.to_os_string());
             }
-            if let Ok(real) = std::fs::canonicalize(&parent) {
+            if let Ok(real) = canonicalize(&parent) {
                 found = Some(real);
                 break;
             }
@@ -126,6 +126,40 @@ pub fn resolve_symlinks(path: &Path) -> PathBuf {
     path
 }
 
+/// The canonical form of an existing path, as [`std::fs::canonicalize`] gives it, in
+/// three system calls (open the path as a handle, read back the kernel's name for it,
+/// close) rather than a `readlink` per component: every tool call and every sandbox
+/// plan resolves a few dozen paths. Falls back to the standard library where the kernel's
+/// name cannot serve (no `/proc`, a path outside this process's root, a file removed
+/// meanwhile).
+pub fn canonicalize(path: impl AsRef<Path>) -> std::io::Result<PathBuf> {
+    let path = path.as_ref();
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return std::fs::canonicalize(path);
+    };
+    // SAFETY: a valid NUL-terminated path; the descriptor is owned below.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor open just returned, owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let link = format!("/proc/self/fd/{}\0", fd.as_raw_fd());
+    let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+    // SAFETY: `link` is NUL-terminated; readlink writes at most `buf.len()` bytes.
+    let n = unsafe { libc::readlink(link.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len()) };
+    let usable = |name: &[u8]| name.first() == Some(&b'/') && !name.ends_with(b" (deleted)");
+    match usize::try_from(n) {
+        Ok(n) if n < buf.len() && usable(&buf[..n]) => {
+            buf.truncate(n);
+            Ok(PathBuf::from(std::ffi::OsString::from_vec(buf)))
+        }
+        _ => std::fs::canonicalize(path),
+    }
+}
+
 /// The path relative to `dir` with forward slashes and no leading `./`, when it is inside
 /// `dir` (`dir` itself gives `.`); `None` when it is outside.
 pub fn relative_inside(dir: &Path, path: &Path) -> Option<String> {
@@ -149,6 +183,36 @@ pub fn display(dir: &Path, path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonicalize_agrees_with_the_standard_library() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("a/b c")).unwrap();
+        std::fs::write(root.join("a/b c/f\nx"), "").unwrap();
+        std::os::unix::fs::symlink("a/b c", root.join("up")).unwrap();
+        std::os::unix::fs::symlink("missing", root.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        let relative = std::env::current_dir().unwrap();
+        for path in [
+            root.to_path_buf(),
+            root.join("a/b c/f\nx"),
+            root.join("up"),
+            root.join("up/../b c/./f\nx"),
+            root.join("up/f\nx/"),
+            root.join("dangling"),
+            root.join("loop"),
+            root.join("nothing"),
+            PathBuf::from("/"),
+            PathBuf::from("."),
+            PathBuf::new(),
+            relative,
+        ] {
+            let ours = canonicalize(&path).map_err(|e| e.kind());
+            let std = std::fs::canonicalize(&path).map_err(|e| e.kind());
+            assert_eq!(ours, std, "{path:?}");
+        }
+    }
 
     #[test]
     fn cleaning_removes_dots_lexically() {
