@@ -391,6 +391,31 @@ impl DirFd {
         DirFd::open_at(libc::AT_FDCWD, dir.as_os_str())
     }
 
+    /// The directory at the relative path `rel` below this one (its last component not
+    /// through a symlink).
+    pub(crate) fn open_below(&self, rel: &OsStr) -> Option<DirFd> {
+        use std::os::fd::AsRawFd;
+        DirFd::open_at(self.0.as_raw_fd(), rel)
+    }
+
+    /// `stat` of the directory itself (no path lookup).
+    pub(crate) fn stat_self(&self) -> Option<libc::stat> {
+        use std::os::fd::AsRawFd;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: a valid descriptor and the empty path with AT_EMPTY_PATH; `st` is
+        // written on success only.
+        let rc = unsafe {
+            libc::fstatat(
+                self.0.as_raw_fd(),
+                c"".as_ptr(),
+                st.as_mut_ptr(),
+                libc::AT_EMPTY_PATH,
+            )
+        };
+        // SAFETY: fstatat returned 0, so it filled `st`.
+        (rc == 0).then(|| unsafe { st.assume_init() })
+    }
+
     /// The subdirectory `name`.
     fn child(&self, name: &OsStr) -> Option<DirFd> {
         use std::os::fd::AsRawFd;

@@ -12,16 +12,22 @@
 //! integers little-endian, paths relative to the project directory (empty for itself):
 //!
 //! ```text
-//! cache  = "TTSECRETS1\n" capped:u8 ndirs:u32 dir{ndirs} nfiles:u32 path{nfiles}
-//! dir    = path mtime_ns:i128
+//! cache  = "TTSECRETS2\n" capped:u8 ndirs:u32 dir{ndirs} nfiles:u32 path{nfiles}
+//! dir    = base:u32 anchor:u8 path mtime_ns:i128
 //! path   = len:u32 bytes{len}
 //! ```
 //!
 //! Valid while every listed directory still has the modification time recorded (a file
 //! created, removed or renamed in a directory changes its time); otherwise the scan runs
 //! again, and the files the cache listed stay in the new list while they exist (an
-//! ignore file or a flood of files written by a command must not unmask them). Checking costs one `stat` per directory, not a listing. A cache that does not
-//! parse is treated as absent (the scan runs again).
+//! ignore file or a flood of files written by a command must not unmask them). Checking costs one `stat` per directory, not a listing.
+//! A cache that does not parse is treated as absent (the scan runs again).
+//!
+//! Most of a `stat` is the path lookup, one step per component: directories with many
+//! listed directories below them are *anchors* (`anchor` 1), opened once per check, and
+//! every directory is looked up from its nearest anchor above it (`base`: the index of an
+//! earlier anchor entry, or `u32::MAX` for the project itself), two components deep
+//! rather than five on a generated 20,000-file tree.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -51,7 +57,13 @@ fn cache_path(dir: &Path) -> PathBuf {
         .join("secrets.bin")
 }
 
-const MAGIC: &[u8] = b"TTSECRETS1\n";
+const MAGIC: &[u8] = b"TTSECRETS2\n";
+
+/// A directory with at least this many listed directories below it is an anchor.
+const ANCHOR_BELOW: usize = 16;
+
+/// `base` of a directory looked up from the project itself.
+const NO_BASE: u32 = u32::MAX;
 
 /// `path` relative to `dir` as bytes (the cache's `path`); `None` outside `dir`.
 fn rel_bytes<'a>(dir: &Path, path: &'a Path) -> Option<&'a [u8]> {
@@ -64,14 +76,67 @@ fn put_path(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
+/// For each directory of `rels` (relative paths, parents before children): the index of
+/// its nearest anchor above it ([`NO_BASE`]: none) and whether it is an anchor itself.
+fn anchors(rels: &[&[u8]]) -> Vec<(u32, bool)> {
+    use std::collections::HashMap;
+    let index: HashMap<&[u8], usize> = rels.iter().enumerate().map(|(i, r)| (*r, i)).collect();
+    fn parent(rel: &[u8]) -> Option<&[u8]> {
+        if rel.is_empty() {
+            return None;
+        }
+        Some(
+            rel.iter()
+                .rposition(|&b| b == b'/')
+                .map_or(&rel[..0], |at| &rel[..at]),
+        )
+    }
+    let mut below = vec![0usize; rels.len()];
+    for rel in rels {
+        let mut up = parent(rel);
+        while let Some(p) = up {
+            if let Some(&i) = index.get(p) {
+                below[i] += 1;
+            }
+            up = parent(p);
+        }
+    }
+    let is_anchor = |i: usize| !rels[i].is_empty() && below[i] >= ANCHOR_BELOW;
+    rels.iter()
+        .enumerate()
+        .map(|(i, rel)| {
+            let mut up = parent(rel);
+            let mut base = NO_BASE;
+            while let Some(p) = up {
+                if let Some(&at) = index.get(p)
+                    && at < i
+                    && is_anchor(at)
+                {
+                    base = at as u32;
+                    break;
+                }
+                up = parent(p);
+            }
+            (base, is_anchor(i))
+        })
+        .collect()
+}
+
 /// The cache file's bytes for `scan` (grammar in the module doc).
 fn encode(dir: &Path, scan: &Scan) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(64 + scan.dirs.len() * 48);
+    let mut out = Vec::with_capacity(64 + scan.dirs.len() * 56);
     out.extend_from_slice(MAGIC);
     out.push(u8::from(scan.capped));
     out.extend_from_slice(&u32::try_from(scan.dirs.len()).ok()?.to_le_bytes());
-    for (path, time) in &scan.dirs {
-        put_path(&mut out, rel_bytes(dir, path)?);
+    let rels: Vec<&[u8]> = scan
+        .dirs
+        .iter()
+        .map(|(path, _)| rel_bytes(dir, path))
+        .collect::<Option<_>>()?;
+    for ((rel, (_, time)), (base, anchor)) in rels.iter().zip(&scan.dirs).zip(anchors(&rels)) {
+        out.extend_from_slice(&base.to_le_bytes());
+        out.push(u8::from(anchor));
+        put_path(&mut out, rel);
         out.extend_from_slice(&time.to_le_bytes());
     }
     out.extend_from_slice(&u32::try_from(scan.files.len()).ok()?.to_le_bytes());
@@ -81,11 +146,22 @@ fn encode(dir: &Path, scan: &Scan) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// One directory of a cache file: its path relative to the project, where its lookup
+/// starts ([`NO_BASE`] or an earlier anchor's index) and the part of the path below that,
+/// whether it is an anchor, and its recorded time.
+struct CachedDir<'a> {
+    rel: &'a [u8],
+    base: u32,
+    tail: &'a [u8],
+    anchor: bool,
+    time: i128,
+}
+
 /// A cache file as read, borrowing its bytes: directories and files relative to the
 /// project (empty for itself).
 struct Cached<'a> {
     capped: bool,
-    dirs: Vec<(&'a [u8], i128)>,
+    dirs: Vec<CachedDir<'a>>,
     files: Vec<&'a [u8]>,
 }
 
@@ -113,15 +189,37 @@ fn parse(bytes: &[u8]) -> Option<Cached<'_>> {
         _ => return None,
     };
     let ndirs = count(&mut rest)?;
-    // Each entry takes at least 20 bytes: a count that cannot fit is corrupt.
-    if ndirs > rest.len() / 20 {
+    // Each entry takes at least 25 bytes: a count that cannot fit is corrupt.
+    if ndirs > rest.len() / 25 {
         return None;
     }
-    let mut dirs = Vec::with_capacity(ndirs);
+    let mut dirs: Vec<CachedDir> = Vec::with_capacity(ndirs);
     for _ in 0..ndirs {
-        let p = path(&mut rest)?;
+        let base = count(&mut rest)? as u32;
+        let anchor = match take(&mut rest, 1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let rel = path(&mut rest)?;
         let time = i128::from_le_bytes(take(&mut rest, 16)?.try_into().ok()?);
-        dirs.push((p, time));
+        // The base is an earlier anchor whose path leads to this one.
+        let tail = if base == NO_BASE {
+            rel
+        } else {
+            let up = dirs.get(base as usize).filter(|d| d.anchor)?;
+            rel.strip_prefix(up.rel)?.strip_prefix(b"/")?
+        };
+        if tail.is_empty() && !rel.is_empty() {
+            return None;
+        }
+        dirs.push(CachedDir {
+            rel,
+            base,
+            tail,
+            anchor,
+            time,
+        });
     }
     let nfiles = count(&mut rest)?;
     if nfiles > rest.len() / 4 {
@@ -156,7 +254,7 @@ fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
         dirs: cached
             .dirs
             .iter()
-            .map(|(rel, time)| (under(dir, rel), *time))
+            .map(|d| (under(dir, d.rel), d.time))
             .collect(),
         files: cached.files.iter().map(|rel| under(dir, rel)).collect(),
         capped: cached.capped,
@@ -210,53 +308,80 @@ pub fn scan(dir: &Path) -> Scan {
 
 /// Whether every directory (relative to `dir`) still has its recorded time: taken from
 /// the running call's checkpoint walk where it saw the directory (one walk serves both),
-/// else one `stat` each, relative to the project's handle (only the path below the
-/// project is resolved) and spread over a few threads (on a 20,000-file tree this check
-/// is most of the sandbox's cost per call).
-fn unchanged(dir: &Path, dirs: &[(&[u8], i128)]) -> bool {
+/// else one `stat` each, looked up from the nearest anchor (module doc), never through a
+/// link in its last component, and spread over a few threads (on a 20,000-file tree this
+/// check is most of the sandbox's cost per call).
+fn unchanged(dir: &Path, dirs: &[CachedDir]) -> bool {
+    use crate::checkpoints::walk::DirFd;
     use std::os::unix::ffi::OsStrExt;
-    let mut rest: Vec<(&[u8], i128)> = Vec::new();
-    let dirs = match crate::checkpoints::walk::published(dir) {
-        Some(walked) => {
-            for (rel, time) in dirs {
-                let seen = std::str::from_utf8(rel)
-                    .ok()
-                    .and_then(|rel| walked.dirs.get(rel));
-                match seen {
-                    Some(listing) if i128::from(listing.stamp.mtime_ns) != *time => return false,
-                    Some(_) => {}
-                    None => rest.push((rel, *time)),
+    #[allow(clippy::unnecessary_cast)]
+    let time_of = |st: libc::stat| st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128;
+    let mut seen = vec![false; dirs.len()];
+    if let Some(walked) = crate::checkpoints::walk::published(dir) {
+        for (i, d) in dirs.iter().enumerate() {
+            let listing = std::str::from_utf8(d.rel)
+                .ok()
+                .and_then(|rel| walked.dirs.get(rel));
+            if let Some(listing) = listing {
+                if i128::from(listing.stamp.mtime_ns) != d.time {
+                    return false;
                 }
+                seen[i] = true;
             }
-            &rest[..]
         }
-        None => dirs,
-    };
-    let Some(root) = crate::checkpoints::walk::DirFd::open(dir) else {
+    }
+    let Some(root) = DirFd::open(dir) else {
         return false;
     };
-    let mtime = |rel: &[u8]| -> Option<i128> {
-        let rel = if rel.is_empty() { b"." } else { rel };
-        let st = root.lstat_in(&[std::ffi::OsStr::from_bytes(rel)])?;
-        #[allow(clippy::unnecessary_cast)]
-        Some(st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128)
+    // The anchors first, in order: each one's base is an earlier anchor.
+    let mut handles: Vec<Option<DirFd>> = Vec::new();
+    handles.resize_with(dirs.len(), || None);
+    for (i, d) in dirs.iter().enumerate().filter(|(_, d)| d.anchor) {
+        let base = match d.base {
+            NO_BASE => Some(&root),
+            at => handles[at as usize].as_ref(),
+        };
+        let Some(handle) = base.and_then(|b| b.open_below(std::ffi::OsStr::from_bytes(d.tail)))
+        else {
+            return false;
+        };
+        if !seen[i] && handle.stat_self().map(time_of) != Some(d.time) {
+            return false;
+        }
+        handles[i] = Some(handle);
+    }
+    let rest: Vec<&CachedDir> = dirs
+        .iter()
+        .zip(&seen)
+        .filter(|(d, seen)| !d.anchor && !**seen)
+        .map(|(d, _)| d)
+        .collect();
+    let handles = &handles;
+    let root = &root;
+    let check = move |d: &CachedDir| -> bool {
+        let base = match d.base {
+            NO_BASE => Some(root),
+            at => handles[at as usize].as_ref(),
+        };
+        let tail: &[u8] = if d.tail.is_empty() { b"." } else { d.tail };
+        base.and_then(|b| b.lstat_in(&[std::ffi::OsStr::from_bytes(tail)]))
+            .map(time_of)
+            == Some(d.time)
     };
-    let mtime = &mtime;
+    let check = &check;
     const PER_THREAD: usize = 512;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 4)
-        .min(dirs.len().div_ceil(PER_THREAD));
+        .min(rest.len().div_ceil(PER_THREAD));
     if threads <= 1 {
-        return dirs.iter().all(|(rel, time)| mtime(rel) == Some(*time));
+        return rest.iter().all(|d| check(d));
     }
-    let chunk = dirs.len().div_ceil(threads);
+    let chunk = rest.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        let checks: Vec<_> = dirs
+        let checks: Vec<_> = rest
             .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || part.iter().all(|(rel, time)| mtime(rel) == Some(*time)))
-            })
+            .map(|part| scope.spawn(move || part.iter().all(|d| check(d))))
             .collect();
         // A thread that panicked proves nothing: scan again.
         checks
@@ -461,5 +586,96 @@ mod tests {
         assert!(scan(&root).files.is_empty());
         std::fs::write(root.join("d0699/.env"), "K=v").unwrap();
         assert_eq!(scan(&root).files, vec![root.join("d0699/.env")]);
+    }
+
+    /// A tree deep enough for anchors: `a/b/c{i}/d{j}` (the changes below are made where
+    /// only the lookup from an anchor reaches).
+    fn anchored_tree(root: &Path) {
+        for i in 0..6 {
+            for j in 0..4 {
+                std::fs::create_dir_all(root.join(format!("a/b/c{i}/d{j}"))).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn directories_below_anchors_are_checked_from_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        anchored_tree(&root);
+        assert!(scan(&root).files.is_empty());
+        let bytes = std::fs::read(cache_path(&root)).unwrap();
+        let cached = parse(&bytes).unwrap();
+        let anchors: Vec<&[u8]> = cached
+            .dirs
+            .iter()
+            .filter(|d| d.anchor)
+            .map(|d| d.rel)
+            .collect();
+        assert_eq!(anchors, vec![&b"a"[..], &b"a/b"[..]]);
+        let deep = cached.dirs.iter().find(|d| d.rel == b"a/b/c3/d2").unwrap();
+        assert_eq!(deep.tail, b"c3/d2");
+        assert!(scan(&root).files.is_empty());
+        // A secret below an anchor, and one in an anchor itself.
+        std::fs::write(root.join("a/b/c3/d2/.env"), "K=v").unwrap();
+        assert_eq!(scan(&root).files, vec![root.join("a/b/c3/d2/.env")]);
+        std::fs::write(root.join("a/b/id_rsa"), "k").unwrap();
+        assert!(scan(&root).files.contains(&root.join("a/b/id_rsa")));
+    }
+
+    #[test]
+    fn an_anchor_swapped_for_a_link_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        anchored_tree(&root);
+        std::fs::create_dir_all(root.join("elsewhere")).unwrap();
+        assert!(scan(&root).files.is_empty());
+        // The anchor `a/b` moved away and a link put in its place, with the old times
+        // kept on the root and `a`: only opening the anchor can tell.
+        let time = |p: &Path| std::fs::symlink_metadata(p).unwrap().modified().unwrap();
+        let (root_time, a_time) = (time(&root), time(&root.join("a")));
+        std::fs::rename(root.join("a/b"), root.join("elsewhere/b")).unwrap();
+        std::fs::write(root.join("elsewhere/b/c0/.env"), "K=v").unwrap();
+        std::os::unix::fs::symlink("../elsewhere/b", root.join("a/b")).unwrap();
+        for (path, t) in [(root.join("a"), a_time), (root.clone(), root_time)] {
+            std::fs::File::open(&path).unwrap().set_modified(t).unwrap();
+        }
+        let files = scan(&root).files;
+        assert!(
+            files.contains(&root.join("elsewhere/b/c0/.env")),
+            "{files:?}"
+        );
+    }
+
+    #[test]
+    fn a_cache_whose_base_is_no_earlier_anchor_is_rejected() {
+        let dir = Path::new("/p");
+        let dirs: Vec<(PathBuf, i128)> = (0..20)
+            .map(|i| (dir.join(format!("x/y{i}")), i))
+            .chain([(dir.join("x"), 0)])
+            .collect();
+        let mut scan = Scan {
+            dirs,
+            files: vec![],
+            capped: false,
+        };
+        // Parents after their children: no anchor can serve as a base.
+        let bytes = encode(dir, &scan).unwrap();
+        assert!(
+            parse(&bytes)
+                .unwrap()
+                .dirs
+                .iter()
+                .all(|d| d.base == NO_BASE)
+        );
+        scan.dirs.rotate_right(1);
+        let mut bytes = encode(dir, &scan).unwrap();
+        let parsed = parse(&bytes).unwrap();
+        assert!(parsed.dirs[0].anchor);
+        assert_eq!(parsed.dirs[1].base, 0);
+        // Point the second directory's base at itself.
+        let at = MAGIC.len() + 1 + 4 + (4 + 1 + 4 + 1 + 16);
+        bytes[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
+        assert!(parse(&bytes).is_none());
     }
 }
