@@ -204,8 +204,6 @@ pub struct Report {
     errors: [AtomicI32; 7],
     /// Which step failed, per layer (an index into `namespaces::STEPS`).
     steps: [AtomicI32; 7],
-    /// The signal that ended the command (init cannot re-raise it), 0 when none did.
-    signal: AtomicI32,
 }
 
 /// A page shared with the forked child holding a [`Report`]. Unmapped when dropped.
@@ -277,14 +275,6 @@ impl Report {
             self.errors[layer].store(errno.max(1), Ordering::SeqCst);
             self.steps[layer].store(step, Ordering::SeqCst);
         }
-    }
-
-    pub(crate) fn set_signal(&self, signal: i32) {
-        self.signal.store(signal, Ordering::SeqCst);
-    }
-
-    pub(crate) fn signal(&self) -> i32 {
-        self.signal.load(Ordering::SeqCst)
     }
 
     fn is_active(&self, layer: usize) -> bool {
@@ -390,7 +380,7 @@ impl Plan {
         writable.extend(purpose.extra_writable.iter().cloned());
         let mut writable: Vec<PathBuf> = writable
             .into_iter()
-            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .filter_map(|p| crate::paths::canonicalize(p).ok())
             .collect();
         writable.sort_by_key(|p| p.components().count());
         writable.dedup();
@@ -406,7 +396,7 @@ impl Plan {
             .absent
             .into_iter()
             .filter_map(|p| {
-                let parent = std::fs::canonicalize(p.parent()?).ok()?;
+                let parent = crate::paths::canonicalize(p.parent()?).ok()?;
                 Some(parent.join(p.file_name()?))
             })
             .collect();
@@ -443,7 +433,7 @@ impl Plan {
             let mut out: Vec<PathBuf> = Vec::new();
             for p in paths
                 .into_iter()
-                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .filter_map(|p| crate::paths::canonicalize(p).ok())
             {
                 if !out.contains(&p) {
                     out.push(p);
@@ -485,7 +475,10 @@ impl Plan {
             }
         }
         let empty = mask::empty_file(&tinytool);
-        let devices = devices::openable(&writable);
+        let devices_cache = crate::project::ensure_own_subdir(&dir, "sandbox")
+            .ok()
+            .map(|d| d.join("devices"));
+        let devices = devices::openable(&writable, devices_cache.as_deref());
         let mut opened = settings.writable.clone();
         opened.extend(purpose.extra_writable.iter().cloned());
         let sockets = sockets::covered(&opened);
@@ -493,7 +486,7 @@ impl Plan {
         // with the host's /dev/shm (there is no private one without a mount namespace).
         let mut landlock_writable = writable.clone();
         landlock_writable.extend(devices.iter().cloned());
-        landlock_writable.extend(std::fs::canonicalize("/dev/shm").ok());
+        landlock_writable.extend(crate::paths::canonicalize("/dev/shm").ok());
         let landlock = landlock::prepare(&landlock_writable, settings.network);
         // Own network namespace: the host's abstract sockets are out of reach already.
         let scope = if settings.network {
@@ -510,7 +503,7 @@ impl Plan {
         } else {
             let store = tinytool.join("checkpoints");
             let _ = std::fs::create_dir_all(&store);
-            hidden.extend(std::fs::canonicalize(&store).ok());
+            hidden.extend(crate::paths::canonicalize(&store).ok());
             mask::empty_dir(&tinytool)
         };
         Some(Plan {
@@ -527,7 +520,12 @@ impl Plan {
                 Vec::new()
             },
             anchors: anchors.iter().map(|p| c_path(p)).collect(),
-            pinned: pinned.iter().map(|p| c_path(p)).collect(),
+            // An anchor is bound on itself anyway (a mount point already).
+            pinned: pinned
+                .iter()
+                .filter(|p| !anchors.contains(p))
+                .map(|p| c_path(p))
+                .collect(),
             protected: protected.iter().map(|p| c_path(p)).collect(),
             masked: if empty.is_some() {
                 scan.files.iter().map(|p| c_path(p)).collect()

@@ -15,13 +15,15 @@
 //!    writable set). The tree is `nodev` too, but for the device nodes of the `devices`
 //!    module, each bound on itself without it.
 //! 3. With the network off, the namespace's own loopback is brought up.
-//! 4. A fork: the child is the first process (pid 1) of the PID namespace and goes on to
-//!    `exec` the command, after mounting a fresh `/proc` (skipped where refused). When it
-//!    exits, the kernel kills every process left in the namespace (double-forked daemons
-//!    included). The forking process stays outside as the command's leader: it closes its
-//!    other descriptors, waits for pid 1 and exits as it did (same status, same signal).
-//!    It dies with tinytool (`PR_SET_PDEATHSIG`), and pid 1 dies with it. The fresh
-//!    `/proc`'s `sys/` and `sysrq-trigger` are bound read-only.
+//! 4. Init, the first process (pid 1) of the PID namespace, started sharing the leader's
+//!    memory (no fork of tinytool's page tables), mounts a fresh `/proc` (skipped where
+//!    refused; its `sys/` and `sysrq-trigger` bound read-only) and then only reaps orphans.
+//!    The leader (the process that built the namespaces, which stays outside) then forks
+//!    the command (pid 2), which goes on to `exec`. When the command exits, the leader
+//!    kills init and the kernel kills every process left in the namespace (double-forked
+//!    daemons included); the leader closes its other descriptors and exits as the command
+//!    did (same status, same signal). It dies with tinytool (`PR_SET_PDEATHSIG`), and
+//!    init dies with it.
 //! 5. The command drops the capabilities that could undo the mounts or reach around them
 //!    (all but [`KEPT`]; root has no user namespace to take them away), from the bounding set
 //!    too, and with the network off installs a seccomp filter that keeps it from opening
@@ -470,10 +472,12 @@ unsafe fn drop_capabilities() -> bool {
     unsafe {
         let mut ok = true;
         for cap in (0..CAPABILITIES).filter(|c| !KEPT.contains(c)) {
-            // EINVAL: a capability this kernel does not know, so it cannot be held.
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0
-                && errno() != libc::EINVAL
-            {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
+                // EINVAL: past the last capability this kernel knows (they are numbered
+                // without gaps), so none further can be held.
+                if errno() == libc::EINVAL {
+                    break;
+                }
                 ok = false;
             }
         }
@@ -773,118 +777,205 @@ unsafe fn wait_for(pid: libc::pid_t) -> libc::c_int {
     }
 }
 
-/// Step 4 of the module doc: the leader forks init (pid 1 of the namespace), init forks
-/// the command (pid 2), which returns to `exec`. The leader and init block every signal:
-/// what the command sends its own group (`kill -USR1 0`) must not end them, and tinytool's
-/// deadline reaches the command, which is in the same group. Init reaps orphans until the
-/// command ends, records how it ended (a signal cannot be re-raised by an init) and exits;
-/// the kernel then kills the rest of the namespace. The leader ends as the command did.
+/// What init needs from the leader (on the leader's stack, which stays put: the leader
+/// never returns from [`first_process`]).
+struct InitArgs<'a> {
+    plan: &'a Plan,
+    /// The write end of the pipe init says it is ready on.
+    ready: libc::c_int,
+    /// The read end, the leader's: closed in init.
+    ready_read: libc::c_int,
+}
+
+/// The stack init runs on (it shares the leader's memory, so not the leader's stack).
+const INIT_STACK: usize = 64 * 1024;
+
+/// Init, pid 1 of the namespace: mounts a fresh `/proc`, says it is ready, then only reaps
+/// the orphans re-parented to it until the leader kills it after the command.
+///
+/// It shares the leader's memory (`CLONE_VM`: no copy of tinytool's page tables, the
+/// most expensive part of a fork) but not its descriptors. It makes raw system calls
+/// only, and reads `errno` only before it says it is ready, while the leader waits on the
+/// pipe and makes none (the two share the thread-local `errno`).
+extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the leader's `InitArgs`, alive while init runs (module doc); the
+    // calls below are system calls on locals, constant strings and that struct.
+    unsafe {
+        let args = &*(arg as *const InitArgs);
+        let report = args.plan.shared.report();
+        libc::syscall(libc::SYS_close, args.ready_read);
+        libc::syscall(
+            libc::SYS_prctl,
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        libc::syscall(
+            libc::SYS_prctl,
+            libc::PR_SET_NAME,
+            c"tinytool-init".as_ptr() as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        if libc::syscall(
+            libc::SYS_mount,
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            (libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC) as libc::c_ulong,
+            std::ptr::null::<libc::c_void>(),
+        ) != 0
+        {
+            report.fail(PROC, 10, errno());
+        } else {
+            // A fresh /proc is writable: its kernel settings (`core_pattern` runs a
+            // program as root on the host) and the SysRq trigger must not be.
+            for path in [c"/proc/sys", c"/proc/sysrq-trigger"] {
+                // ENOENT: a kernel without it (no SysRq), nothing to protect.
+                if !(bind(path.as_ptr(), path.as_ptr()) && set_read_only(path.as_ptr(), true, true))
+                    && errno() != libc::ENOENT
+                {
+                    report.fail(PROC, 14, errno());
+                }
+            }
+        }
+        libc::syscall(libc::SYS_write, args.ready, c"1".as_ptr(), 1usize);
+        // From here on `args` may be gone: the leader has gone on.
+        close_inherited();
+        let mut child_ended: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut child_ended);
+        libc::sigaddset(&mut child_ended, libc::SIGCHLD);
+        loop {
+            // Every signal is blocked: wait for SIGCHLD, then reap what ended.
+            libc::syscall(
+                libc::SYS_rt_sigtimedwait,
+                &child_ended as *const libc::sigset_t,
+                std::ptr::null_mut::<libc::siginfo_t>(),
+                std::ptr::null::<libc::timespec>(),
+                8usize,
+            );
+            while libc::syscall(
+                libc::SYS_wait4,
+                -1 as libc::pid_t,
+                std::ptr::null_mut::<libc::c_int>(),
+                libc::WNOHANG | libc::__WALL,
+                std::ptr::null_mut::<libc::rusage>(),
+            ) > 0
+            {}
+        }
+    }
+}
+
+/// Step 4 of the module doc: the leader starts init (pid 1 of the namespace) sharing its
+/// memory, waits until init has mounted `/proc`, then forks the command (pid 2), which
+/// returns to `exec`. The leader and init block every signal: what the command sends its
+/// own group (`kill -USR1 0`) must not end them, and tinytool's deadline reaches the
+/// command, which is in the same group. Init reaps orphans; when the command ends, the
+/// leader kills init, so the kernel kills the rest of the namespace, and ends as the
+/// command did (same status, the same signal raised again).
 ///
 /// # Safety
 /// In the child, after `unshare(CLONE_NEWPID)`.
 unsafe fn first_process(plan: &Plan) -> io::Result<()> {
     let report = plan.shared.report();
-    // SAFETY: signal-mask calls on locals; fork as documented above.
+    // SAFETY: signal-mask calls on locals, a pipe, an anonymous mapping and the clone of
+    // init as documented on `init_main`; fork as documented above.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::sigprocmask(libc::SIG_BLOCK, &all, &mut old);
-        let init = fork();
-        if init < 0 {
+        let failed = |old: &libc::sigset_t| {
             report.fail(PID, 9, errno());
-            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            return Err(io::Error::last_os_error());
+            libc::sigprocmask(libc::SIG_SETMASK, old, std::ptr::null_mut());
+            Err(io::Error::last_os_error())
+        };
+        let mut ready = [-1 as libc::c_int; 2];
+        if libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return failed(&old);
         }
-        if init == 0 {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            libc::prctl(
-                libc::PR_SET_NAME,
-                c"tinytool-init".as_ptr() as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            if libc::mount(
-                c"proc".as_ptr(),
-                c"/proc".as_ptr(),
-                c"proc".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                std::ptr::null(),
-            ) != 0
-            {
-                report.fail(PROC, 10, errno());
-            } else {
-                // A fresh /proc is writable: its kernel settings (`core_pattern` runs a
-                // program as root on the host) and the SysRq trigger must not be.
-                for path in [c"/proc/sys", c"/proc/sysrq-trigger"] {
-                    // ENOENT: a kernel without it (no SysRq), nothing to protect.
-                    if !(bind(path.as_ptr(), path.as_ptr())
-                        && set_read_only(path.as_ptr(), true, true))
-                        && errno() != libc::ENOENT
-                    {
-                        report.fail(PROC, 14, errno());
-                    }
+        let stack = libc::mmap(
+            std::ptr::null_mut(),
+            INIT_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if stack == libc::MAP_FAILED {
+            return failed(&old);
+        }
+        let args = InitArgs {
+            plan,
+            ready: ready[1],
+            ready_read: ready[0],
+        };
+        let init = libc::clone(
+            init_main,
+            stack.cast::<u8>().add(INIT_STACK).cast(),
+            libc::CLONE_VM | libc::SIGCHLD,
+            &args as *const InitArgs as *mut libc::c_void,
+        );
+        if init < 0 {
+            return failed(&old);
+        }
+        libc::close(ready[1]);
+        let mut byte = 0u8;
+        let said = libc::read(ready[0], (&mut byte as *mut u8).cast(), 1);
+        libc::close(ready[0]);
+        if said != 1 {
+            // Init died before it was ready: the namespace is gone with it.
+            libc::kill(init, libc::SIGKILL);
+            report.fail(PID, 9, libc::ECHILD);
+            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            return Err(io::Error::from_raw_os_error(libc::ECHILD));
+        }
+        let command = fork();
+        if command == 0 {
+            // The command: out of the host's abstract sockets (while it still has
+            // CAP_SYS_ADMIN, which stands in for no_new_privs), without the
+            // capabilities that could undo the mounts, then as the standard library
+            // left it, on to `exec`. A scope that fails leaves what the kernel had.
+            if let Some(scope) = &plan.scope {
+                let _ = super::landlock::restrict_scope(scope);
+            }
+            if !plan.userns && !isolate_keyrings() {
+                report.fail(MOUNT, 17, errno());
+                if plan.mode == super::Mode::Required {
+                    libc::_exit(126);
                 }
             }
-            let command = fork();
-            if command == 0 {
-                // The command: out of the host's abstract sockets (while it still has
-                // CAP_SYS_ADMIN, which stands in for no_new_privs), without the
-                // capabilities that could undo the mounts, then as the standard library
-                // left it, on to `exec`. A scope that fails leaves what the kernel had.
-                if let Some(scope) = &plan.scope {
-                    let _ = super::landlock::restrict_scope(scope);
+            if !drop_capabilities() {
+                report.fail(MOUNT, 13, errno());
+                if plan.mode == super::Mode::Required {
+                    libc::_exit(126);
                 }
-                if !plan.userns && !isolate_keyrings() {
-                    report.fail(MOUNT, 17, errno());
-                    if plan.mode == super::Mode::Required {
-                        libc::_exit(126);
-                    }
-                }
-                if !drop_capabilities() {
-                    report.fail(MOUNT, 13, errno());
-                    if plan.mode == super::Mode::Required {
-                        libc::_exit(126);
-                    }
-                }
-                if !plan.network && !deny_unix_sockets() {
-                    report.fail(NET, 15, errno());
-                    if plan.mode == super::Mode::Required {
-                        libc::_exit(126);
-                    }
-                }
-                libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-                return Ok(());
             }
-            close_inherited();
-            if command < 0 {
-                libc::_exit(127);
+            if !plan.network && !deny_unix_sockets() {
+                report.fail(NET, 15, errno());
+                if plan.mode == super::Mode::Required {
+                    libc::_exit(126);
+                }
             }
-            let status = wait_for(command);
-            if libc::WIFSIGNALED(status) {
-                report.set_signal(libc::WTERMSIG(status));
-                libc::_exit(128 + libc::WTERMSIG(status));
-            }
-            libc::_exit(libc::WEXITSTATUS(status));
+            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            return Ok(());
+        }
+        if command < 0 {
+            libc::kill(init, libc::SIGKILL);
+            return failed(&old);
         }
         // The leader.
         close_inherited();
-        let status = wait_for(init);
-        let signal = report.signal();
-        if signal == 0 {
-            libc::_exit(if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                128 + libc::WTERMSIG(status)
-            });
+        let status = wait_for(command);
+        libc::kill(init, libc::SIGKILL);
+        wait_for(init);
+        if !libc::WIFSIGNALED(status) {
+            libc::_exit(libc::WEXITSTATUS(status));
         }
+        let signal = libc::WTERMSIG(status);
         let mut default: libc::sigaction = std::mem::zeroed();
         default.sa_sigaction = libc::SIG_DFL;
         libc::sigaction(signal, &default, std::ptr::null_mut());

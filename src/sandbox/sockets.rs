@@ -79,7 +79,7 @@ fn covered_in(opened: &[PathBuf], runtimes: &[PathBuf], home: Option<PathBuf>) -
     }
     let opened: Vec<PathBuf> = opened
         .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter_map(|p| crate::paths::canonicalize(p).ok())
         .collect();
     let mut out: Vec<PathBuf> = Vec::new();
     for candidate in candidates {
@@ -99,7 +99,7 @@ fn socket_at(path: &Path) -> Option<PathBuf> {
     if !meta.file_type().is_socket() {
         return None;
     }
-    std::fs::canonicalize(path).ok()
+    crate::paths::canonicalize(path).ok()
 }
 
 #[cfg(test)]
