@@ -459,12 +459,16 @@ fn spawn(request: &Request, witness: &Witness) -> io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let launcher = witness.launcher(request.timeout + HARD_STOP + BACKSTOP);
-    isolate(
-        &mut command,
-        request.isolation,
-        launcher,
-        request.sandbox.clone(),
-    );
+    let sandbox = match &request.sandbox {
+        Some(plan) => {
+            let exec = crate::sandbox::Exec::of(&command, &request.env).ok_or_else(|| {
+                io::Error::new(ErrorKind::InvalidInput, "the command holds a NUL byte")
+            })?;
+            Some((plan.clone(), exec))
+        }
+        None => None,
+    };
+    isolate(&mut command, request.isolation, launcher, sandbox);
     let spawned = command.spawn();
     if spawned.is_err()
         && let Some(pgid) = witness.group()
@@ -482,7 +486,7 @@ fn isolate(
     command: &mut Command,
     isolation: Isolation,
     launcher: Launcher,
-    sandbox: Option<std::sync::Arc<crate::sandbox::Plan>>,
+    sandbox: Option<(std::sync::Arc<crate::sandbox::Plan>, crate::sandbox::Exec)>,
 ) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec and only makes
@@ -514,7 +518,7 @@ fn isolate(
             launcher.launch()?;
             // The sentinel stays outside the sandbox; the command enters it.
             match &sandbox {
-                Some(plan) => crate::sandbox::enter(plan),
+                Some((plan, exec)) => crate::sandbox::enter(plan, exec),
                 None => Ok(()),
             }
         });
@@ -860,6 +864,43 @@ mod tests {
         let argv = ["/nonexistent/agent".to_string()];
         assert!(run(request(Program::Argv(&argv), &dir, 1_000)).is_err());
         assert!(run(request(Program::Argv(&[]), &dir, 1_000)).is_err());
+    }
+
+    #[test]
+    fn in_the_sandbox_a_program_runs_with_its_arguments_and_only_its_environment() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = crate::paths::canonicalize(tmp.path()).unwrap();
+        let settings = crate::sandbox::Settings::default();
+        let plan = || {
+            crate::sandbox::Plan::new(&settings, &dir, crate::sandbox::Purpose::default())
+                .map(std::sync::Arc::new)
+        };
+        // Found through the given PATH (not tinytool's), run with its arguments and
+        // the given environment alone.
+        let argv = [
+            "sh".to_string(),
+            "-c".to_string(),
+            "printf '%s|%s|%s' \"$0\" \"$ONLY\" \"$HOME\"".to_string(),
+            "zero".to_string(),
+        ];
+        let mut req = request(Program::Argv(&argv), &dir, 10_000);
+        req.env = vec![
+            ("PATH".into(), "/usr/bin:/bin".into()),
+            ("ONLY".into(), "this".into()),
+        ];
+        req.sandbox = plan();
+        let done = run(req).unwrap();
+        assert_eq!(done.stdout.finish().text, "zero|this|");
+        // A program that is not there fails the spawn, as without the sandbox.
+        let argv = ["/nonexistent/agent".to_string()];
+        let mut req = request(Program::Argv(&argv), &dir, 1_000);
+        req.sandbox = plan();
+        let err = run(req).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
+        let argv = ["no-such-program-anywhere".to_string()];
+        let mut req = request(Program::Argv(&argv), &dir, 1_000);
+        req.sandbox = plan();
+        assert!(run(req).is_err());
     }
 
     #[test]

@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub use namespaces::enter;
+pub use namespaces::{Exec, enter};
 
 /// The `sandbox` key of a policy file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

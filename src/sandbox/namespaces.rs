@@ -18,8 +18,8 @@
 //! 4. Init, the first process (pid 1) of the PID namespace, started sharing the leader's
 //!    memory (no fork of tinytool's page tables), mounts a fresh `/proc` (skipped where
 //!    refused; its `sys/` and `sysrq-trigger` bound read-only) and then only reaps orphans.
-//!    The leader (the process that built the namespaces, which stays outside) then forks
-//!    the command (pid 2), which goes on to `exec`. When the command exits, the leader
+//!    The leader (the process that built the namespaces, which stays outside) then starts
+//!    the command (pid 2), sharing its memory until it calls `exec`. When the command exits, the leader
 //!    kills init and the kernel kills every process left in the namespace (double-forked
 //!    daemons included); the leader closes its other descriptors and exits as the command
 //!    did (same status, same signal). It dies with tinytool (`PR_SET_PDEATHSIG`), and
@@ -39,6 +39,73 @@
 use std::io;
 
 use super::{LANDLOCK, MASK, MOUNT, NET, PID, PROC, Plan, USERNS};
+
+/// The program a sandboxed command runs, its arguments and its whole environment,
+/// prepared before the fork: the command is started sharing the leader's memory and calls
+/// `execvp` itself, as the standard library would have (which has set up its
+/// descriptors and directory in the leader by then, but sets the environment only after
+/// `pre_exec`).
+pub struct Exec {
+    program: std::ffi::CString,
+    _strings: Vec<std::ffi::CString>,
+    /// The arguments' pointers, null-terminated.
+    argv: Vec<*const libc::c_char>,
+    /// The `KEY=value` pointers, null-terminated.
+    envp: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the pointers point into `_strings`, owned alongside and never changed.
+unsafe impl Send for Exec {}
+// SAFETY: as above; the struct is only read.
+unsafe impl Sync for Exec {}
+
+unsafe extern "C" {
+    /// The C library's environment, which `execvp` searches `PATH` in.
+    static mut environ: *const *const libc::c_char;
+}
+
+impl Exec {
+    /// The program and arguments of `command` (its program is its first argument) and
+    /// the environment `env` (the command's whole environment); `None` when one holds a
+    /// NUL byte (the spawn then fails as it would anyway).
+    pub fn of(
+        command: &std::process::Command,
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Option<Exec> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |s: &[u8]| std::ffi::CString::new(s).ok();
+        let program = c(command.get_program().as_bytes())?;
+        let args: Vec<std::ffi::CString> = std::iter::once(Some(program.clone()))
+            .chain(command.get_args().map(|a| c(a.as_bytes())))
+            .collect::<Option<_>>()?;
+        let vars: Vec<std::ffi::CString> = env
+            .iter()
+            .map(|(k, v)| c(&[k.as_bytes(), b"=", v.as_bytes()].concat()))
+            .collect::<Option<_>>()?;
+        let pointers = |list: &[std::ffi::CString]| -> Vec<*const libc::c_char> {
+            list.iter()
+                .map(|a| a.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect()
+        };
+        let argv = pointers(&args);
+        let envp = pointers(&vars);
+        let mut strings = args;
+        strings.extend(vars);
+        Some(Exec {
+            program,
+            _strings: strings,
+            argv,
+            envp,
+        })
+    }
+}
+
+impl std::fmt::Debug for Exec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Exec({:?})", self.program)
+    }
+}
 
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
@@ -168,7 +235,7 @@ unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> bool {
 /// # Safety
 /// Only in a child forked by `std::process::Command` before `exec`, after it leads its
 /// group and started its sentinel.
-pub unsafe fn enter(plan: &Plan) -> io::Result<()> {
+pub unsafe fn enter(plan: &Plan, exec: &Exec) -> io::Result<()> {
     let report = plan.shared.report();
     let required = plan.mode == super::Mode::Required;
     let fail = |layer: usize, step: i32| {
@@ -252,8 +319,8 @@ pub unsafe fn enter(plan: &Plan) -> io::Result<()> {
     if !mounted && required {
         return Err(io::Error::other("the sandbox's mounts could not be set up"));
     }
-    // SAFETY: a fork-like clone in a single-threaded child; see `first_process`.
-    unsafe { first_process(plan) }
+    // SAFETY: clones in a single-threaded child; see `first_process`.
+    unsafe { first_process(plan, exec) }
 }
 
 /// The mounts of step 2; false when the read-only tree could not be built.
@@ -717,26 +784,6 @@ unsafe fn loopback_up() -> bool {
     }
 }
 
-/// A fork (`clone` with only `SIGCHLD`): 0 in the child, its pid in the caller, -1 on
-/// failure.
-///
-/// # Safety
-/// As `fork` in a single-threaded forked child: the clone only makes system calls until
-/// it returns to the standard library's exec path.
-unsafe fn fork() -> libc::pid_t {
-    // SAFETY: clone without a new stack behaves as fork.
-    unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            libc::SIGCHLD as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-        ) as libc::pid_t
-    }
-}
-
 /// Closes every descriptor from 3 up: the leader and init must not hold the exec-error
 /// pipe (the spawn would wait for them) nor anything else of tinytool's.
 ///
@@ -869,9 +916,68 @@ extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
+/// What the command needs from the leader (on the leader's stack: the leader waits
+/// until the command has called `exec`).
+struct CommandArgs<'a> {
+    plan: &'a Plan,
+    exec: &'a Exec,
+    /// The signal mask to run the program with.
+    mask: &'a libc::sigset_t,
+    /// Where the command says why `execvp` failed.
+    exec_error: *mut libc::c_int,
+}
+
+/// The stack the command runs on until `exec` (the leader's memory, not its stack).
+const COMMAND_STACK: usize = 256 * 1024;
+
+/// The command, pid 2: out of the host's abstract sockets (while it still has
+/// CAP_SYS_ADMIN, which stands in for no_new_privs), without the capabilities that could
+/// undo the mounts, then on to `execvp`. A scope that fails leaves what the kernel had.
+///
+/// It shares the leader's memory (`CLONE_VM | CLONE_VFORK`: no copy of tinytool's page
+/// tables) while the leader waits, so it may use `errno` and the leader's stack data.
+extern "C" fn command_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the leader's `CommandArgs`, alive while the leader waits; system
+    // calls on it and on locals only, then exec.
+    unsafe {
+        let args = &*(arg as *const CommandArgs);
+        let plan = args.plan;
+        let report = plan.shared.report();
+        if let Some(scope) = &plan.scope {
+            let _ = super::landlock::restrict_scope(scope);
+        }
+        if !plan.userns && !isolate_keyrings() {
+            report.fail(MOUNT, 17, errno());
+            if plan.mode == super::Mode::Required {
+                libc::_exit(126);
+            }
+        }
+        if !drop_capabilities() {
+            report.fail(MOUNT, 13, errno());
+            if plan.mode == super::Mode::Required {
+                libc::_exit(126);
+            }
+        }
+        if !plan.network && !deny_unix_sockets() {
+            report.fail(NET, 15, errno());
+            if plan.mode == super::Mode::Required {
+                libc::_exit(126);
+            }
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, args.mask, std::ptr::null_mut());
+        // As the standard library does: `execvp` searches the new environment's PATH.
+        // (The leader's own `environ` changes too; it never reads it again.)
+        environ = args.exec.envp.as_ptr();
+        libc::execvp(args.exec.program.as_ptr(), args.exec.argv.as_ptr());
+        *args.exec_error = errno().max(1);
+        libc::_exit(127)
+    }
+}
+
 /// Step 4 of the module doc: the leader starts init (pid 1 of the namespace) sharing its
-/// memory, waits until init has mounted `/proc`, then forks the command (pid 2), which
-/// returns to `exec`. The leader and init block every signal: what the command sends its
+/// memory, waits until init has mounted `/proc`, then starts the command (pid 2) sharing
+/// its memory too, which calls `exec` ([`command_main`]); neither copies tinytool's page
+/// tables. A program that cannot be run fails the spawn, as without the sandbox. The leader and init block every signal: what the command sends its
 /// own group (`kill -USR1 0`) must not end them, and tinytool's deadline reaches the
 /// command, which is in the same group. Init reaps orphans; when the command ends, the
 /// leader kills init, so the kernel kills the rest of the namespace, and ends as the
@@ -879,7 +985,7 @@ extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
 ///
 /// # Safety
 /// In the child, after `unshare(CLONE_NEWPID)`.
-unsafe fn first_process(plan: &Plan) -> io::Result<()> {
+unsafe fn first_process(plan: &Plan, exec: &Exec) -> io::Result<()> {
     let report = plan.shared.report();
     // SAFETY: signal-mask calls on locals, a pipe, an anonymous mapping and the clone of
     // init as documented on `init_main`; fork as documented above.
@@ -933,39 +1039,43 @@ unsafe fn first_process(plan: &Plan) -> io::Result<()> {
             libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
             return Err(io::Error::from_raw_os_error(libc::ECHILD));
         }
-        let command = fork();
-        if command == 0 {
-            // The command: out of the host's abstract sockets (while it still has
-            // CAP_SYS_ADMIN, which stands in for no_new_privs), without the
-            // capabilities that could undo the mounts, then as the standard library
-            // left it, on to `exec`. A scope that fails leaves what the kernel had.
-            if let Some(scope) = &plan.scope {
-                let _ = super::landlock::restrict_scope(scope);
-            }
-            if !plan.userns && !isolate_keyrings() {
-                report.fail(MOUNT, 17, errno());
-                if plan.mode == super::Mode::Required {
-                    libc::_exit(126);
-                }
-            }
-            if !drop_capabilities() {
-                report.fail(MOUNT, 13, errno());
-                if plan.mode == super::Mode::Required {
-                    libc::_exit(126);
-                }
-            }
-            if !plan.network && !deny_unix_sockets() {
-                report.fail(NET, 15, errno());
-                if plan.mode == super::Mode::Required {
-                    libc::_exit(126);
-                }
-            }
-            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            return Ok(());
+        let stack = libc::mmap(
+            std::ptr::null_mut(),
+            COMMAND_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if stack == libc::MAP_FAILED {
+            libc::kill(init, libc::SIGKILL);
+            return failed(&old);
         }
+        let mut exec_error: libc::c_int = 0;
+        let args = CommandArgs {
+            plan,
+            exec,
+            mask: &old,
+            exec_error: &mut exec_error,
+        };
+        // The leader waits (CLONE_VFORK) until the command has called `exec`, or exited.
+        let command = libc::clone(
+            command_main,
+            stack.cast::<u8>().add(COMMAND_STACK).cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &args as *const CommandArgs as *mut libc::c_void,
+        );
         if command < 0 {
             libc::kill(init, libc::SIGKILL);
             return failed(&old);
+        }
+        let exec_error = std::ptr::read_volatile(&exec_error);
+        if exec_error != 0 {
+            // No program to run: the spawn fails as it would have without the sandbox.
+            libc::kill(init, libc::SIGKILL);
+            wait_for(command);
+            wait_for(init);
+            return Err(io::Error::from_raw_os_error(exec_error));
         }
         // The leader.
         close_inherited();
