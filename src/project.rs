@@ -40,6 +40,9 @@ const OWN_ENTRIES: &[(&str, bool)] = &[
 /// fix it. `Ok` when the folder is missing (it is created on first need) or sound.
 pub fn check_own_folder(dir: &Path) -> Result<(), String> {
     let folder = tinytool_dir(dir);
+    if sound::still(&folder, None) {
+        return Ok(());
+    }
     let shown = folder.display();
     let meta = match crate::beneath::metadata(&folder, false) {
         Ok(meta) => meta,
@@ -114,12 +117,16 @@ fn refused(message: String) -> io::Error {
 /// is followed when it is a symlink: such a folder is refused ([`check_own_folder`]).
 pub fn ensure_tinytool_dir(dir: &Path) -> io::Result<PathBuf> {
     let folder = tinytool_dir(dir);
+    if sound::still(&folder, None) {
+        return Ok(folder);
+    }
     check_own_folder(dir).map_err(refused)?;
     match crate::beneath::mkdir(&folder, 0o755) {
         Ok(()) => {}
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
         Err(err) => return Err(err),
     }
+    let before = sound::stamp(&folder);
     // Checked again: what exists now is what is used (another process may have made it).
     check_own_folder(dir).map_err(refused)?;
     let handle = crate::beneath::open_dir(&folder)?;
@@ -133,6 +140,10 @@ pub fn ensure_tinytool_dir(dir: &Path) -> io::Result<PathBuf> {
         Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
         Err(err) => return Err(err),
     }
+    // Checked, and its `.gitignore` there: trusted while its stamp holds.
+    if let Some(before) = before {
+        sound::record(&folder, before, None);
+    }
     Ok(folder)
 }
 
@@ -140,7 +151,12 @@ pub fn ensure_tinytool_dir(dir: &Path) -> io::Result<PathBuf> {
 /// missing, without following any symlink, and returns it; one that is a symlink or not a
 /// directory is refused.
 pub fn ensure_own_subdir(dir: &Path, name: &str) -> io::Result<PathBuf> {
+    let folder = tinytool_dir(dir);
+    if sound::still(&folder, Some(name)) {
+        return Ok(folder.join(name));
+    }
     let folder = ensure_tinytool_dir(dir)?;
+    let before = sound::stamp(&folder);
     let sub = folder.join(name);
     match crate::beneath::mkdir(&sub, 0o755) {
         Ok(()) => {}
@@ -155,7 +171,113 @@ pub fn ensure_own_subdir(dir: &Path, name: &str) -> io::Result<PathBuf> {
             sub.display()
         ))
     })?;
+    if let Some(before) = before {
+        sound::record(&folder, before, Some(name));
+    }
     Ok(sub)
+}
+
+/// The `.tinytool` folders this process found sound, so that the checks (a dozen
+/// lookups, several times a call) are not repeated while nothing in the folder changed.
+///
+/// A folder is trusted again while its `lstat` (device, inode, modification and status
+/// change times) is what it was before it was checked: adding, removing, renaming or
+/// replacing an entry changes the modification time, a `chown` or `chmod` the status
+/// change time, a swapped folder the inode. A stamp younger than
+/// [`crate::checkpoints::walk::listing::RACY_NS`] is not trusted (a change within the same
+/// clock tick leaves the times as they were).
+mod sound {
+    use std::os::unix::fs::MetadataExt;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    /// What the folder's `lstat` says.
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    pub struct Stamp {
+        dev: u64,
+        ino: u64,
+        mtime_ns: i64,
+        ctime_ns: i64,
+    }
+
+    /// A folder found sound, with the subfolders found to be tinytool's own directories.
+    struct Sound {
+        folder: PathBuf,
+        stamp: Stamp,
+        subdirs: Vec<String>,
+    }
+
+    static SOUND: Mutex<Vec<Sound>> = Mutex::new(Vec::new());
+
+    /// The folder's stamp (`None` when it cannot be had or is not a directory).
+    pub fn stamp(folder: &Path) -> Option<Stamp> {
+        let meta = std::fs::symlink_metadata(folder).ok()?;
+        meta.is_dir().then(|| Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        })
+    }
+
+    /// Whether `folder` (and its subfolder `subdir`) was found sound and nothing changed
+    /// since.
+    pub fn still(folder: &Path, subdir: Option<&str>) -> bool {
+        let Ok(sound) = SOUND.lock() else {
+            return false;
+        };
+        let Some(known) = sound.iter().find(|s| s.folder == folder) else {
+            return false;
+        };
+        let wanted = subdir.is_none_or(|name| known.subdirs.iter().any(|s| s == name));
+        wanted && stamp(folder) == Some(known.stamp)
+    }
+
+    /// Records `folder` (and `subdir`) as found sound while stamped `before` (taken before
+    /// the checks, so a change during them shows as a different stamp); nothing is recorded
+    /// when the stamp changed meanwhile or is too young to be trusted.
+    pub fn record(folder: &Path, before: Stamp, subdir: Option<&str>) {
+        record_at(
+            folder,
+            before,
+            subdir,
+            crate::checkpoints::walk::listing::now_ns(),
+        );
+    }
+
+    /// [`record`] as seen at `now_ns` (nanoseconds since the epoch).
+    pub(super) fn record_at(folder: &Path, before: Stamp, subdir: Option<&str>, now_ns: i64) {
+        use crate::checkpoints::walk::listing::RACY_NS;
+        let settled = before.mtime_ns.max(before.ctime_ns).saturating_add(RACY_NS) <= now_ns;
+        if !settled || stamp(folder) != Some(before) {
+            return;
+        }
+        let Ok(mut sound) = SOUND.lock() else { return };
+        let index = match sound.iter().position(|s| s.folder == folder) {
+            Some(i) if sound[i].stamp == before => i,
+            Some(i) => {
+                sound[i] = Sound {
+                    folder: folder.to_path_buf(),
+                    stamp: before,
+                    subdirs: Vec::new(),
+                };
+                i
+            }
+            None => {
+                sound.push(Sound {
+                    folder: folder.to_path_buf(),
+                    stamp: before,
+                    subdirs: Vec::new(),
+                });
+                sound.len() - 1
+            }
+        };
+        if let Some(name) = subdir
+            && !sound[index].subdirs.iter().any(|s| s == name)
+        {
+            sound[index].subdirs.push(name.to_string());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -209,5 +331,39 @@ mod tests {
         ensure_own_subdir(&dir, "journal").unwrap();
         assert!(dir.join(".tinytool/journal").is_dir());
         assert!(check_own_folder(&dir).is_ok());
+    }
+
+    #[test]
+    fn a_sound_folder_is_trusted_only_while_its_settled_stamp_holds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let (dir, outside) = (root.join("p"), root.join("outside"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        ensure_own_subdir(&dir, "journal").unwrap();
+        let folder = tinytool_dir(&dir);
+        let stamp = sound::stamp(&folder).unwrap();
+        // Just made: too young to be trusted, so every call checks again.
+        sound::record(&folder, stamp, Some("journal"));
+        assert!(!sound::still(&folder, None));
+        // Seen once it settled: trusted, for the folder and the subfolder it was checked with.
+        let later = crate::checkpoints::walk::listing::now_ns() + 10_000_000_000;
+        sound::record_at(&folder, stamp, Some("journal"), later);
+        assert!(sound::still(&folder, None));
+        assert!(sound::still(&folder, Some("journal")));
+        assert!(!sound::still(&folder, Some("outputs")));
+        // A planted link changes the folder's times: checked again, and refused.
+        std::fs::remove_dir(folder.join("journal")).unwrap();
+        std::os::unix::fs::symlink(&outside, folder.join("journal")).unwrap();
+        assert!(!sound::still(&folder, Some("journal")));
+        assert!(ensure_own_subdir(&dir, "journal").is_err());
+        assert!(check_own_folder(&dir).is_err());
+        // A stamp taken before the folder was swapped is not recorded.
+        std::fs::remove_file(folder.join("journal")).unwrap();
+        let old = sound::stamp(&folder).unwrap();
+        std::fs::rename(&folder, dir.join("moved")).unwrap();
+        std::fs::create_dir(&folder).unwrap();
+        sound::record_at(&folder, old, None, later + 10_000_000_000);
+        assert!(!sound::still(&folder, None));
     }
 }

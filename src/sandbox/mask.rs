@@ -370,13 +370,12 @@ fn unchanged(dir: &Path, dirs: &[CachedDir]) -> bool {
     };
     let check = &check;
     const PER_THREAD: usize = 512;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4)
-        .min(rest.len().div_ceil(PER_THREAD));
-    if threads <= 1 {
+    if rest.len() <= PER_THREAD {
         return rest.iter().all(|d| check(d));
     }
+    let threads = processors()
+        .clamp(1, 4)
+        .min(rest.len().div_ceil(PER_THREAD));
     let chunk = rest.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let checks: Vec<_> = rest
@@ -388,6 +387,19 @@ fn unchanged(dir: &Path, dirs: &[CachedDir]) -> bool {
             .into_iter()
             .all(|check| check.join().unwrap_or(false))
     })
+}
+
+/// The processors this process may run on (its affinity mask: one system call, where
+/// `std::thread::available_parallelism` also reads the cgroup's quota files).
+fn processors() -> usize {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 1;
+        }
+        libc::CPU_COUNT(&set).max(1) as usize
+    }
 }
 
 fn walk(dir: &Path) -> Scan {
