@@ -471,7 +471,7 @@ impl DirFd {
 
     /// The directory's entries and their kinds (from the listing itself; an entry of
     /// unknown kind is `lstat`ed).
-    fn list(&self) -> std::io::Result<Vec<(OsString, Kind)>> {
+    pub(crate) fn list(&self) -> std::io::Result<Vec<(OsString, Kind)>> {
         use std::os::fd::AsRawFd;
         // SAFETY: "." below a valid directory handle; the new fd goes to fdopendir,
         // which owns it from then on (closedir closes it).

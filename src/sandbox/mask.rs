@@ -12,15 +12,23 @@
 //! integers little-endian, paths relative to the project directory (empty for itself):
 //!
 //! ```text
-//! cache  = "TTSECRETS2\n" capped:u8 ndirs:u32 dir{ndirs} nfiles:u32 path{nfiles}
-//! dir    = base:u32 anchor:u8 path mtime_ns:i128
+//! cache  = "TTSECRETS3\n" capped:u8 ndirs:u32 dir{ndirs} nfiles:u32 path{nfiles}
+//! dir    = base:u32 flags:u8 path mtime_ns:i64 [nnames:u32 path{nnames}]
+//! flags  = 1 (an anchor) | 2 (racy: its entries' names follow, sorted)
 //! path   = len:u32 bytes{len}
 //! ```
 //!
 //! Valid while every listed directory still has the modification time recorded (a file
 //! created, removed or renamed in a directory changes its time); otherwise the scan runs
 //! again, and the files the cache listed stay in the new list while they exist (an
-//! ignore file or a flood of files written by a command must not unmask them). Checking costs one `stat` per directory, not a listing.
+//! ignore file or a flood of files written by a command must not unmask them). Checking
+//! costs one `stat` per directory, not a listing.
+//!
+//! A time is only proof for a listing taken at least [`RACY_NS`] after it: an entry
+//! created within the same clock tick as the listing leaves the time as it was (git's
+//! "racily clean" entries). A directory listed sooner after its last change is *racy*:
+//! the cache keeps its entries' names, and each check lists it again and compares them.
+//! The first check after it settled writes the cache again without them.
 //! A cache that does not parse is treated as absent (the scan runs again).
 //!
 //! Most of a `stat` is the path lookup, one step per component: directories with many
@@ -29,8 +37,11 @@
 //! earlier anchor entry, or `u32::MAX` for the project itself), two components deep
 //! rather than five on a generated 20,000-file tree.
 
+use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use crate::checkpoints::walk::listing::{RACY_NS, now_ns};
 
 /// The most directory entries a scan looks at.
 pub const CAP: usize = 50_000;
@@ -38,17 +49,32 @@ pub const CAP: usize = 50_000;
 /// The secret files found.
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
-    /// Every directory listed, with its modification time in nanoseconds.
-    dirs: Vec<(PathBuf, i128)>,
+    /// Every directory listed.
+    dirs: Vec<ScannedDir>,
     /// The secret files (absolute).
     pub files: Vec<PathBuf>,
     /// Whether the scan stopped at [`CAP`].
     pub capped: bool,
 }
 
-fn mtime(path: &Path) -> Option<i128> {
+/// One directory a scan listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ScannedDir {
+    path: PathBuf,
+    /// Its modification time, nanoseconds since the epoch.
+    time: i64,
+    /// Its entries' names, sorted, when it was listed less than [`RACY_NS`] after its
+    /// time (racy: the time alone cannot prove the listing current).
+    names: Option<Vec<OsString>>,
+}
+
+fn mtime(path: &Path) -> Option<i64> {
     let meta = std::fs::symlink_metadata(path).ok()?;
-    Some(meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128)
+    Some(
+        meta.mtime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(meta.mtime_nsec()),
+    )
 }
 
 fn cache_path(dir: &Path) -> PathBuf {
@@ -57,7 +83,7 @@ fn cache_path(dir: &Path) -> PathBuf {
         .join("secrets.bin")
 }
 
-const MAGIC: &[u8] = b"TTSECRETS2\n";
+const MAGIC: &[u8] = b"TTSECRETS3\n";
 
 /// A directory with at least this many listed directories below it is an anchor.
 const ANCHOR_BELOW: usize = 16;
@@ -131,13 +157,20 @@ fn encode(dir: &Path, scan: &Scan) -> Option<Vec<u8>> {
     let rels: Vec<&[u8]> = scan
         .dirs
         .iter()
-        .map(|(path, _)| rel_bytes(dir, path))
+        .map(|d| rel_bytes(dir, &d.path))
         .collect::<Option<_>>()?;
-    for ((rel, (_, time)), (base, anchor)) in rels.iter().zip(&scan.dirs).zip(anchors(&rels)) {
+    for ((rel, d), (base, anchor)) in rels.iter().zip(&scan.dirs).zip(anchors(&rels)) {
+        use std::os::unix::ffi::OsStrExt;
         out.extend_from_slice(&base.to_le_bytes());
-        out.push(u8::from(anchor));
+        out.push(u8::from(anchor) | if d.names.is_some() { 2 } else { 0 });
         put_path(&mut out, rel);
-        out.extend_from_slice(&time.to_le_bytes());
+        out.extend_from_slice(&d.time.to_le_bytes());
+        if let Some(names) = &d.names {
+            out.extend_from_slice(&u32::try_from(names.len()).ok()?.to_le_bytes());
+            for name in names {
+                put_path(&mut out, name.as_bytes());
+            }
+        }
     }
     out.extend_from_slice(&u32::try_from(scan.files.len()).ok()?.to_le_bytes());
     for path in &scan.files {
@@ -148,13 +181,14 @@ fn encode(dir: &Path, scan: &Scan) -> Option<Vec<u8>> {
 
 /// One directory of a cache file: its path relative to the project, where its lookup
 /// starts ([`NO_BASE`] or an earlier anchor's index) and the part of the path below that,
-/// whether it is an anchor, and its recorded time.
+/// whether it is an anchor, its recorded time, and its entries' names when it was racy.
 struct CachedDir<'a> {
     rel: &'a [u8],
     base: u32,
     tail: &'a [u8],
     anchor: bool,
-    time: i128,
+    time: i64,
+    names: Option<Vec<&'a [u8]>>,
 }
 
 /// A cache file as read, borrowing its bytes: directories and files relative to the
@@ -189,20 +223,33 @@ fn parse(bytes: &[u8]) -> Option<Cached<'_>> {
         _ => return None,
     };
     let ndirs = count(&mut rest)?;
-    // Each entry takes at least 25 bytes: a count that cannot fit is corrupt.
-    if ndirs > rest.len() / 25 {
+    // Each entry takes at least 17 bytes: a count that cannot fit is corrupt.
+    if ndirs > rest.len() / 17 {
         return None;
     }
     let mut dirs: Vec<CachedDir> = Vec::with_capacity(ndirs);
     for _ in 0..ndirs {
         let base = count(&mut rest)? as u32;
-        let anchor = match take(&mut rest, 1)?[0] {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
+        let flags = take(&mut rest, 1)?[0];
+        if flags > 3 {
+            return None;
+        }
+        let anchor = flags & 1 != 0;
         let rel = path(&mut rest)?;
-        let time = i128::from_le_bytes(take(&mut rest, 16)?.try_into().ok()?);
+        let time = i64::from_le_bytes(take(&mut rest, 8)?.try_into().ok()?);
+        let names = if flags & 2 != 0 {
+            let n = count(&mut rest)?;
+            if n > rest.len() / 4 {
+                return None;
+            }
+            Some(
+                (0..n)
+                    .map(|_| path(&mut rest))
+                    .collect::<Option<Vec<_>>>()?,
+            )
+        } else {
+            None
+        };
         // The base is an earlier anchor whose path leads to this one.
         let tail = if base == NO_BASE {
             rel
@@ -219,6 +266,7 @@ fn parse(bytes: &[u8]) -> Option<Cached<'_>> {
             tail,
             anchor,
             time,
+            names,
         });
     }
     let nfiles = count(&mut rest)?;
@@ -246,19 +294,41 @@ fn under(dir: &Path, rel: &[u8]) -> PathBuf {
     }
 }
 
+impl Cached<'_> {
+    /// The scan this cache holds, to be written again: a racy directory whose time was
+    /// already settled when a check listed it again at `checked_ns` is racy no longer.
+    fn to_scan(&self, dir: &Path, checked_ns: Option<i64>) -> Scan {
+        use std::os::unix::ffi::OsStrExt;
+        let settled = |d: &CachedDir| checked_ns.is_some_and(|at| settled(d.time, at));
+        Scan {
+            dirs: self
+                .dirs
+                .iter()
+                .map(|d| ScannedDir {
+                    path: under(dir, d.rel),
+                    time: d.time,
+                    names: d.names.as_ref().filter(|_| !settled(d)).map(|names| {
+                        let names = names.iter().map(|n| std::ffi::OsStr::from_bytes(n));
+                        names.map(OsString::from).collect()
+                    }),
+                })
+                .collect(),
+            files: self.files.iter().map(|rel| under(dir, rel)).collect(),
+            capped: self.capped,
+        }
+    }
+}
+
+/// Whether a listing taken at `listed_ns` of a directory last changed at `time` is proof
+/// of its entries.
+fn settled(time: i64, listed_ns: i64) -> bool {
+    time.saturating_add(RACY_NS) <= listed_ns
+}
+
 /// The scan a cache file holds (with its directories, which only a new cache needs).
 #[cfg(test)]
 fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
-    let cached = parse(bytes)?;
-    Some(Scan {
-        dirs: cached
-            .dirs
-            .iter()
-            .map(|d| (under(dir, d.rel), d.time))
-            .collect(),
-        files: cached.files.iter().map(|rel| under(dir, rel)).collect(),
-        capped: cached.capped,
-    })
+    Some(parse(bytes)?.to_scan(dir, None))
 }
 
 /// The secret files of the project in `dir`, from the cache when it is still valid.
@@ -268,13 +338,22 @@ pub fn scan(dir: &Path) -> Scan {
     let cached = parse(&text);
     if let Some(cached) = &cached
         && !cached.dirs.is_empty()
-        && unchanged(dir, &cached.dirs)
     {
-        return Scan {
-            dirs: Vec::new(),
-            files: cached.files.iter().map(|rel| under(dir, rel)).collect(),
-            capped: cached.capped,
-        };
+        match unchanged(dir, &cached.dirs) {
+            Some(Settled::Yes) => {
+                return Scan {
+                    dirs: Vec::new(),
+                    files: cached.files.iter().map(|rel| under(dir, rel)).collect(),
+                    capped: cached.capped,
+                };
+            }
+            Some(Settled::Since(checked_ns)) => {
+                let scan = cached.to_scan(dir, Some(checked_ns));
+                store(dir, &cache, &scan);
+                return scan;
+            }
+            None => {}
+        }
     }
     let mut fresh = walk(dir);
     // A secret found before stays masked while it exists, wherever the walk no longer
@@ -293,29 +372,65 @@ pub fn scan(dir: &Path) -> Scan {
             fresh.files.push(path);
         }
     }
-    if let Some(parent) = cache.parent()
-        && crate::project::ensure_own_subdir(dir, "sandbox").is_ok()
-        && let Some(text) = encode(dir, &fresh)
-        && let Ok(mut file) = tempfile::NamedTempFile::new_in(parent)
-        && std::io::Write::write_all(&mut file, &text).is_ok()
-    {
-        let _ = file.persist(&cache);
-        // The JSON cache of earlier versions, now unused.
-        let _ = std::fs::remove_file(parent.join("secrets.json"));
-    }
+    store(dir, &cache, &fresh);
     fresh
 }
 
-/// Whether every directory (relative to `dir`) still has its recorded time: taken from
-/// the running call's checkpoint walk where it saw the directory (one walk serves both),
-/// else one `stat` each, looked up from the nearest anchor (module doc), never through a
-/// link in its last component, and spread over a few threads (on a 20,000-file tree this
-/// check is most of the sandbox's cost per call).
-fn unchanged(dir: &Path, dirs: &[CachedDir]) -> bool {
+/// Writes `scan` as the cache file `cache` (atomically; a cache that cannot be written
+/// only means the next call scans again).
+fn store(dir: &Path, cache: &Path, scan: &Scan) {
+    if let Some(parent) = cache.parent()
+        && crate::project::ensure_own_subdir(dir, "sandbox").is_ok()
+        && let Some(text) = encode(dir, scan)
+        && let Ok(mut file) = tempfile::NamedTempFile::new_in(parent)
+        && std::io::Write::write_all(&mut file, &text).is_ok()
+    {
+        let _ = file.persist(cache);
+        // The caches of earlier versions, now unused.
+        let _ = std::fs::remove_file(parent.join("secrets.json"));
+    }
+}
+
+/// What a check that found every directory unchanged says of the racy ones.
+#[derive(Debug, PartialEq, Eq)]
+enum Settled {
+    /// The cache holds no racy directory that settled: it stands as written.
+    Yes,
+    /// A racy directory listed the same and had settled by the time (nanoseconds since
+    /// the epoch) the check began: the cache is written again without its names.
+    Since(i64),
+}
+
+/// Whether the names a racy directory was cached with are its entries now.
+fn same_names<'a>(cached: &[&[u8]], now: impl Iterator<Item = &'a std::ffi::OsStr>) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut now: Vec<&[u8]> = now.map(|n| n.as_bytes()).collect();
+    now.sort_unstable();
+    now == cached
+}
+
+/// Whether every directory (relative to `dir`) still has its recorded time, and every
+/// racy one the same entries (`None`: something changed): taken from the running call's
+/// checkpoint walk where it saw the directory (one walk serves both), else one `stat`
+/// each, looked up from the nearest anchor (module doc), never through a link in its last
+/// component, and spread over a few threads (on a 20,000-file tree this check is most of
+/// the sandbox's cost per call).
+fn unchanged(dir: &Path, dirs: &[CachedDir]) -> Option<Settled> {
     use crate::checkpoints::walk::DirFd;
     use std::os::unix::ffi::OsStrExt;
     #[allow(clippy::unnecessary_cast)]
-    let time_of = |st: libc::stat| st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128;
+    let time_of = |st: libc::stat| {
+        (st.st_mtime as i64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(st.st_mtime_nsec as i64)
+    };
+    // Before any listing below: a racy directory settled by then is settled for good.
+    let checked_ns = now_ns();
+    let listed_again = |handle: &DirFd, names: &[&[u8]]| {
+        handle
+            .list()
+            .is_ok_and(|now| same_names(names, now.iter().map(|(n, _)| n.as_os_str())))
+    };
     let mut seen = vec![false; dirs.len()];
     if let Some(walked) = crate::checkpoints::walk::published(dir) {
         for (i, d) in dirs.iter().enumerate() {
@@ -323,16 +438,20 @@ fn unchanged(dir: &Path, dirs: &[CachedDir]) -> bool {
                 .ok()
                 .and_then(|rel| walked.dirs.get(rel));
             if let Some(listing) = listing {
-                if i128::from(listing.stamp.mtime_ns) != d.time {
-                    return false;
+                // The walk's listing is current (it lists again what it cannot trust).
+                let names = || listing.names.iter().map(|(n, _)| n.as_os_str());
+                if listing.stamp.mtime_ns != d.time
+                    || d.names
+                        .as_ref()
+                        .is_some_and(|old| !same_names(old, names()))
+                {
+                    return None;
                 }
                 seen[i] = true;
             }
         }
     }
-    let Some(root) = DirFd::open(dir) else {
-        return false;
-    };
+    let root = DirFd::open(dir)?;
     // The anchors first, in order: each one's base is an earlier anchor.
     let mut handles: Vec<Option<DirFd>> = Vec::new();
     handles.resize_with(dirs.len(), || None);
@@ -341,12 +460,14 @@ fn unchanged(dir: &Path, dirs: &[CachedDir]) -> bool {
             NO_BASE => Some(&root),
             at => handles[at as usize].as_ref(),
         };
-        let Some(handle) = base.and_then(|b| b.open_below(std::ffi::OsStr::from_bytes(d.tail)))
-        else {
-            return false;
-        };
-        if !seen[i] && handle.stat_self().map(time_of) != Some(d.time) {
-            return false;
+        let handle = base.and_then(|b| b.open_below(std::ffi::OsStr::from_bytes(d.tail)))?;
+        if !seen[i]
+            && (handle.stat_self().map(time_of) != Some(d.time)
+                || d.names
+                    .as_ref()
+                    .is_some_and(|old| !listed_again(&handle, old)))
+        {
+            return None;
         }
         handles[i] = Some(handle);
     }
@@ -358,34 +479,47 @@ fn unchanged(dir: &Path, dirs: &[CachedDir]) -> bool {
         .collect();
     let handles = &handles;
     let root = &root;
+    let listed_again = &listed_again;
     let check = move |d: &CachedDir| -> bool {
         let base = match d.base {
             NO_BASE => Some(root),
             at => handles[at as usize].as_ref(),
         };
-        let tail: &[u8] = if d.tail.is_empty() { b"." } else { d.tail };
-        base.and_then(|b| b.lstat_in(&[std::ffi::OsStr::from_bytes(tail)]))
-            .map(time_of)
-            == Some(d.time)
+        let tail = std::ffi::OsStr::from_bytes(if d.tail.is_empty() { b"." } else { d.tail });
+        let same_time = base.and_then(|b| b.lstat_in(&[tail])).map(time_of) == Some(d.time);
+        same_time
+            && d.names.as_ref().is_none_or(|old| {
+                base.and_then(|b| b.open_below(tail))
+                    .is_some_and(|handle| listed_again(&handle, old))
+            })
     };
     let check = &check;
     const PER_THREAD: usize = 512;
-    if rest.len() <= PER_THREAD {
-        return rest.iter().all(|d| check(d));
-    }
-    let threads = processors()
-        .clamp(1, 4)
-        .min(rest.len().div_ceil(PER_THREAD));
-    let chunk = rest.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let checks: Vec<_> = rest
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().all(|d| check(d))))
-            .collect();
-        // A thread that panicked proves nothing: scan again.
-        checks
-            .into_iter()
-            .all(|check| check.join().unwrap_or(false))
+    let same = if rest.len() <= PER_THREAD {
+        rest.iter().all(|d| check(d))
+    } else {
+        let threads = processors()
+            .clamp(1, 4)
+            .min(rest.len().div_ceil(PER_THREAD));
+        let chunk = rest.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let checks: Vec<_> = rest
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || part.iter().all(|d| check(d))))
+                .collect();
+            // A thread that panicked proves nothing: scan again.
+            checks
+                .into_iter()
+                .all(|check| check.join().unwrap_or(false))
+        })
+    };
+    let settled_since = dirs
+        .iter()
+        .any(|d| d.names.is_some() && settled(d.time, checked_ns));
+    same.then_some(if settled_since {
+        Settled::Since(checked_ns)
+    } else {
+        Settled::Yes
     })
 }
 
@@ -420,16 +554,22 @@ fn walk(dir: &Path) -> Scan {
         }
         let path = entry.path();
         let Some(time) = mtime(path) else { continue };
-        scan.dirs.push((path.to_path_buf(), time));
         let Ok(list) = std::fs::read_dir(path) else {
+            scan.dirs.push(ScannedDir {
+                path: path.to_path_buf(),
+                time,
+                names: None,
+            });
             continue;
         };
+        let mut names = Vec::new();
         for item in list.flatten() {
             seen += 1;
             if seen > CAP {
                 scan.capped = true;
-                return scan;
+                break;
             }
+            names.push(item.file_name());
             let is_file = item.file_type().is_ok_and(|t| t.is_file());
             if is_file
                 && let Some(name) = item.file_name().to_str()
@@ -438,6 +578,17 @@ fn walk(dir: &Path) -> Scan {
             {
                 scan.files.push(item.path());
             }
+        }
+        // Listed too soon after its last change for the time alone to prove it later.
+        let racy = !settled(time, now_ns());
+        names.sort_unstable();
+        scan.dirs.push(ScannedDir {
+            path: path.to_path_buf(),
+            time,
+            names: racy.then_some(names),
+        });
+        if scan.capped {
+            return scan;
         }
     }
     scan
@@ -528,11 +679,95 @@ mod tests {
         assert!(scan(&root).files.is_empty());
     }
 
+    fn scanned(path: PathBuf, time: i64, names: Option<&[&str]>) -> ScannedDir {
+        ScannedDir {
+            path,
+            time,
+            names: names.map(|names| names.iter().map(OsString::from).collect()),
+        }
+    }
+
+    /// Sets the modification time of `path` (a directory) to `ns` since the epoch.
+    fn set_mtime(path: &Path, ns: i64) {
+        let spec = libc::timespec {
+            tv_sec: ns.div_euclid(1_000_000_000) as libc::time_t,
+            tv_nsec: ns.rem_euclid(1_000_000_000) as libc::c_long,
+        };
+        let times = [spec, spec];
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid path and two timespecs.
+        assert_eq!(
+            unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) },
+            0
+        );
+    }
+
+    fn cached_names(root: &Path, rel: &[u8]) -> Option<Vec<Vec<u8>>> {
+        let bytes = std::fs::read(cache_path(root)).unwrap();
+        let cached = parse(&bytes).unwrap();
+        let d = cached.dirs.iter().find(|d| d.rel == rel).unwrap();
+        d.names
+            .as_ref()
+            .map(|n| n.iter().map(|n| n.to_vec()).collect())
+    }
+
+    #[test]
+    fn a_secret_made_in_the_clock_tick_of_the_scan_is_found() {
+        // A directory changed just before the scan: a file created in the same clock tick
+        // leaves its time as it was, so only listing it again can tell.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.rs"), "").unwrap();
+        assert!(scan(&root).files.is_empty());
+        let names = cached_names(&root, b"sub").expect("a fresh directory is racy");
+        assert_eq!(names, vec![b"a.rs".to_vec()]);
+        let time = mtime(&root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/.env"), "K=v").unwrap();
+        set_mtime(&root.join("sub"), time);
+        assert_eq!(scan(&root).files, vec![root.join("sub/.env")]);
+        // The same for a directory checked from an anchor, and for an anchor.
+        anchored_tree(&root);
+        assert_eq!(scan(&root).files, vec![root.join("sub/.env")]);
+        for rel in ["a/b/c2/d1", "a/b"] {
+            let path = root.join(rel);
+            let time = mtime(&path).unwrap();
+            std::fs::write(path.join("id_rsa"), "k").unwrap();
+            set_mtime(&path, time);
+            assert!(scan(&root).files.contains(&path.join("id_rsa")), "{rel}");
+        }
+    }
+
+    #[test]
+    fn a_racy_directory_is_written_without_its_names_once_it_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/.env"), "K=v").unwrap();
+        crate::project::ensure_own_subdir(&root, "sandbox").unwrap();
+        // Changed a second ago: racy now, settled a second later.
+        let time = now_ns() - 1_000_000_000;
+        set_mtime(&root.join("sub"), time);
+        set_mtime(&root, time);
+        assert_eq!(scan(&root).files, vec![root.join("sub/.env")]);
+        assert!(cached_names(&root, b"sub").is_some());
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        assert_eq!(scan(&root).files, vec![root.join("sub/.env")]);
+        assert_eq!(cached_names(&root, b"sub"), None);
+        assert_eq!(cached_names(&root, b""), None);
+        // And the settled cache still sees a change.
+        std::fs::write(root.join("sub/id_rsa"), "k").unwrap();
+        assert!(scan(&root).files.contains(&root.join("sub/id_rsa")));
+    }
+
     #[test]
     fn the_binary_cache_round_trips_and_rejects_garbage() {
         let dir = Path::new("/p");
         let scan = Scan {
-            dirs: vec![(dir.to_path_buf(), 1), (dir.join("src"), -7)],
+            dirs: vec![
+                scanned(dir.to_path_buf(), 1, None),
+                scanned(dir.join("src"), -7, Some(&["a.rs", "b"])),
+            ],
             files: vec![dir.join("src/.env")],
             capped: true,
         };
@@ -543,6 +778,10 @@ mod tests {
         assert!(back.capped);
         assert!(decode(dir, &bytes[..bytes.len() - 1]).is_none());
         assert!(decode(dir, b"{}").is_none());
+        // Unknown flags: the first directory's flags byte.
+        let mut bad = bytes.clone();
+        bad[MAGIC.len() + 1 + 4 + 4] = 4;
+        assert!(decode(dir, &bad).is_none());
     }
 
     #[test]
@@ -551,6 +790,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::write(root.join(".env"), "K=v").unwrap();
+        crate::project::ensure_own_subdir(&root, "sandbox").unwrap();
+        // Settled: the cache trusts the root's time alone.
+        set_mtime(&root, now_ns() - 10_000_000_000);
         assert_eq!(scan(&root).files, vec![root.join(".env")]);
         // A walk that saw the root with another time: the cache is not trusted, the scan
         // runs again and finds the file created since.
@@ -567,18 +809,7 @@ mod tests {
         std::fs::write(root.join("id_rsa"), "k").unwrap();
         // Restore the root's time so only the published stamp tells the change.
         let cached = decode(&root, &std::fs::read(cache_path(&root)).unwrap()).unwrap();
-        let time = cached.dirs[0].1;
-        let spec = libc::timespec {
-            tv_sec: (time / 1_000_000_000) as libc::time_t,
-            tv_nsec: (time % 1_000_000_000) as libc::c_long,
-        };
-        let times = [spec, spec];
-        let c = std::ffi::CString::new(root.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: valid path and two timespecs.
-        assert_eq!(
-            unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) },
-            0
-        );
+        set_mtime(&root, cached.dirs[0].time);
         assert_eq!(scan(&root).files, vec![root.join(".env")]);
         walk::publish(&root, std::sync::Arc::new(walked));
         let files = scan(&root).files;
@@ -662,9 +893,9 @@ mod tests {
     #[test]
     fn a_cache_whose_base_is_no_earlier_anchor_is_rejected() {
         let dir = Path::new("/p");
-        let dirs: Vec<(PathBuf, i128)> = (0..20)
-            .map(|i| (dir.join(format!("x/y{i}")), i))
-            .chain([(dir.join("x"), 0)])
+        let dirs: Vec<ScannedDir> = (0..20)
+            .map(|i| scanned(dir.join(format!("x/y{i}")), i, None))
+            .chain([scanned(dir.join("x"), 0, None)])
             .collect();
         let mut scan = Scan {
             dirs,
@@ -686,7 +917,7 @@ mod tests {
         assert!(parsed.dirs[0].anchor);
         assert_eq!(parsed.dirs[1].base, 0);
         // Point the second directory's base at itself.
-        let at = MAGIC.len() + 1 + 4 + (4 + 1 + 4 + 1 + 16);
+        let at = MAGIC.len() + 1 + 4 + (4 + 1 + 4 + 1 + 8);
         bytes[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
         assert!(parse(&bytes).is_none());
     }
