@@ -294,13 +294,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_planted_folder_or_entry_is_refused_and_never_followed() {
+    /// A project folder `p` and a folder beside it, in a fresh temporary directory.
+    fn project_and_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         let (dir, outside) = (root.join("p"), root.join("outside"));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
+        (tmp, dir, outside)
+    }
+
+    #[test]
+    fn a_planted_folder_or_entry_is_refused_and_never_followed() {
+        let (_tmp, dir, outside) = project_and_outside();
         std::os::unix::fs::symlink(&outside, dir.join(".tinytool")).unwrap();
         let err = check_own_folder(&dir).unwrap_err();
         assert!(
@@ -335,11 +341,7 @@ mod tests {
 
     #[test]
     fn a_sound_folder_is_trusted_only_while_its_settled_stamp_holds() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(tmp.path()).unwrap();
-        let (dir, outside) = (root.join("p"), root.join("outside"));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
+        let (_tmp, dir, outside) = project_and_outside();
         ensure_own_subdir(&dir, "journal").unwrap();
         let folder = tinytool_dir(&dir);
         let stamp = sound::stamp(&folder).unwrap();
