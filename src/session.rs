@@ -35,6 +35,13 @@ pub trait PermissionGate: Send + Sync {
         true
     }
 
+    /// Whether a rule naming the permission (not a `*` one, not a built-in) or a stored
+    /// approval allows every access, without asking: a `secret-shell` allow rule for a
+    /// command lifts the sandbox's masking for it.
+    fn allows_explicitly(&self, _ctx: &CallContext, _accesses: &[Access]) -> bool {
+        false
+    }
+
     /// The judge of `read` for every path below `root` (resolved) that a search meets,
     /// built once per call; like `permits`, it never asks anybody.
     fn read_judge(&self, _ctx: &CallContext, _root: &Path) -> crate::policy::ReadJudge {

@@ -539,6 +539,7 @@ fn supervise_job(
     let plan = setup.plan(crate::sandbox::Purpose {
         tinytool_writable: true,
         extra_writable: &writable,
+        ..Default::default()
     });
     let request = Request {
         program: Program::Argv(&row.command),

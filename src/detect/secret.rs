@@ -3,21 +3,13 @@
 //!
 //! A word names paths in several ways: itself (`cat .env`), the value of `--flag=path`
 //! or `name=path`, `@path` (curl), and the part after a `:` (`git show HEAD:.env`,
-//! `scp host:.env .`, URLs). Each candidate's last component is judged:
-//!
-//! - `.env` and its variants: `.env`, `.env.local`, `.env-prod`, `.env_x`, and `env` as a
-//!   later dot-separated component (`config.env`, `app.env.production`) — except code
-//!   reading variables (`process.env.X`, `import.meta.env.X`, `Deno.env`, `ctx.env.API_KEY`);
-//! - `credentials` as the whole name or stem, or a stem ending in `-credentials`
-//!   (`credentials.json`, `.git-credentials`);
-//! - a final `.key` or `.pem`, also when only a backup suffix follows (`server.key.bak`,
-//!   `tls.pem~`); public halves (`.pub`, `.crt`, `.csr`) are not secret;
-//! - beyond the list, files that hold secrets by convention: private SSH keys
-//!   (`id_rsa`, `id_ed25519`, …), `.netrc`, `.pgpass`, `.htpasswd`, `.vault-token`,
-//!   `secrets.*`, and key stores (`.p12`, `.pfx`, `.jks`, `.keystore`, `.kdbx`).
+//! `scp host:.env .`, URLs). Each candidate's last component is judged by the one
+//! definition of a secret file ([`crate::secret_file`]): by its name, and where the name
+//! cannot tell (`cert.pem`, `credentials.json`), by the content of the file it resolves
+//! to, when there is one.
 //!
 //! A glob names a secret file when it would match a typical secret name or one of its
-//! simplest instances is a secret name (`*.env.example` matches `x.env.example`), and it
+//! simplest instances may be a secret's name (`*.env.local` matches `x.env.local`), and it
 //! matches none of a set of ordinary names (`.env*` and `*.pem` do; `*` and `*.json` do
 //! not). Patterns a command matches itself ([`Shape::Name`], [`Shape::WholePath`],
 //! [`Shape::Regex`], chosen by [`super::roles`]) are judged with that command's rules.
@@ -71,11 +63,6 @@ const ORDINARY_SAMPLES: &[&str] = &[
     "test",
     "tools",
     "environment.ts",
-];
-
-/// Backup suffixes that may follow a secret file's name (`server.key.bak`, `id_rsa~`).
-const BACKUP_SUFFIXES: &[&str] = &[
-    "~", ".bak", ".backup", ".old", ".orig", ".save", ".swp", ".tmp", ".copy", ".prev", ".1", ".2",
 ];
 
 /// How a word is matched against file names.
@@ -157,7 +144,7 @@ fn check_candidate(candidate: &str, shape: Shape, places: &Places) -> Option<Str
     let secret = if glob && has_glob(&name) {
         glob_is_secret(&name)
     } else {
-        name_is_secret(&name)
+        literal_is_secret(candidate, &name, places)
     };
     secret.then(|| format!("secret file: {candidate}"))
 }
@@ -235,126 +222,19 @@ fn has_glob(name: &str) -> bool {
     name.contains(['*', '?', '['])
 }
 
-/// Whether a file name (no directory) is a secret file's.
-pub fn name_is_secret(name: &str) -> bool {
-    env_file(name) || credentials(name) || key_file(name) || other_secret(name)
-}
-
-/// Other files that hold secrets by convention: private SSH keys, `.netrc`, `.pgpass`,
-/// `secrets.*`, key stores.
-fn other_secret(name: &str) -> bool {
-    let lower = lower_without_backup_suffixes(name);
-    const NAMES: &[&str] = &[
-        "id_rsa",
-        "id_dsa",
-        "id_ecdsa",
-        "id_ed25519",
-        "id_ecdsa_sk",
-        "id_ed25519_sk",
-        ".netrc",
-        "_netrc",
-        ".pgpass",
-        ".htpasswd",
-        ".vault-token",
-    ];
-    const EXTENSIONS: &[&str] = &[".p12", ".pfx", ".jks", ".keystore", ".kdbx"];
-    // `secrets.md` or `secret.rs` is documentation or code about secrets, not a store.
-    const NOT_DATA: &[&str] = &[
-        "md", "rst", "adoc", "rs", "py", "go", "ts", "tsx", "js", "jsx", "mjs", "java", "kt", "rb",
-        "php", "cs", "c", "h", "cpp", "hpp", "swift", "scala", "sh", "html", "css",
-    ];
-    let stem = lower.split('.').next().unwrap_or(&lower);
-    let extension = lower.rsplit('.').next().unwrap_or("");
-    NAMES.contains(&lower.as_str())
-        || EXTENSIONS.iter().any(|e| lower.ends_with(e))
-        || (lower.contains('.')
-            && matches!(stem, "secrets" | "secret")
-            && !NOT_DATA.contains(&extension))
-}
-
-/// Env-file templates, committed on purpose and holding no secrets (as in opencode):
-/// not secret for read, grep and the shell detector alike.
-pub const ENV_TEMPLATES: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];
-
-fn env_file(name: &str) -> bool {
-    if ENV_TEMPLATES.contains(&lower_without_backup_suffixes(name).as_str()) {
-        return false;
+/// Whether a literal path names a secret file ([`crate::secret_file`]): by its name, and
+/// where the name cannot tell (`cert.pem`), by the content of the file it resolves to
+/// when there is one (a file not there yet may become a secret).
+fn literal_is_secret(candidate: &str, name: &str, places: &Places) -> bool {
+    use crate::secret_file::{ByName, by_name, is_secret};
+    match by_name(name) {
+        ByName::Public => false,
+        ByName::Secret => true,
+        ByName::Content(_) => match resolve(candidate, places) {
+            Some(path) if path.is_file() => is_secret(&path),
+            _ => true,
+        },
     }
-    let comps: Vec<&str> = name.split('.').collect();
-    for k in 1..comps.len() {
-        let comp = comps[k].to_ascii_lowercase();
-        let is_env = comp == "env" || comp.starts_with("env-") || comp.starts_with("env_");
-        if !is_env {
-            continue;
-        }
-        if k == 1 && comps[0].is_empty() {
-            return true;
-        }
-        // Code reading variables: the identifiers around `env` (`log(process.env.HOME)`).
-        let previous = trailing_identifier(comps[k - 1]).to_ascii_lowercase();
-        if matches!(previous.as_str(), "process" | "meta" | "deno" | "bun") {
-            continue;
-        }
-        if comp == "env"
-            && let Some(next) = comps.get(k + 1)
-            && is_variable_name(leading_identifier(next))
-        {
-            continue;
-        }
-        return true;
-    }
-    false
-}
-
-fn trailing_identifier(text: &str) -> &str {
-    let start = text
-        .char_indices()
-        .rev()
-        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
-        .map_or(0, |(k, c)| k + c.len_utf8());
-    &text[start..]
-}
-
-fn leading_identifier(text: &str) -> &str {
-    let end = text
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(text.len());
-    &text[..end]
-}
-
-/// `API_KEY`, `HOME`: how environment variables are named (code reading one).
-fn is_variable_name(text: &str) -> bool {
-    text.len() >= 2
-        && text.chars().any(|c| c.is_ascii_uppercase())
-        && text
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-}
-
-fn credentials(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    let hidden = lower.starts_with('.');
-    let bare = lower.trim_start_matches('.');
-    let stem = bare.split('.').next().unwrap_or(bare);
-    // `.git-credentials`, `gcp-credentials.json` — but not a word like `set-credentials`.
-    stem == "credentials" || (stem.ends_with("-credentials") && (hidden || bare.contains('.')))
-}
-
-fn key_file(name: &str) -> bool {
-    let lower = lower_without_backup_suffixes(name);
-    lower.ends_with(".key") || lower.ends_with(".pem")
-}
-
-/// A name lower-cased, without up to three backup suffixes (`id_rsa.bak.orig` is `id_rsa`).
-fn lower_without_backup_suffixes(name: &str) -> String {
-    let mut lower = name.to_ascii_lowercase();
-    for _ in 0..3 {
-        match BACKUP_SUFFIXES.iter().find(|s| lower.ends_with(*s)) {
-            Some(suffix) => lower.truncate(lower.len() - suffix.len()),
-            None => break,
-        }
-    }
-    lower
 }
 
 /// Whether a shell glob (file-name part) would match a secret file and no ordinary one.
@@ -377,13 +257,13 @@ fn glob_secret(
     let hits = SECRET_SAMPLES.iter().any(|s| sample(s))
         || instances(pattern).iter().any(|i| {
             let name = i.trim_end_matches('/').rsplit('/').next().unwrap_or(i);
-            instance(i) && name_is_secret(name)
+            instance(i) && crate::secret_file::name_may_be_secret(name)
         });
     hits && !ORDINARY_SAMPLES.iter().any(|s| sample(s))
 }
 
 /// The simplest names a pattern matches: each `*` as nothing, then as `x`; `?` as `x`; a
-/// class as its first member. Used to see `*.env.example` name `x.env.example`.
+/// class as its first member. Used to see `*.env.local` name `x.env.local`.
 fn instances(pattern: &str) -> Vec<String> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = Vec::new();
@@ -867,7 +747,9 @@ mod tests {
         assert!(reason("*TINYTOOL*", Shape::Name { fold: true }).is_some());
         assert!(reason("*TINYTOOL*", name).is_none());
         assert!(reason(".env*", name).is_some());
-        assert!(reason("*.env.example", name).is_some());
+        assert!(reason("*.env.local", name).is_some());
+        // Templates hold no secrets.
+        assert!(reason("*.env.example", name).is_none());
         assert!(reason("--include=*.pem", name).is_some());
         assert!(reason("*", name).is_none());
         assert!(reason(".*", name).is_none());
@@ -901,75 +783,10 @@ mod tests {
             [".env.example", "x.env.example"]
         );
         assert_eq!(instances(".e?v[abc][!x]"), [".exvax", ".exvax"]);
-        assert!(glob_is_secret("*.env.example"));
+        assert!(!glob_is_secret("*.env.example"));
+        assert!(glob_is_secret("*.env.local"));
         assert!(glob_is_secret("*.env.*"));
         assert!(!glob_is_secret("*env*"));
-    }
-
-    #[test]
-    fn secret_names() {
-        for name in [
-            ".env",
-            ".env.local",
-            ".env-prod",
-            "prod.env.example",
-            "config.env",
-            "app.env.production",
-            "credentials",
-            "credentials.json",
-            ".git-credentials",
-            "server.key",
-            "cert.pem",
-            "server.key.bak",
-            "tls.pem~",
-            "$X.env",
-            "id_rsa",
-            "id_ed25519",
-            ".netrc",
-            "secrets.json",
-            "cert.p12",
-        ] {
-            assert!(name_is_secret(name), "{name}");
-        }
-    }
-
-    #[test]
-    fn ordinary_names() {
-        for name in [
-            ".env.example",
-            ".env.sample",
-            ".env.template",
-            ".env.dist",
-            ".ENV.EXAMPLE",
-            ".envrc",
-            ".venv",
-            "env.rs",
-            "environment.ts",
-            "python-dotenv",
-            "process.env.HOME",
-            "process.env",
-            "import.meta.env",
-            "import.meta.env.VITE_URL",
-            "ctx.env.API_KEY",
-            "credentials_test",
-            "id.keys",
-            "id_rsa.pub",
-            "server.crt",
-            "server.csr",
-            "keys.txt",
-            "monkey",
-            "secret",
-            "secrets",
-            "id_rsa.pub",
-            "id_ed25519.pub",
-            "known_hosts",
-            "secrets.md",
-            "secret.rs",
-            "é.env.HOME",
-            "set-credentials",
-        ] {
-            assert!(!name_is_secret(name), "{name}");
-        }
     }
 
     #[test]

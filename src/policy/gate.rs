@@ -129,6 +129,19 @@ impl PermissionGate for PolicyGate {
         })
     }
 
+    fn allows_explicitly(&self, ctx: &CallContext, accesses: &[Access]) -> bool {
+        let Ok((decisions, _)) = self.decide(ctx.session, accesses) else {
+            return false;
+        };
+        !decisions.is_empty()
+            && decisions.iter().all(|d| {
+                d.action == Action::Allow
+                    && d.rule
+                        .as_ref()
+                        .is_some_and(|r| r.permission != "*" && r.source != Source::Default)
+            })
+    }
+
     fn read_judge(&self, ctx: &CallContext, root: &std::path::Path) -> ReadJudge {
         match session_facts(ctx.session) {
             Ok((agent, approvals)) => {

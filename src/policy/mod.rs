@@ -6,7 +6,8 @@
 //! it; and the project policy (`<dir>/.tinytool/policy.json`).
 //!
 //! Evaluation, last matching rule wins, over this chain:
-//! 1. built-in defaults: `* * allow`, `read .env* ask` (on the base name, anywhere),
+//! 1. built-in defaults: `* * allow`, `read <secret file> ask` (the one definition of
+//!    [`crate::secret_file`], anywhere),
 //!    `webfetch * ask`, `external_directory * ask`, `destructive-shell * ask`,
 //!    `secret-shell * ask`, `plan_exit * ask`, `undo * ask`;
 //! 2. the user (or explicit) policy's rules;
@@ -102,8 +103,9 @@ pub struct Rule {
     pub index: usize,
     /// Self-tests, when the file gave some.
     pub examples: Option<Examples>,
-    /// Whether the pattern is matched against the base name only (`read .env*`).
-    basename: bool,
+    /// Whether the rule matches exactly the secret files ([`crate::secret_file`]) instead
+    /// of a pattern (the built-in `read <secret file> ask`).
+    secret_files: bool,
     /// Whether the rule matches exactly the shell commands the read-only classifier
     /// accepts ([`crate::detect::read_only`]) instead of a pattern (plan mode's built-in
     /// allow).
@@ -119,7 +121,7 @@ impl Rule {
             source,
             index: 0,
             examples: None,
-            basename: false,
+            secret_files: false,
             read_only_commands: false,
         }
     }
@@ -132,7 +134,7 @@ impl Rule {
             source,
             index,
             examples: spec.examples.clone(),
-            basename: false,
+            secret_files: false,
             read_only_commands: false,
         }
     }
@@ -164,10 +166,6 @@ impl Rule {
 
     /// The text this rule's pattern is compared with for an access.
     pub fn subject(&self, access: &Access) -> String {
-        if self.basename {
-            let name = access.pattern.rsplit('/').next().unwrap_or(&access.pattern);
-            return name.to_string();
-        }
         if (self.pattern.starts_with('/') || self.pattern.starts_with('~'))
             && let Some(path) = &access.path
         {
@@ -183,6 +181,9 @@ impl Rule {
     pub fn matches(&self, access: &Access) -> bool {
         if !self.covers_permission(&access.permission) {
             return false;
+        }
+        if self.secret_files {
+            return access.path.as_deref().is_some_and(crate::secret_file::is_secret);
         }
         if self.read_only_commands {
             return access.permission == "shell"
@@ -585,15 +586,11 @@ pub fn protected_dirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn defaults() -> Vec<Rule> {
-    let mut env = Rule::builtin("read", ".env*", Action::Ask, Source::Default);
-    env.basename = true;
-    let mut rules = vec![Rule::builtin("*", "*", Action::Allow, Source::Default), env];
-    // Templates of an env file hold no secrets (as in opencode): readable by default.
-    for name in crate::detect::secret::ENV_TEMPLATES {
-        let mut template = Rule::builtin("read", name, Action::Allow, Source::Default);
-        template.basename = true;
-        rules.push(template);
-    }
+    let secrets = Rule {
+        secret_files: true,
+        ..Rule::builtin("read", SECRET_FILES_PATTERN, Action::Ask, Source::Default)
+    };
+    let mut rules = vec![Rule::builtin("*", "*", Action::Allow, Source::Default), secrets];
     rules.extend([
         Rule::builtin("webfetch", "*", Action::Ask, Source::Default),
         Rule::builtin("external_directory", "*", Action::Ask, Source::Default),
@@ -629,6 +626,10 @@ fn plan_builtins() -> Vec<Rule> {
     }])
     .collect()
 }
+
+/// How the built-in read rule for secret files shows its pattern (it matches by
+/// [`crate::secret_file::is_secret`]).
+pub const SECRET_FILES_PATTERN: &str = "<secret file>";
 
 /// How the plan agent's read-only allow shows its pattern (it matches by classifier).
 pub const READ_ONLY_PATTERN: &str = "<read-only command>";
@@ -688,6 +689,13 @@ mod tests {
             decide(&p, "build", file("read", "src/env.rs")),
             Action::Allow
         );
+        // One definition of a secret file: code is never one by name, templates neither.
+        for public in ["google/auth/credentials.py", "jest.env.js", ".env.example"] {
+            assert_eq!(decide(&p, "build", file("read", public)), Action::Allow);
+        }
+        for secret in ["id_rsa", "certs/server.pem", ".git-credentials"] {
+            assert_eq!(decide(&p, "build", file("read", secret)), Action::Ask);
+        }
         assert_eq!(
             decide(&p, "build", Access::new("webfetch", "https://x")),
             Action::Ask

@@ -75,8 +75,9 @@ enum Form {
     Shown,
     /// The absolute path (patterns starting with `/` or `~`).
     Absolute,
-    /// The base name (the built-in `read .env*` rule).
-    BaseName,
+    /// Not a pattern: the secret files ([`crate::secret_file`], the built-in
+    /// `read <secret file>` rule).
+    SecretFile,
 }
 
 /// A rule (or approval) ready to be matched many times.
@@ -92,9 +93,9 @@ struct Compiled {
 }
 
 impl Compiled {
-    fn new(pattern: &str, basename: bool, action: Action) -> Compiled {
-        let (pattern, form) = if basename {
-            (pattern.to_string(), Form::BaseName)
+    fn new(pattern: &str, secret_files: bool, action: Action) -> Compiled {
+        let (pattern, form) = if secret_files {
+            (pattern.to_string(), Form::SecretFile)
         } else if pattern.starts_with('~') {
             let expanded = crate::paths::expand_home(pattern);
             (expanded.to_string_lossy().into_owned(), Form::Absolute)
@@ -112,10 +113,13 @@ impl Compiled {
     }
 
     fn of(rule: &Rule) -> Compiled {
-        Compiled::new(&rule.pattern, rule.basename, rule.action)
+        Compiled::new(&rule.pattern, rule.secret_files, rule.action)
     }
 
     fn matches(&self, subject: &Subject) -> bool {
+        if self.form == Form::SecretFile {
+            return crate::secret_file::is_secret(subject.path);
+        }
         self.everything || wildcard::matches(&self.pattern, subject.get(self.form))
     }
 
@@ -125,7 +129,7 @@ impl Compiled {
         match self.form {
             Form::Shown => below.shown.as_deref(),
             Form::Absolute => Some(&below.absolute),
-            Form::BaseName => None,
+            Form::SecretFile => None,
         }
     }
 
@@ -226,7 +230,6 @@ struct Subject<'a> {
     path: &'a Path,
     shown: OnceCell<Cow<'a, str>>,
     absolute: OnceCell<Cow<'a, str>>,
-    base: OnceCell<Cow<'a, str>>,
 }
 
 impl<'a> Subject<'a> {
@@ -236,7 +239,6 @@ impl<'a> Subject<'a> {
             path,
             shown: OnceCell::new(),
             absolute: OnceCell::new(),
-            base: OnceCell::new(),
         }
     }
 
@@ -247,11 +249,7 @@ impl<'a> Subject<'a> {
                 Cow::Owned(path) => Cow::Owned(shown_in(&path, self.dir).to_string()),
             }),
             Form::Absolute => self.absolute.get_or_init(|| text(self.path)),
-            Form::BaseName => self.base.get_or_init(|| {
-                self.path
-                    .file_name()
-                    .map_or(Cow::Borrowed(""), |name| text(Path::new(name)))
-            }),
+            Form::SecretFile => "",
         }
     }
 }
@@ -385,7 +383,7 @@ impl Inner {
         let can_prune = rules.iter().any(|rule| {
             let tail = &rule.pattern[literal_head(&rule.pattern).len()..];
             refusing(rule)
-                && rule.form != Form::BaseName
+                && rule.form != Form::SecretFile
                 && !tail.is_empty()
                 && tail.bytes().all(|b| b == b'*')
         });

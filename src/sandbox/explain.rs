@@ -1,11 +1,15 @@
 //! The last line of a failed sandboxed command's output: which sandbox rule stopped it and
 //! which policy setting would allow it, recognised from the command's own error messages.
 //!
+//! Messages are recognised in any case and in the wordings of the common runtimes (C's
+//! `strerror`, Node's and Go's lower case, `EROFS`/`EACCES`/`EPERM` codes):
+//!
 //! - under Landlock alone, `Permission denied`: the writable set;
-//! - `Read-only file system`, or `Device or resource busy` / `Permission denied` /
-//!   `Invalid cross-device link` (a hard link to a bound file) on a protected path: the
-//!   filesystem rule (`sandbox.writable` opens a path outside the project; protected
-//!   paths cannot be opened);
+//! - `Read-only file system` (`EROFS`), or `Device or resource busy` / `Permission
+//!   denied` / `Invalid cross-device link` (a hard link to a bound file) on a protected
+//!   path: the filesystem rule, naming the path the message names ([`read_only_path`])
+//!   and the exact `sandbox.writable` entry that opens it (protected paths cannot be
+//!   opened);
 //! - `Permission denied` naming a path below `/dev/`: the device rule (`sandbox.writable`
 //!   opens one);
 //! - `Operation not permitted` and the like from `mount`, `umount`, `mknod` or `unshare`:
@@ -17,6 +21,83 @@
 //!   network off: `sandbox.network`; also a failed command that printed nothing of the
 //!   kind (`curl -s`) when its command line reaches for the network
 //!   ([`reaches_for_network`]).
+
+/// The line for a write to a protected path.
+pub const PROTECTED: &str = "[sandbox: a protected path (git config and hooks, .tinytool/, the policy file, the user config and state directories) is read-only inside the sandbox; no policy setting opens it]";
+
+/// The line for a write refused because `path` is read-only inside the sandbox.
+pub fn read_only_line(path: &std::path::Path) -> String {
+    format!(
+        "[sandbox: {} is read-only inside the sandbox (only --dir, /tmp and sandbox.writable are writable); {}]",
+        path.display(),
+        how_to_open(path)
+    )
+}
+
+/// The setting that opens `path`: a home directory's entry as `~/NAME` (a cache such as
+/// `~/.npm` or `~/.cache`, so the whole cache opens), any other path as it is.
+fn how_to_open(path: &std::path::Path) -> String {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let entry = match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) => match rest.components().next() {
+            Some(first) => format!("~/{}", first.as_os_str().to_string_lossy()),
+            None => path.display().to_string(),
+        },
+        None => path.display().to_string(),
+    };
+    format!(
+        "add {} to \"sandbox\": {{\"writable\": [...]}} in the user policy to allow it",
+        serde_json::Value::String(entry)
+    )
+}
+
+/// The path a read-only or permission error names: on the line of the error, or on one
+/// of the three lines before it (cargo prints the path, then `Caused by:` and the error),
+/// quoted (`'…'`, `"…"`, `` `…` ``, `‘…’`) or as a word starting with `/` or `~/`.
+pub fn read_only_path(text: &str) -> Option<std::path::PathBuf> {
+    const SIGNS: [&str; 6] = [
+        "read-only file system",
+        "erofs",
+        "permission denied",
+        "eacces",
+        "eperm",
+        "operation not permitted",
+    ];
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let lower = line.to_lowercase();
+        if !SIGNS.iter().any(|s| lower.contains(s)) {
+            continue;
+        }
+        for candidate in lines[i.saturating_sub(3)..=i].iter().rev() {
+            if let Some(path) = path_in(candidate) {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+/// The first absolute (or `~/`) path in a line.
+fn path_in(line: &str) -> Option<std::path::PathBuf> {
+    let quotes = ['\'', '"', '`', '‘', '’', '“', '”'];
+    let tokens = line.split(|c: char| c.is_whitespace() || quotes.contains(&c) || c == ',');
+    for token in tokens {
+        let token = token.trim_end_matches([':', ';', ')', '.', ']']);
+        let token = token.trim_start_matches(['(', '[']);
+        let expanded = if let Some(rest) = token.strip_prefix("~/") {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(rest))
+        } else if token.starts_with('/') && token.len() > 1 && !token.starts_with("//") {
+            Some(std::path::PathBuf::from(token))
+        } else {
+            None
+        };
+        if expanded.is_some() {
+            return expanded;
+        }
+    }
+    None
+}
 
 /// The line for a command refused a mount, an unmount or a device node.
 pub const MOUNTS_KEPT: &str = "[sandbox: commands cannot mount, unmount or make device nodes inside the sandbox (that would undo its read-only paths and masks); no policy setting allows it]";
@@ -60,27 +141,41 @@ pub fn explain(
     protected: &[String],
     sockets_covered: bool,
 ) -> Option<String> {
+    let lower = text.to_lowercase();
     let names_protected = protected
         .iter()
         .any(|p| !p.is_empty() && text.contains(p.as_str()));
+    let denied = ["permission denied", "eacces", "eperm", "operation not permitted"]
+        .iter()
+        .any(|d| lower.contains(d));
     // Under Landlock alone a write outside the writable set fails with EACCES.
-    if landlock && text.contains("Permission denied") {
-        return Some("[sandbox: Landlock allows writes only in --dir, /tmp and sandbox.writable; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string());
+    if landlock && denied {
+        return Some(match read_only_path(text) {
+            Some(path) => format!(
+                "[sandbox: Landlock allows writes only in --dir, /tmp and sandbox.writable, so {} was refused; {}]",
+                path.display(),
+                how_to_open(&path)
+            ),
+            None => "[sandbox: Landlock allows writes only in --dir, /tmp and sandbox.writable; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string(),
+        });
     }
-    if text.contains("Read-only file system")
-        || ((text.contains("Device or resource busy")
-            || text.contains("Permission denied")
-            || text.contains("Invalid cross-device link"))
-            && names_protected)
+    let read_only = lower.contains("read-only file system") || lower.contains("erofs");
+    if names_protected
+        && (read_only
+            || denied
+            || lower.contains("device or resource busy")
+            || lower.contains("invalid cross-device link"))
     {
-        return Some(if names_protected {
-            "[sandbox: a protected path (git config and hooks, .tinytool/, the policy file, the user config and state directories) is read-only inside the sandbox; no policy setting opens it]".to_string()
-        } else {
-            "[sandbox: the file system outside --dir and /tmp is read-only; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string()
+        return Some(PROTECTED.to_string());
+    }
+    if read_only {
+        return Some(match read_only_path(text) {
+            Some(path) => read_only_line(&path),
+            None => "[sandbox: the file system outside --dir and /tmp is read-only; add the path to \"sandbox\": {\"writable\": [...]} in the user policy to allow it]".to_string(),
         });
     }
     // A device node outside the open set (`devices`): the tree is `nodev`.
-    if text.contains("Permission denied") && text.contains("/dev/") {
+    if lower.contains("permission denied") && text.contains("/dev/") {
         return Some(DEVICE_CLOSED.to_string());
     }
     // Mounting, unmounting and device nodes need capabilities no command keeps.
@@ -111,7 +206,7 @@ pub fn explain(
             "ENETUNREACH",
             "EAI_AGAIN",
         ];
-        if SIGNS.iter().any(|s| text.contains(s)) {
+        if SIGNS.iter().any(|s| lower.contains(&s.to_lowercase())) {
             return Some(NETWORK_OFF.to_string());
         }
     }
@@ -130,11 +225,14 @@ pub fn explain(
     if sockets_covered && SERVICES.iter().any(|s| text.contains(s)) {
         return Some(SERVICE_SOCKETS.to_string());
     }
-    if masked
+    if let Some(name) = masked
         .iter()
-        .any(|m| !m.is_empty() && text.contains(m.as_str()))
+        .find(|m| !m.is_empty() && text.contains(m.as_str()))
     {
-        return Some("[sandbox: secret files read as empty inside the sandbox; a secret-shell allow rule for the command lifts the masking]".to_string());
+        return Some(format!(
+            "[sandbox: untracked secret files such as {name} read as empty inside the sandbox; a secret-shell allow rule for the command, or \"sandbox\": {{\"unmask\": [{}]}} in the user policy, lifts the masking]",
+            serde_json::Value::String(name.clone())
+        ));
     }
     None
 }

@@ -1,8 +1,11 @@
 //! The secret files of a project that the sandbox covers with an empty read-only file.
 //!
-//! A file is secret when the secret detector says its name is
-//! ([`crate::detect::secret::name_is_secret`]; `.env.example` and friends are not). The
-//! scan visits the directories that ignore files do not prune (a `node_modules` or
+//! The scan finds the files whose name may make them secret
+//! ([`crate::secret_file::name_may_be_secret`]); [`decide`] then judges each by the one
+//! definition (content too, where the name cannot tell) and leaves unmasked the ones git
+//! tracks (their content is in the repository's history already, and a masked tracked
+//! file would be committed, stashed and diffed as emptied) and the ones the user unmasked.
+//! The scan visits the directories that ignore files do not prune (a `node_modules` or
 //! `target` never hold the project's own secrets, and a 20,000-file tree must not cost
 //! every call a walk), but lists every file in them, ignored or not: `.env` is usually in
 //! `.gitignore`. It stops after [`CAP`] directory entries (said in `metadata.sandbox`).
@@ -51,7 +54,7 @@ pub const CAP: usize = 50_000;
 pub struct Scan {
     /// Every directory listed.
     dirs: Vec<ScannedDir>,
-    /// The secret files (absolute).
+    /// The files whose name may make them secret (absolute): [`decide`] judges them.
     pub files: Vec<PathBuf>,
     /// Whether the scan stopped at [`CAP`].
     pub capped: bool,
@@ -364,7 +367,7 @@ pub fn scan(dir: &Path) -> Scan {
         let still_secret = path
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|name| crate::detect::secret::name_is_secret(name) && !is_template(name));
+            .is_some_and(crate::secret_file::name_may_be_secret);
         if still_secret
             && !fresh.files.contains(&path)
             && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
@@ -573,8 +576,7 @@ fn walk(dir: &Path) -> Scan {
             let is_file = item.file_type().is_ok_and(|t| t.is_file());
             if is_file
                 && let Some(name) = item.file_name().to_str()
-                && crate::detect::secret::name_is_secret(name)
-                && !is_template(name)
+                && crate::secret_file::name_may_be_secret(name)
             {
                 scan.files.push(item.path());
             }
@@ -592,14 +594,6 @@ fn walk(dir: &Path) -> Scan {
         }
     }
     scan
-}
-
-/// Example files committed with a project (`.env.example`, `.env.sample`, `.env.template`,
-/// `.env.dist`): not secret, and builds read them.
-fn is_template(name: &str) -> bool {
-    [".example", ".sample", ".template", ".dist"]
-        .iter()
-        .any(|suffix| name.ends_with(suffix))
 }
 
 /// The empty read-only file secrets are covered with (`.tinytool/sandbox/empty`, made

@@ -30,6 +30,7 @@ pub mod explain;
 mod gitdirs;
 pub mod landlock;
 pub mod mask;
+pub mod masking;
 mod namespaces;
 mod sockets;
 
@@ -58,6 +59,10 @@ pub struct SandboxSpec {
     /// Paths writable besides `--dir` and `/tmp` (`~/` is the home directory).
     #[serde(default)]
     pub writable: Vec<String>,
+    /// Secret files commands see as they are (paths or wildcard patterns, relative to the
+    /// project or absolute; a pattern without `/` is matched against file names).
+    #[serde(default)]
+    pub unmask: Vec<String>,
 }
 
 /// How strictly the sandbox is applied, weakest first.
@@ -93,6 +98,8 @@ pub struct Settings {
     pub network: bool,
     /// Extra writable paths (absolute).
     pub writable: Vec<PathBuf>,
+    /// The `unmask` patterns of the user policy.
+    pub unmask: Vec<String>,
     /// The explicit policy file (`--policy`), protected read-only.
     pub policy_file: Option<PathBuf>,
 }
@@ -103,6 +110,7 @@ impl Default for Settings {
             mode: Mode::Auto,
             network: true,
             writable: Vec::new(),
+            unmask: Vec::new(),
             policy_file: None,
         }
     }
@@ -120,6 +128,7 @@ impl Settings {
             settings.mode = spec.mode.unwrap_or_default();
             settings.network = spec.network.unwrap_or(true);
             settings.writable = spec.writable.iter().map(|w| expand(w)).collect();
+            settings.unmask = spec.unmask.clone();
         }
         if let Some(spec) = policy
             .project
@@ -145,6 +154,7 @@ impl Settings {
             "mode": self.mode.as_str(),
             "network": self.network,
             "writable": self.writable,
+            "unmask": self.unmask,
             "policy_file": self.policy_file,
         })
         .to_string()
@@ -157,6 +167,8 @@ impl Settings {
             mode: Mode,
             network: bool,
             writable: Vec<PathBuf>,
+            #[serde(default)]
+            unmask: Vec<String>,
             policy_file: Option<PathBuf>,
         }
         match serde_json::from_str::<Wire>(text) {
@@ -164,6 +176,7 @@ impl Settings {
                 mode: w.mode,
                 network: w.network,
                 writable: w.writable,
+                unmask: w.unmask,
                 policy_file: w.policy_file,
             },
             Err(_) => Settings {
@@ -315,10 +328,19 @@ pub struct Plan {
     pub(crate) pinned: Vec<CString>,
     /// Paths bound read-only on themselves.
     pub(crate) protected: Vec<CString>,
-    /// Secret files covered by the empty file.
+    /// Secret files covered by an empty file.
     pub(crate) masked: Vec<CString>,
+    /// The empty read-only file covering each of `masked` (the same index), or none
+    /// where they could not be made: then `empty` covers them all.
+    pub(crate) mask_sources: Vec<CString>,
     /// The empty read-only file secrets are covered with.
     pub(crate) empty: Option<CString>,
+    /// What is masked and what is not, and why.
+    pub masking: masking::Masking,
+    /// The opens of the files covering the secrets.
+    mask_opens: Option<masking::Opens>,
+    /// The project directory (resolved).
+    dir: PathBuf,
     /// Directories covered by the empty directory (the checkpoint store, which holds
     /// copies of secret files).
     pub(crate) hidden: Vec<CString>,
@@ -361,6 +383,8 @@ pub struct Purpose<'a> {
     pub tinytool_writable: bool,
     /// More writable paths (a subagent's `subagents.<name>.writable`).
     pub extra_writable: &'a [PathBuf],
+    /// A `secret-shell` allow rule covers the command: no secret is masked.
+    pub unmask_all: bool,
 }
 
 impl Plan {
@@ -444,6 +468,7 @@ impl Plan {
         let protected = canonical(protected);
         let anchors = canonical(anchors);
         let scan = mask::scan(&dir);
+        let masking = masking::decide(&dir, &scan.files, &settings.unmask, purpose.unmask_all);
         // The secrets' folders too: moved (to an ignored folder, under a folder named
         // `.git`), a secret would leave the path the scan remembers.
         let pinned = pinned_ancestors(
@@ -451,7 +476,7 @@ impl Plan {
             std::iter::once(&dir)
                 .chain(&anchors)
                 .chain(&protected)
-                .chain(&scan.files),
+                .chain(&masking.masked),
         );
         // A repository made in one of those folders would be the project's for the user's
         // next `git` (found above `--dir`), and so would one of them laid out as a bare
@@ -475,6 +500,8 @@ impl Plan {
             }
         }
         let empty = mask::empty_file(&tinytool);
+        let sources = masking::placeholders(&tinytool, masking.masked.len()).unwrap_or_default();
+        let mask_opens = masking::Opens::watch(&sources);
         let devices_cache = crate::project::ensure_own_subdir(&dir, "sandbox")
             .ok()
             .map(|d| d.join("devices"));
@@ -528,11 +555,15 @@ impl Plan {
                 .collect(),
             protected: protected.iter().map(|p| c_path(p)).collect(),
             masked: if empty.is_some() {
-                scan.files.iter().map(|p| c_path(p)).collect()
+                masking.masked.iter().map(|p| c_path(p)).collect()
             } else {
                 Vec::new()
             },
+            mask_sources: sources.iter().map(|p| c_path(p)).collect(),
             empty: empty.map(|p| c_path(&p)),
+            masking,
+            mask_opens,
+            dir: dir.clone(),
             hidden: if empty_dir.is_some() {
                 hidden.iter().map(|p| c_path(p)).collect()
             } else {
@@ -641,6 +672,24 @@ impl Plan {
         }
         if self.mask_capped {
             meta["mask_capped"] = json!(mask::CAP);
+        }
+        let shown = |paths: &[PathBuf]| -> Value {
+            paths
+                .iter()
+                .map(|p| json!(masking::shown(&self.dir, p)))
+                .collect()
+        };
+        if report.is_active(MASK) && !self.masking.masked.is_empty() {
+            meta["masked"] = shown(&self.masking.masked);
+        }
+        if !self.masking.tracked.is_empty() {
+            meta["tracked_secrets"] = shown(&self.masking.tracked);
+        }
+        if !self.masking.unmasked.is_empty() {
+            meta["unmasked"] = shown(&self.masking.unmasked);
+        }
+        if self.masking.index_unread {
+            meta["index_unread"] = json!(true);
         }
         meta
     }
@@ -871,6 +920,74 @@ impl Plan {
             .collect::<Vec<_>>()
             .join("\n");
         self.explain_text(&text)
+    }
+
+    /// For a command that exited 0 though a part of it failed (`cargo build | tail`): the
+    /// read-only line, only when the output names a path this sandbox made read-only.
+    pub fn explain_hidden_failure(&self, captures: &[&crate::truncate::Capture]) -> Option<String> {
+        let report = self.shared.report();
+        let landlock = report.is_active(LANDLOCK);
+        if !report.is_active(MOUNT) && !landlock {
+            return None;
+        }
+        let text: String = captures
+            .iter()
+            .map(|c| c.kept_text())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let lower = text.to_lowercase();
+        let signs = lower.contains("read-only file system")
+            || lower.contains("erofs")
+            || (landlock && lower.contains("permission denied"));
+        if !signs {
+            return None;
+        }
+        let path = explain::read_only_path(&text)?;
+        let under = |list: &[CString]| {
+            list.iter()
+                .any(|c| path.starts_with(Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()))))
+        };
+        if under(&self.protected) {
+            return Some(explain::PROTECTED.to_string());
+        }
+        (!under(&self.writable)).then(|| explain::read_only_line(&path))
+    }
+
+    /// For a command that timed out with the network off: the line saying so (a client
+    /// waiting for an answer that cannot come, as `npm view` does, prints nothing).
+    pub fn explain_timeout(&self) -> Option<String> {
+        let report = self.shared.report();
+        let tcp_denied =
+            report.is_active(LANDLOCK) && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
+        (!self.network && (report.is_active(NET) || tcp_denied)).then(|| {
+            "[sandbox: the command timed out while the network was off for commands (\"sandbox\": {\"network\": false}); a command waiting for a server cannot reach it, set \"network\": true in the user policy if it needs one]".to_string()
+        })
+    }
+
+    /// The lines a result adds about the masking: the secrets git tracks, which are not
+    /// masked (once per file), and the masked secrets the command opened (read as empty).
+    pub fn masking_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.masking.tracked_notice(&self.dir).into_iter().collect();
+        let report = self.shared.report();
+        if let Some(opens) = &self.mask_opens
+            && report.is_active(MASK)
+        {
+            let read: Vec<String> = opens
+                .opened()
+                .into_iter()
+                .filter_map(|i| self.masking.masked.get(i))
+                .map(|p| masking::shown(&self.dir, p))
+                .collect();
+            if !read.is_empty() {
+                let patterns: Vec<Value> = read.iter().map(|p| json!(p)).collect();
+                lines.push(format!(
+                    "[sandbox: the command read {} as empty: secret files git does not track are masked for commands; to show them, allow the command with a secret-shell rule ({{\"permission\": \"secret-shell\", \"pattern\": \"<the command>\", \"action\": \"allow\"}}) or add \"sandbox\": {{\"unmask\": {}}} to the user policy]",
+                    read.join(", "),
+                    Value::Array(patterns)
+                ));
+            }
+        }
+        lines
     }
 
     /// The explanatory line for a failed command that said nothing recognisable (`curl -s`)

@@ -416,9 +416,10 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
             && !plan.masked.is_empty()
         {
             report.set_active(MASK);
-            for path in &plan.masked {
+            for (i, path) in plan.masked.iter().enumerate() {
+                let source = plan.mask_sources.get(i).unwrap_or(empty);
                 let bound = libc::mount(
-                    empty.as_ptr(),
+                    source.as_ptr(),
                     path.as_ptr(),
                     std::ptr::null(),
                     libc::MS_BIND,

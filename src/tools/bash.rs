@@ -175,6 +175,31 @@ pub fn shell_accesses(command: &str, places: &Places) -> Vec<Access> {
     accesses
 }
 
+/// Whether the command may see the secret files as they are (the sandbox then masks
+/// none): the detector flagged it as naming one and the call was let through (an allow
+/// rule, an approval, or a person asked), or a `secret-shell` allow rule of its own covers
+/// it although nothing in its line names a secret (a test suite reading `.env`).
+pub fn secrets_allowed(ctx: &CallContext, command: &str) -> bool {
+    let accesses = shell_accesses(command, &Places::for_session(ctx.session));
+    let secret: Vec<Access> = accesses
+        .iter()
+        .filter(|a| a.permission == Kind::Secret.permission())
+        .cloned()
+        .collect();
+    if !secret.is_empty() {
+        return true;
+    }
+    let asked: Vec<Access> = accesses
+        .into_iter()
+        .filter(|a| a.permission == "shell")
+        .map(|a| Access {
+            permission: Kind::Secret.permission().to_string(),
+            ..a
+        })
+        .collect();
+    ctx.session.gate.allows_explicitly(ctx, &asked)
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BashArgs {
@@ -203,7 +228,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         return Ok(ToolOutput::error("Command cannot be empty"));
     }
     let timeout = effective_timeout(args.timeout);
-    let plan = sandbox::plan_for(ctx.session, sandbox::Purpose::default());
+    let plan = sandbox::plan_for(
+        ctx.session,
+        sandbox::Purpose {
+            unmask_all: secrets_allowed(ctx, &args.command),
+            ..Default::default()
+        },
+    );
     let mut request = Request::in_call(
         ctx.session,
         Program::Shell(&args.command),
@@ -259,11 +290,8 @@ fn compose(
             )),
         }
     };
-    let explanation = plan.and_then(|plan| plan.undone_line()).or_else(|| {
-        failure.as_ref().and(plan).and_then(|plan| {
-            plan.explain(&[&stdout, &stderr])
-                .or_else(|| plan.explain_quiet_network(command))
-        })
+    let notes = plan.map_or_else(Vec::new, |plan| {
+        sandbox_notes(plan, &stdout, &stderr, failure.is_some(), timed_out, command)
     });
     let stdout_bytes = stdout.total_bytes();
     let stderr_bytes = stderr.total_bytes();
@@ -280,7 +308,7 @@ fn compose(
         output.push_str("STDERR:\n");
         output.append(stderr);
     }
-    if let Some(line) = explanation {
+    for line in notes {
         output.push_str("\n");
         output.push_str(&line);
     }
@@ -300,6 +328,32 @@ fn compose(
     result = result.with("sandbox", sandbox::metadata_of(plan));
     result.is_error = failure.is_some();
     result
+}
+
+/// The `[sandbox: …]` lines that end a result: protected paths the command planted and
+/// the sandbox removed, secrets git tracks (once), masked secrets the command read, and
+/// why a failure (or a timeout, or a failure a pipeline hid) may be the sandbox's doing.
+pub fn sandbox_notes(
+    plan: &sandbox::Plan,
+    stdout: &crate::truncate::Capture,
+    stderr: &crate::truncate::Capture,
+    failed: bool,
+    timed_out: bool,
+    command: &str,
+) -> Vec<String> {
+    let mut notes: Vec<String> = plan.undone_line().into_iter().collect();
+    notes.extend(plan.masking_lines());
+    let why = if timed_out {
+        plan.explain(&[stdout, stderr])
+            .or_else(|| plan.explain_timeout())
+    } else if failed {
+        plan.explain(&[stdout, stderr])
+            .or_else(|| plan.explain_quiet_network(command))
+    } else {
+        plan.explain_hidden_failure(&[stdout, stderr])
+    };
+    notes.extend(why.filter(|line| !notes.contains(line)));
+    notes
 }
 
 /// Go's `Duration.String()` for whole milliseconds: `100ms`, `1.5s`, `2m0s`, `1h0m0s`.

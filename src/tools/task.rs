@@ -295,6 +295,7 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
         crate::sandbox::Purpose {
             tinytool_writable: true,
             extra_writable: &writable,
+            ..Default::default()
         },
     );
     let request = Request {
