@@ -113,9 +113,22 @@ pub fn by_name(name: &str) -> ByName {
     ByName::Public
 }
 
-/// Whether a file of this name may be a secret (its content may make it one): what a
-/// name alone can say, for paths that do not exist and for patterns.
+/// Whether a file of this name is taken for a secret when its content cannot be read:
+/// what a name alone says, for paths that do not exist and for patterns (`server.key`
+/// and `credentials.json` are; `server.crt` is not, though a private key inside one
+/// would make it one).
 pub fn name_may_be_secret(name: &str) -> bool {
+    match by_name(name) {
+        ByName::Public => false,
+        ByName::Secret => true,
+        ByName::Content(Kind::Pem { unmarked_is_secret }) => unmarked_is_secret,
+        ByName::Content(Kind::Data) => true,
+    }
+}
+
+/// Whether a file of this name is worth judging at all (its content may make it a
+/// secret): what a scan for secrets collects.
+pub fn worth_judging(name: &str) -> bool {
     by_name(name) != ByName::Public
 }
 
@@ -395,7 +408,13 @@ mod tests {
                 ByName::Content(_) => "content",
             };
             assert_eq!(got, *want, "{name}");
-            assert_eq!(name_may_be_secret(name), *want != "public", "{name}");
+            assert_eq!(worth_judging(name), *want != "public", "{name}");
+            let certificate = name.ends_with(".crt") || name.ends_with(".csr");
+            assert_eq!(
+                name_may_be_secret(name),
+                *want != "public" && !certificate,
+                "{name}"
+            );
         }
     }
 

@@ -232,7 +232,7 @@ fn literal_is_secret(candidate: &str, name: &str, places: &Places) -> bool {
         ByName::Secret => true,
         ByName::Content(_) => match resolve(candidate, places) {
             Some(path) if path.is_file() => is_secret(&path),
-            _ => true,
+            _ => crate::secret_file::name_may_be_secret(name),
         },
     }
 }

@@ -1,7 +1,7 @@
 //! The secret files of a project that the sandbox covers with an empty read-only file.
 //!
 //! The scan finds the files whose name may make them secret
-//! ([`crate::secret_file::name_may_be_secret`]); [`decide`] then judges each by the one
+//! ([`crate::secret_file::worth_judging`]); [`super::masking::decide`] then judges each by the one
 //! definition (content too, where the name cannot tell) and leaves unmasked the ones git
 //! tracks (their content is in the repository's history already, and a masked tracked
 //! file would be committed, stashed and diffed as emptied) and the ones the user unmasked.
@@ -54,7 +54,8 @@ pub const CAP: usize = 50_000;
 pub struct Scan {
     /// Every directory listed.
     dirs: Vec<ScannedDir>,
-    /// The files whose name may make them secret (absolute): [`decide`] judges them.
+    /// The files whose name may make them secret (absolute): [`super::masking::decide`]
+    /// judges them.
     pub files: Vec<PathBuf>,
     /// Whether the scan stopped at [`CAP`].
     pub capped: bool,
@@ -367,7 +368,7 @@ pub fn scan(dir: &Path) -> Scan {
         let still_secret = path
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(crate::secret_file::name_may_be_secret);
+            .is_some_and(crate::secret_file::worth_judging);
         if still_secret
             && !fresh.files.contains(&path)
             && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
@@ -576,7 +577,7 @@ fn walk(dir: &Path) -> Scan {
             let is_file = item.file_type().is_ok_and(|t| t.is_file());
             if is_file
                 && let Some(name) = item.file_name().to_str()
-                && crate::secret_file::name_may_be_secret(name)
+                && crate::secret_file::worth_judging(name)
             {
                 scan.files.push(item.path());
             }

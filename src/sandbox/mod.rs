@@ -400,6 +400,17 @@ impl Plan {
         let mut writable: Vec<PathBuf> = vec![PathBuf::from("/tmp")];
         writable.push(std::env::temp_dir());
         writable.push(dir.clone());
+        // A cache the user opened that a toolchain has not made yet (`~/.npm` on a fresh
+        // machine) is made now: inside, its parent is read-only and the tool could not.
+        for path in &settings.writable {
+            if std::fs::symlink_metadata(path).is_err()
+                && let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
+                && path.starts_with(&home)
+                && home.is_dir()
+            {
+                let _ = std::fs::DirBuilder::new().recursive(true).create(path);
+            }
+        }
         writable.extend(settings.writable.iter().cloned());
         writable.extend(purpose.extra_writable.iter().cloned());
         let mut writable: Vec<PathBuf> = writable

@@ -8,7 +8,7 @@
 //! 1 MB met by walking (a file named as `path` is searched whatever its size, streamed in
 //! bounded memory), binary files (a NUL byte anywhere in them, or a start
 //! [`crate::binary`] calls binary), files the policy does not
-//! let the caller `read` (counted as secret-looking when named `.env*`, else as refused by
+//! let the caller `read` (counted as secret-looking when a secret's name, else as refused by
 //! the policy, with any directory the policy refuses whole), the skip directories, and,
 //! unless `include_ignored` is set, what ignore files rule out ([`crate::ignores`]) are
 //! left out, and the output says so: it ends with the summary line of [`crate::search`]
@@ -81,7 +81,7 @@ pub fn definition() -> ToolDef {
             .git/info/exclude or git's global excludes ignore (set `include_ignored: true` \
             to search those), files over 1 MB found while walking (a file named as `path` \
             is searched whatever its size), binary files, or files the policy does not let \
-            you read (such as .env*); when anything was skipped or the list was cut, the \
+            you read (secret files such as .env); when anything was skipped or the list was cut, the \
             last line, starting with `[`, says so.",
         permission: "read",
         schema: parameters,
@@ -110,7 +110,7 @@ pub fn definition() -> ToolDef {
                 covers the files read (after a cut, later files \
                 are not read). A file the policy does not let you `read` (the decision the \
                 read tool would get, without asking) is not searched: `secret-looking` counts \
-                such files named .env*, and `N refused by the policy` (shown when N > 0) \
+                such files named as secrets are (.env, id_rsa, a key), and `N refused by the policy` (shown when N > 0) \
                 counts the others plus each directory left out whole because the policy \
                 refuses every path in it. metadata: matches, files, cut, \
                 skipped_over_1mb, skipped_binary, skipped_secret, skipped_policy, \
@@ -360,7 +360,7 @@ struct Found {
 struct Walked {
     candidates: Vec<Candidate>,
     over_size: u64,
-    /// Files named `.env*` the policy does not let the caller read.
+    /// Files named as secrets are that the policy does not let the caller read.
     secret: u64,
     /// Other files, and whole directories, the policy does not let the caller read.
     refused: u64,
@@ -462,10 +462,12 @@ impl Walked {
     }
 }
 
-/// Whether a file's base name marks it as secret-looking (`.env`, `.env.local`, ...).
+/// Whether a refused file is a secret by name ([`crate::secret_file`]: `.env`,
+/// `id_rsa`, `server.key`, …), counted as secret-looking rather than refused.
 fn is_secret(path: &Path) -> bool {
     path.file_name()
-        .is_some_and(|name| name.as_encoded_bytes().starts_with(b".env"))
+        .and_then(|name| name.to_str())
+        .is_some_and(crate::secret_file::name_may_be_secret)
 }
 
 /// What the walker threads share.
@@ -1321,19 +1323,19 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         write(tmp.path(), ".env", b"TOKEN=hit\n", 30);
         write(tmp.path(), "sub/.env.local", b"hit\n", 20);
-        write(tmp.path(), "app.env", b"hit\n", 10);
+        write(tmp.path(), "jest.env.js", b"hit\n", 10);
         let mut session = Session::new("t", tmp.path());
         let (text, meta, _) = run(&session, json!({"pattern": "hit"}));
         assert_eq!(
             text,
-            ".env:1:TOKEN=hit\nsub/.env.local:1:hit\napp.env:1:hit\n"
+            ".env:1:TOKEN=hit\nsub/.env.local:1:hit\njest.env.js:1:hit\n"
         );
         assert_eq!(meta["skipped_secret"], 0);
         session.gate = Box::new(NoSecrets);
         let (text, meta, _) = run(&session, json!({"pattern": "hit"}));
         assert_eq!(
             text,
-            "app.env:1:hit\n[skipped: 0 files over 1 MB, 0 binary, 2 secret-looking, \
+            "jest.env.js:1:hit\n[skipped: 0 files over 1 MB, 0 binary, 2 secret-looking, \
              0 skip directories pruned; not cut]\n"
         );
         assert_eq!(meta["skipped_secret"], 2);
