@@ -24,24 +24,30 @@ pub const FORMATS: &[&str] = &[
 ];
 
 /// One JSON array of the tools in `format` (one of [`FORMATS`]); `strict` applies to
-/// `openai`, `openai-responses` and `anthropic`.
-pub fn render(tools: &[&ToolDef], format: &str, strict: bool) -> Value {
+/// `openai`, `openai-responses` and `anthropic`. `describe` gives each tool's description
+/// as this session shows it ([`crate::registry::description`]).
+pub fn render(
+    tools: &[&ToolDef],
+    format: &str,
+    strict: bool,
+    describe: &dyn Fn(&ToolDef) -> String,
+) -> Value {
     Value::Array(
         tools
             .iter()
-            .map(|def| render_one(def, format, strict))
+            .map(|def| render_one(def, &describe(def), format, strict))
             .collect(),
     )
 }
 
-fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
+fn render_one(def: &ToolDef, description: &str, format: &str, strict: bool) -> Value {
     let parameters = (def.schema)();
     match format {
         "openai" if strict => json!({
             "type": "function",
             "function": {
                 "name": def.name,
-                "description": def.description,
+                "description": description,
                 "parameters": strict_schema(parameters),
                 "strict": true,
             },
@@ -49,25 +55,25 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
         "openai-responses" if strict => json!({
             "type": "function",
             "name": def.name,
-            "description": def.description,
+            "description": description,
             "parameters": strict_schema(parameters),
             "strict": true,
         }),
         "openai-responses" => json!({
             "type": "function",
             "name": def.name,
-            "description": def.description,
+            "description": description,
             "parameters": parameters,
         }),
         "anthropic" if strict => json!({
             "name": def.name,
-            "description": def.description,
+            "description": description,
             "input_schema": anthropic_strict_schema(parameters),
             "strict": true,
         }),
         "anthropic" => json!({
             "name": def.name,
-            "description": def.description,
+            "description": description,
             "input_schema": parameters,
         }),
         "gemini" => {
@@ -79,16 +85,16 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
                 .and_then(Value::as_object)
                 .is_none_or(Map::is_empty);
             if empty {
-                json!({"name": def.name, "description": def.description})
+                json!({"name": def.name, "description": description})
             } else {
-                json!({"name": def.name, "description": def.description, "parameters": parameters})
+                json!({"name": def.name, "description": description, "parameters": parameters})
             }
         }
-        "mcp" => crate::mcp::results::tool_entry(def),
+        "mcp" => crate::mcp::results::tool_entry(def, description),
         "json" => json!({
             "name": def.name,
             "summary": def.summary,
-            "description": def.description,
+            "description": description,
             "permission": def.permission,
             "parameters": parameters,
         }),
@@ -96,7 +102,7 @@ fn render_one(def: &ToolDef, format: &str, strict: bool) -> Value {
             "type": "function",
             "function": {
                 "name": def.name,
-                "description": def.description,
+                "description": description,
                 "parameters": parameters,
             },
         }),

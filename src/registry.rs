@@ -70,6 +70,23 @@ pub struct CallResult {
     pub status: ExitStatus,
 }
 
+/// The tools whose commands run in the sandbox: their descriptions say what it does.
+const SANDBOXED_TOOLS: &[&str] = &["bash", "monitor", "task"];
+
+/// A tool's description as a model of this session sees it: the definition's, and for
+/// the tools that run commands, what the sandbox does to them in this session's settings.
+pub fn description(def: &ToolDef, session: &Session) -> String {
+    if SANDBOXED_TOOLS.contains(&def.name) {
+        format!(
+            "{} {}",
+            def.description,
+            crate::sandbox::describe(&session.sandbox)
+        )
+    } else {
+        def.description.to_string()
+    }
+}
+
 impl CallResult {
     /// A failed call that never reached a tool.
     pub fn failure(id: Option<Value>, tool: &str, output: String, status: ExitStatus) -> Self {

@@ -11,7 +11,8 @@
 //! | a dotenv file (`.env`, `.env.local`, `config.env`, `app.env.production`) | secret, or by content when it has a data extension (`app.env.json`) |
 //! | `.pem`, `.key` (`.crt`, `.cer`, `.csr` too) | by content: secret when it holds a private key (or is not PEM at all, for `.pem` and `.key`); certificates, CRLs, requests and public keys are public |
 //! | `credentials`, `-credentials` stems (`credentials.json`, `.git-credentials`) | secret, or by content with a data extension |
-//! | credential stores: SSH private keys (`id_rsa`, …), `.netrc`, `.pgpass`, `.htpasswd`, `.vault-token`, key stores (`.p12`, `.pfx`, `.jks`, `.keystore`, `.kdbx`), `secrets.*` | secret |
+//! | `secrets.*`, `secret.*` | secret, or by content with a data extension (`secrets.yaml`) |
+//! | credential stores: SSH private keys (`id_rsa`, …), `.netrc`, `.pgpass`, `.htpasswd`, `.vault-token`, key stores (`.p12`, `.pfx`, `.jks`, `.keystore`, `.kdbx`) | secret |
 //!
 //! Code that reads variables (`process.env.HOME`, `import.meta.env.VITE_URL`) is not a
 //! file name. A backup suffix (`server.key.bak`, `id_rsa~`) is judged as the name before
@@ -24,19 +25,30 @@ use std::path::Path;
 /// Extensions of source code and documentation: a file with one is never a secret by
 /// name (a model and a test suite need `credentials.py` and `jest.env.js` as they are).
 pub const CODE_EXTENSIONS: &[&str] = &[
-    "py", "pyi", "pyx", "ipynb", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go",
-    "rs", "java", "kt", "kts", "scala", "groovy", "gradle", "rb", "erb", "php", "cs", "fs",
-    "vb", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "m", "mm", "swift", "dart", "lua", "pl",
-    "pm", "r", "jl", "ex", "exs", "erl", "hrl", "hs", "ml", "mli", "clj", "cljs", "elm",
-    "zig", "nim", "v", "sh", "bash", "zsh", "fish", "ps1", "bat", "cmd", "vue", "svelte",
-    "astro", "html", "htm", "css", "scss", "sass", "less", "md", "markdown", "mdx", "rst",
-    "adoc", "tex", "snap", "map", "sql", "proto", "graphql", "tf", "nix",
+    "py", "pyi", "pyx", "ipynb", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go", "rs",
+    "java", "kt", "kts", "scala", "groovy", "gradle", "rb", "erb", "php", "cs", "fs", "vb", "c",
+    "h", "cc", "cpp", "cxx", "hpp", "hh", "m", "mm", "swift", "dart", "lua", "pl", "pm", "r", "jl",
+    "ex", "exs", "erl", "hrl", "hs", "ml", "mli", "clj", "cljs", "elm", "zig", "nim", "v", "sh",
+    "bash", "zsh", "fish", "ps1", "bat", "cmd", "vue", "svelte", "astro", "html", "htm", "css",
+    "scss", "sass", "less", "md", "markdown", "mdx", "rst", "adoc", "tex", "snap", "map", "sql",
+    "proto", "graphql", "tf", "nix",
 ];
 
 /// Extensions of data files: a secret-looking name with one is judged by its content.
 const DATA_EXTENSIONS: &[&str] = &[
-    "json", "jsonc", "json5", "yaml", "yml", "toml", "ini", "cfg", "conf", "xml", "plist",
-    "properties", "txt",
+    "json",
+    "jsonc",
+    "json5",
+    "yaml",
+    "yml",
+    "toml",
+    "ini",
+    "cfg",
+    "conf",
+    "xml",
+    "plist",
+    "properties",
+    "txt",
 ];
 
 /// Suffixes of committed templates, which hold no secrets.
@@ -103,7 +115,9 @@ pub fn by_name(name: &str) -> ByName {
     if store(&lower, extension) {
         return ByName::Secret;
     }
-    if env_file(name) || credentials(&lower) {
+    let stem = lower.split('.').next().unwrap_or(&lower);
+    let secrets_store = lower.contains('.') && matches!(stem, "secrets" | "secret");
+    if env_file(name) || credentials(&lower) || secrets_store {
         return if data {
             ByName::Content(Kind::Data)
         } else {
@@ -237,10 +251,7 @@ fn store(lower: &str, extension: &str) -> bool {
         ".vault-token",
     ];
     const KEY_STORES: &[&str] = &["p12", "pfx", "jks", "keystore", "kdbx"];
-    let stem = lower.split('.').next().unwrap_or(lower);
-    NAMES.contains(&lower)
-        || KEY_STORES.contains(&extension)
-        || (lower.contains('.') && matches!(stem, "secrets" | "secret"))
+    NAMES.contains(&lower) || KEY_STORES.contains(&extension)
 }
 
 /// Dotenv files: `.env`, `.env.local`, `.env-prod`, and `env` as a later dot-separated
@@ -373,8 +384,10 @@ mod tests {
         ("id_rsa~", "secret"),
         (".netrc", "secret"),
         (".pgpass", "secret"),
-        ("secrets.json", "secret"),
-        ("secrets.yaml", "secret"),
+        ("secrets.json", "content"),
+        ("secrets.yaml", "content"),
+        ("secrets.enc", "secret"),
+        ("config/credentials.yml.enc", "secret"),
         ("cert.p12", "secret"),
         ("app.keystore", "secret"),
         // Ordinary names.
@@ -460,7 +473,10 @@ mod tests {
             assert!(content_is_secret(Kind::Data, secret.as_bytes()), "{secret}");
         }
         for public in ["{}", "", r#"{"NODE_ENV": "test", "PORT": 3000}"#] {
-            assert!(!content_is_secret(Kind::Data, public.as_bytes()), "{public}");
+            assert!(
+                !content_is_secret(Kind::Data, public.as_bytes()),
+                "{public}"
+            );
         }
     }
 

@@ -257,7 +257,8 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
                 // Exactly what `tinytool mcp` lists.
                 visible.retain(|def| !crate::mcp::NOT_SERVED.contains(&def.name));
             }
-            out.json(&dialects::render(&visible, format, strict))
+            let describe = |def: &crate::tool::ToolDef| crate::registry::description(def, &session);
+            out.json(&dialects::render(&visible, format, strict, &describe))
         }
         "mcp" => mcp(&registry, session, sub),
         "exec" => exec::run(&registry, &session, sub, &mut out),

@@ -440,7 +440,8 @@ impl<'a> Core<'a> {
             .into_iter()
             .filter(|def| !NOT_SERVED.contains(&def.name))
             .map(|def| {
-                let mut entry = results::tool_entry(def);
+                let description = crate::registry::description(def, self.session);
+                let mut entry = results::tool_entry(def, &description);
                 if tasks {
                     entry["execution"] = json!({"taskSupport": "optional"});
                 }

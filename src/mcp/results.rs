@@ -22,15 +22,15 @@ use crate::tool::ToolDef;
 
 use super::resources;
 
-/// The `tools/list` entry of one tool.
-pub fn tool_entry(def: &ToolDef) -> Value {
+/// The `tools/list` entry of one tool, with its description as the session shows it.
+pub fn tool_entry(def: &ToolDef, description: &str) -> Value {
     let title = title(def.name);
     let mut annotations = annotations(def.name);
     annotations.insert("title".into(), json!(title));
     json!({
         "name": def.name,
         "title": title,
-        "description": def.description,
+        "description": description,
         "inputSchema": (def.schema)(),
         "outputSchema": output_schema(),
         "annotations": Value::Object(annotations),

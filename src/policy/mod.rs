@@ -183,7 +183,10 @@ impl Rule {
             return false;
         }
         if self.secret_files {
-            return access.path.as_deref().is_some_and(crate::secret_file::is_secret);
+            return access
+                .path
+                .as_deref()
+                .is_some_and(crate::secret_file::is_secret);
         }
         if self.read_only_commands {
             return access.permission == "shell"
@@ -590,7 +593,10 @@ fn defaults() -> Vec<Rule> {
         secret_files: true,
         ..Rule::builtin("read", SECRET_FILES_PATTERN, Action::Ask, Source::Default)
     };
-    let mut rules = vec![Rule::builtin("*", "*", Action::Allow, Source::Default), secrets];
+    let mut rules = vec![
+        Rule::builtin("*", "*", Action::Allow, Source::Default),
+        secrets,
+    ];
     rules.extend([
         Rule::builtin("webfetch", "*", Action::Ask, Source::Default),
         Rule::builtin("external_directory", "*", Action::Ask, Source::Default),

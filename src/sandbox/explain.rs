@@ -145,9 +145,14 @@ pub fn explain(
     let names_protected = protected
         .iter()
         .any(|p| !p.is_empty() && text.contains(p.as_str()));
-    let denied = ["permission denied", "eacces", "eperm", "operation not permitted"]
-        .iter()
-        .any(|d| lower.contains(d));
+    let denied = [
+        "permission denied",
+        "eacces",
+        "eperm",
+        "operation not permitted",
+    ]
+    .iter()
+    .any(|d| lower.contains(d));
     // Under Landlock alone a write outside the writable set fails with EACCES.
     if landlock && denied {
         return Some(match read_only_path(text) {

@@ -135,7 +135,11 @@ pub fn tracked_line(paths: &[String]) -> String {
         are = if paths.len() == 1 { "is" } else { "are" },
         its = if paths.len() == 1 { "its" } else { "their" },
         it = if paths.len() == 1 { "it" } else { "them" },
-        it_is = if paths.len() == 1 { "it is" } else { "they are" },
+        it_is = if paths.len() == 1 {
+            "it is"
+        } else {
+            "they are"
+        },
     )
 }
 
@@ -278,12 +282,24 @@ mod tests {
             path
         };
         let tracked = write("config.env", "K=v");
-        let cert = write("ca.pem", "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n");
-        let key = write("tls.key", "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n");
+        let cert = write(
+            "ca.pem",
+            "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n",
+        );
+        let key = write(
+            "tls.key",
+            "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n",
+        );
         let local = write(".env.local", "K=v");
         let opened = write(".env.test", "K=v");
         git(root, &["add", "config.env"]);
-        let all = [tracked.clone(), cert, key.clone(), local.clone(), opened.clone()];
+        let all = [
+            tracked.clone(),
+            cert,
+            key.clone(),
+            local.clone(),
+            opened.clone(),
+        ];
         let masking = decide(root, &all, &[".env.test".into()], false);
         assert_eq!(masking.masked, [key.clone(), local.clone()]);
         assert_eq!(masking.tracked, [tracked.clone()]);
@@ -311,10 +327,22 @@ mod tests {
         let dir = Path::new("/p");
         let at = |rel: &str| dir.join(rel);
         let pats = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(unmasked_by(dir, &at("fixtures/a.env"), &pats(&["fixtures/*"])));
-        assert!(unmasked_by(dir, &at("deep/x/.env.test"), &pats(&[".env.test"])));
+        assert!(unmasked_by(
+            dir,
+            &at("fixtures/a.env"),
+            &pats(&["fixtures/*"])
+        ));
+        assert!(unmasked_by(
+            dir,
+            &at("deep/x/.env.test"),
+            &pats(&[".env.test"])
+        ));
         assert!(unmasked_by(dir, &at("x/.env"), &pats(&["/p/x/.env"])));
-        assert!(!unmasked_by(dir, &at("x/.env"), &pats(&["y/*", ".env.local"])));
+        assert!(!unmasked_by(
+            dir,
+            &at("x/.env"),
+            &pats(&["y/*", ".env.local"])
+        ));
     }
 
     #[test]

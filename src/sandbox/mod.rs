@@ -195,6 +195,36 @@ fn expand(path: &str) -> PathBuf {
     }
 }
 
+/// What the sandbox does to a command under `settings`, in two sentences for the
+/// descriptions of the tools that run commands (a model that knows it does not mistake a
+/// read-only home or an emptied `.env` for a broken project).
+pub fn describe(settings: &Settings) -> String {
+    if settings.mode == Mode::Off {
+        return "Commands run without a sandbox.".to_string();
+    }
+    let mut opened: Vec<String> = settings
+        .writable
+        .iter()
+        .map(|p| {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            match home.as_deref().and_then(|h| p.strip_prefix(h).ok()) {
+                Some(rest) => format!("~/{}", rest.display()),
+                None => p.display().to_string(),
+            }
+        })
+        .collect();
+    opened.dedup();
+    let writable = if opened.is_empty() {
+        "the project and /tmp are writable".to_string()
+    } else {
+        format!("the project, /tmp and {} are writable", opened.join(", "))
+    };
+    format!(
+        "Commands run in a sandbox: {writable}, everything else (the home directory included) is read-only, and secret files git does not track (.env, private keys) read as empty. The network is {}; a `[sandbox: …]` line at the end of a result says when the sandbox stopped something and which setting opens it.",
+        if settings.network { "on" } else { "off" }
+    )
+}
+
 /// The layers, in the order of their bits in [`Report`].
 pub const LAYERS: [&str; 6] = ["userns", "mount", "pid", "net", "landlock", "mask"];
 

@@ -176,20 +176,11 @@ pub fn shell_accesses(command: &str, places: &Places) -> Vec<Access> {
 }
 
 /// Whether the command may see the secret files as they are (the sandbox then masks
-/// none): the detector flagged it as naming one and the call was let through (an allow
-/// rule, an approval, or a person asked), or a `secret-shell` allow rule of its own covers
-/// it although nothing in its line names a secret (a test suite reading `.env`).
+/// none): a `secret-shell` allow rule of the user's, or a stored approval, covers every
+/// command of its line, whether or not the line names a secret (a test suite reading
+/// `.env` names none). A `* * allow` rule is no such rule: it allows, it does not unmask.
 pub fn secrets_allowed(ctx: &CallContext, command: &str) -> bool {
-    let accesses = shell_accesses(command, &Places::for_session(ctx.session));
-    let secret: Vec<Access> = accesses
-        .iter()
-        .filter(|a| a.permission == Kind::Secret.permission())
-        .cloned()
-        .collect();
-    if !secret.is_empty() {
-        return true;
-    }
-    let asked: Vec<Access> = accesses
+    let asked: Vec<Access> = shell_accesses(command, &Places::for_session(ctx.session))
         .into_iter()
         .filter(|a| a.permission == "shell")
         .map(|a| Access {
@@ -291,7 +282,14 @@ fn compose(
         }
     };
     let notes = plan.map_or_else(Vec::new, |plan| {
-        sandbox_notes(plan, &stdout, &stderr, failure.is_some(), timed_out, command)
+        sandbox_notes(
+            plan,
+            &stdout,
+            &stderr,
+            failure.is_some(),
+            timed_out,
+            command,
+        )
     });
     let stdout_bytes = stdout.total_bytes();
     let stderr_bytes = stderr.total_bytes();

@@ -22,7 +22,7 @@ fn env_files_are_refused_by_default_and_the_message_teaches() {
         let result = run.json();
         let out = result["output"].as_str().unwrap();
         assert!(out.contains("`read` permission"), "{out}");
-        assert!(out.contains("read .env* ask"), "{out}");
+        assert!(out.contains("read <secret file> ask"), "{out}");
         assert!(
             out.contains(&format!(
                 r#"{{"permission":"read","pattern":"{path}","action":"allow"}}"#
@@ -30,7 +30,7 @@ fn env_files_are_refused_by_default_and_the_message_teaches() {
             "{out}"
         );
         assert_eq!(result["metadata"]["permission"], "read");
-        assert_eq!(result["metadata"]["rule"], "read .env* ask");
+        assert_eq!(result["metadata"]["rule"], "read <secret file> ask");
         assert_eq!(result["is_error"], true);
     }
     std::fs::write(room.path("allow.json"), ALLOW_ALL).unwrap();
@@ -232,7 +232,7 @@ fn explain_names_the_deciding_rule_without_running_or_creating_anything() {
     assert_eq!(report["outcome"], "refused");
     assert_eq!(report["permissions"][0]["permission"], "read");
     assert_eq!(report["permissions"][0]["pattern"], ".env");
-    assert_eq!(report["permissions"][0]["rule"], "read .env* ask");
+    assert_eq!(report["permissions"][0]["rule"], "read <secret file> ask");
     assert!(!room.path(".tinytool").exists());
     let outside = room
         .run(
@@ -257,7 +257,7 @@ fn explain_names_the_deciding_rule_without_running_or_creating_anything() {
         &["policy", "explain", "read", r#"{"file_path":".env"}"#],
         None,
     );
-    assert!(text.stdout.contains("read .env* ask"));
+    assert!(text.stdout.contains("read <secret file> ask"));
 }
 
 #[test]

@@ -49,6 +49,15 @@ fn bash(room: &Room, command: &str) -> Run {
     room.call("bash", json!({"command": command}))
 }
 
+/// A result's output before its `[sandbox: …]` lines.
+fn shown(run: &Run) -> String {
+    let out = run.output();
+    match out.find("\n\n[sandbox:") {
+        Some(at) => out[..=at].to_string(),
+        None => out,
+    }
+}
+
 #[test]
 fn writes_outside_and_to_protected_paths_fail_and_say_why() {
     let room = git_room(ALLOW_ALL);
@@ -153,7 +162,12 @@ fn a_masked_secret_reads_empty_but_is_still_listed() {
     );
     assert!(run.output().contains("./.env"), "{run:?}");
     assert!(!run.output().contains("hunter2"), "{run:?}");
-    assert!(run.output().ends_with("0\n"), "{run:?}");
+    // The masked file read is named at the end.
+    assert!(
+        run.output()
+            .ends_with("0\n\n[sandbox: the command read .env as empty: secret files git does not track are masked for commands; to show them, allow the command with a secret-shell rule ({\"permission\": \"secret-shell\", \"pattern\": \"<the command>\", \"action\": \"allow\"}) or add \"sandbox\": {\"unmask\": [\".env\"]} to the user policy]"),
+        "{run:?}"
+    );
     let layers = &run.json()["metadata"]["sandbox"]["layers"];
     assert!(
         layers.as_array().unwrap().iter().any(|l| l == "mask"),
@@ -177,12 +191,16 @@ fn a_secret_created_between_calls_is_masked_on_the_next() {
     let run = bash(&room, "cat deep/er/.e''nv; wc -c < .e''nv");
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!run.output().contains("late-one"), "{run:?}");
-    assert_eq!(run.output(), "0\n", "{run:?}");
+    assert_eq!(shown(&run), "0\n", "{run:?}");
+    assert!(
+        run.output().contains("read .env, deep/er/.env as empty"),
+        "{run:?}"
+    );
     // In a directory the cache already lists, and with the cache now holding.
     std::fs::write(room.path("id_rsa"), "late-two\n").unwrap();
     for _ in 0..2 {
         let run = bash(&room, "cat id_r''sa deep/er/.e''nv; echo end");
-        assert_eq!(run.output(), "end\n", "{run:?}");
+        assert_eq!(shown(&run), "end\n", "{run:?}");
     }
     assert_eq!(room.read("id_rsa"), "late-two\n");
 }
@@ -377,7 +395,7 @@ fn a_secret_stays_masked_when_a_command_ignores_its_folder() {
     assert_eq!(run.code, 0, "{run:?}");
     for _ in 0..2 {
         let run = bash(&room, "cat backend/.e''nv; echo end");
-        assert_eq!(run.output(), "end\n", "{run:?}");
+        assert_eq!(shown(&run), "end\n", "{run:?}");
     }
     // Removed by the user: the calls go on, nothing left to mask.
     std::fs::remove_file(room.path("backend/.env")).unwrap();

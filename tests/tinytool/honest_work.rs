@@ -1,0 +1,336 @@
+//! The sandbox is invisible to honest commands (issue 37): files that only look secret are
+//! seen as they are, git records inside what it records outside, the documented ways to
+//! lift the masking work, and a refusal or a masked read says which path and which
+//! setting. Every case compares a command inside the sandbox with the same command
+//! outside it (`"sandbox": {"mode": "off"}`), as the user running the tests and, when
+//! that is root, as uid 65534.
+
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::util::{Nobody, Room, Run};
+
+const ALLOW: &str = r#"{"ask": "deny", "rules": [
+    {"permission": "destructive-shell", "pattern": "*", "action": "allow"}]}"#;
+
+const CERT: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
+
+/// A repository with files that look secret and are not, a tracked dotenv fixture and
+/// an untracked, ignored `.env.local`; `sandbox` is the policy's `sandbox` key.
+fn project(sandbox: &str) -> Room {
+    let room = Room::new();
+    let policy = ALLOW.replacen("{", &format!("{{\"sandbox\": {sandbox}, "), 1);
+    room.write_user("policy.json", policy);
+    room.write("google/auth/credentials.py", "TOKEN_URI = 'x'\n");
+    room.write("tests/jest.env.js", "process.env.TZ = 'UTC';\n");
+    room.write("tests/fixtures/basic.env", "A=1\nB=2\n");
+    room.write("config.env.js", "module.exports = {};\n");
+    room.write("certs/ca.pem", CERT);
+    room.write(".env", "TRACKED=1\n");
+    room.write(".gitignore", ".env.local\n");
+    git(&room, &["init", "-q"]);
+    git(&room, &["add", "-A"]);
+    git(&room, &["commit", "-qm", "one"]);
+    room.write(".env.local", "API_KEY=hunter2\n");
+    room
+}
+
+fn git(room: &Room, args: &[&str]) -> String {
+    let mut cmd = Command::new("git");
+    cmd.args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args);
+    room.enter(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn bash(room: &Room, command: &str) -> Run {
+    room.call("bash", json!({"command": command}))
+}
+
+/// Whether this machine sets up the mount layer (else: why not).
+fn supported(room: &Room) -> Result<(), String> {
+    let run = bash(room, "true");
+    let layers = &run.json()["metadata"]["sandbox"]["layers"];
+    if layers
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "mount"))
+    {
+        Ok(())
+    } else {
+        Err(format!("no mount layer: {}", run.json()["metadata"]))
+    }
+}
+
+/// A script that prints each file it is given with its size, naming none of them on the
+/// command line (as a test suite reads its fixtures).
+const SIZES: &str = "for f in $(cat list); do printf '%s %s\\n' \"$f\" \"$(wc -c < \"$f\")\"; done";
+
+#[test]
+fn files_that_only_look_secret_read_as_they_are_and_only_untracked_secrets_are_masked() {
+    let room = project("{}");
+    room.write(
+        "list",
+        "google/auth/credentials.py\ntests/jest.env.js\ntests/fixtures/basic.env\nconfig.env.js\ncerts/ca.pem\n.env\n.env.local\n",
+    );
+    // The first call of the project (the tracked secrets are told of once).
+    let run = bash(&room, SIZES);
+    let layers = &run.json()["metadata"]["sandbox"]["layers"];
+    if !layers
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "mount"))
+    {
+        eprintln!("skipped: no mount layer: {run:?}");
+        return;
+    }
+    assert_eq!(run.code, 0, "{run:?}");
+    let out = run.output();
+    for (file, size) in [
+        ("google/auth/credentials.py", 16),
+        ("tests/jest.env.js", 24),
+        ("tests/fixtures/basic.env", 8),
+        ("config.env.js", 21),
+        ("certs/ca.pem", CERT.len()),
+        (".env", 10),
+        (".env.local", 0),
+    ] {
+        assert!(out.contains(&format!("{file} {size}\n")), "{file}: {out}");
+    }
+    let sandbox = &run.json()["metadata"]["sandbox"];
+    assert_eq!(sandbox["masked"], json!([".env.local"]), "{run:?}");
+    let tracked = sandbox["tracked_secrets"].as_array().unwrap();
+    assert!(tracked.contains(&json!(".env")), "{run:?}");
+    assert!(
+        tracked.contains(&json!("tests/fixtures/basic.env")),
+        "{run:?}"
+    );
+    // The masked file the command read is named, with the settings that open it.
+    assert!(
+        out.contains("[sandbox: the command read .env.local as empty"),
+        "{out}"
+    );
+    assert!(out.contains(r#""unmask": [".env.local"]"#), "{out}");
+    // The tracked secrets are told once, with how to untrack them.
+    assert!(out.contains("tracked by git"), "{out}");
+    assert!(out.contains("git rm --cached"), "{out}");
+    assert!(!bash(&room, "true").output().contains("tracked by git"));
+    // And the shell detector does not ask about code.
+    let run = bash(
+        &room,
+        "cat google/auth/credentials.py && wc -c tests/jest.env.js",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.output().starts_with("TOKEN_URI"), "{run:?}");
+}
+
+/// What git records after changing every tracked file and committing, then a stash round
+/// trip: the same inside and outside the sandbox.
+const ROUND_TRIP: &str = "for f in $(git ls-files); do echo changed >> \"$f\"; done \
+    && git -c user.name=t -c user.email=t@t commit -qam two && git ls-tree -r HEAD \
+    && for f in $(git ls-files); do echo more >> \"$f\"; done && git stash -q && git status --porcelain \
+    && git stash pop -q && git status --porcelain && git stash list | wc -l";
+
+#[test]
+fn git_commits_and_stashes_inside_what_it_would_outside() {
+    let inside = project("{}");
+    if let Err(why) = supported(&inside) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let outside = project(r#"{"mode": "off"}"#);
+    let a = bash(&inside, ROUND_TRIP);
+    let b = bash(&outside, ROUND_TRIP);
+    assert_eq!(a.code, 0, "{a:?}");
+    assert_eq!(b.code, 0, "{b:?}");
+    let shown = |run: &Run| {
+        run.output()
+            .lines()
+            .take_while(|l| !l.starts_with("[sandbox:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(shown(&a), shown(&b));
+    assert!(shown(&a).contains(" M .env\n"), "{a:?}");
+    assert_eq!(inside.read(".env"), "TRACKED=1\nchanged\nmore\n");
+    assert_eq!(inside.read(".env.local"), "API_KEY=hunter2\n");
+}
+
+#[test]
+fn a_secret_shell_allow_rule_or_sandbox_unmask_lifts_the_masking() {
+    let room = project(r#"{"unmask": ["tests/*.env"]}"#);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    room.write("tests/local.env", "X=1\n");
+    room.write("list", ".env.local\ntests/local.env\n");
+    let run = bash(&room, SIZES);
+    assert!(run.output().contains(".env.local 0\n"), "{run:?}");
+    assert!(run.output().contains("tests/local.env 4\n"), "{run:?}");
+    assert_eq!(
+        run.json()["metadata"]["sandbox"]["unmasked"],
+        json!(["tests/local.env"])
+    );
+    // A rule for the command, not naming any secret.
+    room.write_user(
+        "policy.json",
+        r#"{"ask": "deny", "rules": [
+            {"permission": "secret-shell", "pattern": "*", "action": "allow"}]}"#,
+    );
+    let run = bash(&room, SIZES);
+    assert!(run.output().contains(".env.local 16\n"), "{run:?}");
+    let run = bash(&room, "cat .env.local");
+    assert_eq!(run.output(), "API_KEY=hunter2\n", "{run:?}");
+    // A `*` rule allows everything, it does not unmask.
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
+    );
+    let run = bash(&room, "cat .env.local; echo end");
+    assert_eq!(run.output().lines().next(), Some("end"), "{run:?}");
+}
+
+#[test]
+fn refusals_in_any_wording_name_the_path_and_the_setting_even_in_a_pipeline() {
+    let room = project("{}");
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let outside = format!("/var/tmp/tinytool-parity-{}", std::process::id());
+    // A pipeline hides mkdir's failure: the line still comes, naming the path.
+    let run = bash(&room, &format!("mkdir -p {outside}/x 2>&1 | cat"));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.output().contains(&format!(
+            "[sandbox: {outside} is read-only inside the sandbox"
+        )),
+        "{run:?}"
+    );
+    assert!(
+        run.output()
+            .contains(&format!(r#"add "{outside}" to "sandbox""#))
+    );
+    // Node's and Go's lower-case wordings.
+    for message in [
+        format!("npm error EROFS: read-only file system, mkdir '{outside}/_cacache'"),
+        format!("go: creating work dir: mkdir {outside}/go-build1: read-only file system"),
+    ] {
+        let run = bash(&room, &format!("echo \"{message}\" >&2; exit 1"));
+        assert!(
+            run.output().contains(&format!("[sandbox: {outside}/")),
+            "{message}: {run:?}"
+        );
+    }
+    // An honest success that prints the words names nothing.
+    let run = bash(
+        &room,
+        "echo 'docs: a read-only file system is one you cannot write'",
+    );
+    assert!(!run.output().contains("[sandbox:"), "{run:?}");
+    assert!(!std::path::Path::new(&outside).exists());
+}
+
+#[test]
+fn a_command_timing_out_with_the_network_off_says_so() {
+    let room = project(r#"{"network": false}"#);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let run = room.call("bash", json!({"command": "sleep 5", "timeout": 300}));
+    assert!(run.output().contains("timed out"), "{run:?}");
+    assert!(run.output().contains("network was off"), "{run:?}");
+}
+
+#[test]
+fn the_caches_the_build_policy_opens_are_made_and_writable() {
+    let room = project(r#"{"writable": ["~/.npm", "~/go/pkg/mod"]}"#);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let run = bash(&room, "touch ~/.npm/x ~/go/pkg/mod/y && echo ok");
+    assert_eq!(run.output(), "ok\n", "{run:?}");
+    assert!(room.home.join(".npm/x").exists());
+}
+
+#[test]
+fn unprivileged_too_tracked_secrets_are_not_masked_and_untracked_ones_are() {
+    let Some(nobody) = Nobody::new(ALLOW) else {
+        return;
+    };
+    let work = &nobody.work;
+    std::fs::write(work.join(".env"), "TRACKED=1\n").unwrap();
+    std::fs::write(work.join("credentials.py"), "X = 1\n").unwrap();
+    std::fs::write(work.join(".gitignore"), ".env.local\n").unwrap();
+    let git = |args: &[&str]| {
+        assert!(
+            Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(["-c", "safe.directory=*"])
+                .args(args)
+                .current_dir(work)
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "one"]);
+    std::fs::write(work.join(".env.local"), "API_KEY=hunter2\n").unwrap();
+    std::fs::write(work.join("list"), ".env\ncredentials.py\n.env.local\n").unwrap();
+    nobody.hand_over();
+    let run = nobody.bash(work, SIZES, &[]);
+    let sandbox = &run.json()["metadata"]["sandbox"];
+    if !sandbox["layers"]
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "mount"))
+    {
+        eprintln!("skipped: no mount layer for uid 65534: {sandbox}");
+        return;
+    }
+    let out = run.output();
+    assert!(out.contains(".env 10\n"), "{run:?}");
+    assert!(out.contains("credentials.py 6\n"), "{run:?}");
+    assert!(out.contains(".env.local 0\n"), "{run:?}");
+    assert_eq!(sandbox["masked"], json!([".env.local"]), "{run:?}");
+}
+
+#[test]
+fn the_tools_that_run_commands_tell_the_model_about_the_sandbox() {
+    let room = project(r#"{"network": false, "writable": ["~/.npm"]}"#);
+    for format in ["json", "mcp", "anthropic"] {
+        let run = room.run(&["tools", "--format", format], None);
+        let tools: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let description = |name: &str| {
+            tools
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == name)
+                .map(|t| t["description"].as_str().unwrap().to_string())
+                .unwrap()
+        };
+        for name in ["bash", "monitor"] {
+            let text = description(name);
+            assert!(
+                text.contains("Commands run in a sandbox"),
+                "{format} {name}: {text}"
+            );
+            assert!(text.contains("~/.npm are writable"), "{text}");
+            assert!(text.contains("The network is off"), "{text}");
+            assert!(text.contains("read as empty"), "{text}");
+        }
+        assert!(!description("read").contains("sandbox"));
+    }
+    room.write_user("policy.json", r#"{"sandbox": {"mode": "off"}}"#);
+    let run = room.run(&["tools"], None);
+    assert!(
+        run.stdout.contains("Commands run without a sandbox."),
+        "{run:?}"
+    );
+}
