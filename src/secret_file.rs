@@ -387,7 +387,7 @@ mod tests {
         ("secrets.json", "content"),
         ("secrets.yaml", "content"),
         ("secrets.enc", "secret"),
-        ("config/credentials.yml.enc", "secret"),
+        ("credentials.yml.enc", "secret"),
         ("cert.p12", "secret"),
         ("app.keystore", "secret"),
         // Ordinary names.

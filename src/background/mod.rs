@@ -128,12 +128,13 @@ impl From<String> for StartFailure {
 
 /// Starts the supervisor of a recorded row and waits for its handshake: the command's
 /// `metadata.sandbox`. `Err` says why it did not start (the row is then still `starting`;
-/// the caller ends it).
+/// the caller ends it). `unmask_all`: a `secret-shell` allow rule covers the command.
 pub fn spawn_supervisor(
     session: &Session,
     kind: Background,
     id: i64,
     token: &str,
+    unmask_all: bool,
 ) -> std::result::Result<serde_json::Value, StartFailure> {
     // The running binary itself, even if its file was replaced since it started.
     let mut command = Command::new("/proc/self/exe");
@@ -149,7 +150,11 @@ pub fn spawn_supervisor(
     if let Some(policy) = &session.policy_file {
         command.env(crate::process::environment::POLICY_VAR, policy);
     }
-    command.env(crate::sandbox::SETTINGS_VAR, session.sandbox.encode());
+    let settings = crate::sandbox::Settings {
+        unmask_all,
+        ..session.sandbox.clone()
+    };
+    command.env(crate::sandbox::SETTINGS_VAR, settings.encode());
     // The call's open checkpoint goes to the supervisor, which closes it when the command
     // ends (`checkpoints::handoff`).
     let checkpoint = crate::checkpoints::handoff::take_offer();

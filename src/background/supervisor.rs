@@ -303,7 +303,10 @@ fn supervise_monitor(
             row.status
         );
     }
-    let plan = setup.plan(crate::sandbox::Purpose::default());
+    let plan = setup.plan(crate::sandbox::Purpose {
+        unmask_all: setup.sandbox.unmask_all,
+        ..Default::default()
+    });
     let request = Request {
         program: Program::Shell(&row.command),
         dir: &setup.dir,
@@ -340,6 +343,7 @@ fn supervise_monitor(
     if let (Ok(outcome), Some(plan)) = (&outcome, watcher.start.plan.clone()) {
         let failed = !outcome.cancelled && outcome.ending.exit_code() != Some(0);
         let text = String::from_utf8_lossy(&watcher.tail).into_owned();
+        watcher.lines.pending.extend(plan.masking_lines());
         let line = plan
             .undone_line()
             .or_else(|| failed.then(|| plan.explain_text(&text)).flatten())

@@ -3,8 +3,11 @@
 //! with the session's effective `sandbox` settings.
 //!
 //! Text: one line of settings, then one line per layer, `LAYER: yes`, `LAYER: yes (NOTE)`,
-//! `LAYER: no: WHY` or `LAYER: not needed (WHY)`. JSON: `{"mode", "network", "writable": [..], "layers":
-//! [{"layer", "available": bool, "status", "why"}], "complete": bool}`, `complete` being
+//! `LAYER: no: WHY` or `LAYER: not needed (WHY)`, then the project's secrets: masked,
+//! unmasked by `sandbox.unmask`, and tracked by git (not masked, with how to untrack
+//! them). JSON: `{"mode", "network", "writable": [..], "unmask": [..], "layers":
+//! [{"layer", "available": bool, "status", "why"}], "complete": bool, "masked",
+//! "tracked_secrets", "unmasked", "tracked_notice"}`, `complete` being
 //! true when no layer is missing, and `verdict` (also the last text line) when one is: what
 //! the mode does about it (`required` refuses every command). The exit status is 0 either
 //! way: it is a report.
@@ -40,6 +43,7 @@ pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus 
     let settings = &session.sandbox;
     let support = crate::sandbox::support(&session.dir);
     let complete = support.iter().all(|s| s.status != "no");
+    let secrets = crate::sandbox::secrets(settings, &session.dir);
     if sub.get_flag("json") {
         let layers: Vec<Value> = support
             .iter()
@@ -52,13 +56,28 @@ pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus 
                 })
             })
             .collect();
+        let shown = |paths: &[std::path::PathBuf]| -> Vec<String> {
+            paths
+                .iter()
+                .map(|p| crate::sandbox::masking::shown(&session.dir, p))
+                .collect()
+        };
         let mut report = json!({
             "mode": settings.mode.as_str(),
             "network": settings.network,
             "writable": settings.writable,
+            "unmask": settings.unmask,
             "layers": layers,
             "complete": complete,
+            "masked": shown(&secrets.masked),
+            "tracked_secrets": shown(&secrets.tracked),
+            "unmasked": shown(&secrets.unmasked),
         });
+        if !secrets.tracked.is_empty() {
+            report["tracked_notice"] = json!(crate::sandbox::masking::tracked_line(&shown(
+                &secrets.tracked
+            )));
+        }
         if let Some(line) = verdict(settings, &support) {
             report["verdict"] = json!(line);
         }
@@ -85,6 +104,27 @@ pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus 
     }
     if let Some(line) = verdict(settings, &support) {
         text.push_str(&line);
+        text.push('\n');
+    }
+    let shown = |paths: &[std::path::PathBuf]| -> Vec<String> {
+        paths
+            .iter()
+            .map(|p| crate::sandbox::masking::shown(&session.dir, p))
+            .collect()
+    };
+    for (label, paths) in [
+        ("secrets masked (read as empty)", &secrets.masked),
+        ("secrets unmasked by sandbox.unmask", &secrets.unmasked),
+        ("secrets git tracks (not masked)", &secrets.tracked),
+    ] {
+        if !paths.is_empty() {
+            text.push_str(&format!("{label}: {}\n", shown(paths).join(", ")));
+        }
+    }
+    if !secrets.tracked.is_empty() {
+        text.push_str(&crate::sandbox::masking::tracked_line(&shown(
+            &secrets.tracked,
+        )));
         text.push('\n');
     }
     out.raw(text.as_bytes())

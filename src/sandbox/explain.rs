@@ -78,6 +78,35 @@ pub fn read_only_path(text: &str) -> Option<std::path::PathBuf> {
     None
 }
 
+/// The path a failed attempt to make something names, where the error does not say
+/// read-only (npm reports the `mkdir` of a read-only home as `ENOENT`): a line naming
+/// `mkdir`, `open`, `create` or `write` with an error (`ENOENT`, `No such file`, …), and
+/// a path on it or on one of the three lines before.
+pub fn made_path(text: &str) -> Option<std::path::PathBuf> {
+    const VERBS: [&str; 4] = ["mkdir", "open", "create", "write"];
+    const ERRORS: [&str; 6] = [
+        "enoent",
+        "no such file",
+        "erofs",
+        "read-only",
+        "eacces",
+        "permission denied",
+    ];
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let lower = line.to_lowercase();
+        if !(VERBS.iter().any(|v| lower.contains(v)) && ERRORS.iter().any(|e| lower.contains(e))) {
+            continue;
+        }
+        for candidate in lines[i.saturating_sub(3)..=i].iter().rev() {
+            if let Some(path) = path_in(candidate) {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
 /// The first absolute (or `~/`) path in a line.
 fn path_in(line: &str) -> Option<std::path::PathBuf> {
     let quotes = ['\'', '"', '`', '‘', '’', '“', '”'];
@@ -307,6 +336,49 @@ mod tests {
             Some(SERVICE_SOCKETS)
         );
         assert_eq!(explain(docker, false, false, &[], &[], false), None);
+    }
+
+    #[test]
+    fn read_only_errors_in_every_wording_name_the_path() {
+        let cases = [
+            (
+                "npm error code EROFS\nnpm error EROFS: read-only file system, mkdir '/opt/npm/_cacache'",
+                "/opt/npm/_cacache",
+            ),
+            (
+                "go: creating work dir: mkdir /opt/gocache/go-build1: read-only file system",
+                "/opt/gocache/go-build1",
+            ),
+            (
+                "error: failed to create directory `/opt/cargo/registry/cache`\n\nCaused by:\n  Read-only file system (os error 30)",
+                "/opt/cargo/registry/cache",
+            ),
+            (
+                "OSError: [Errno 30] Read-only file system: '/opt/venv/lib'",
+                "/opt/venv/lib",
+            ),
+            (
+                "touch: cannot touch \u{2018}/opt/x\u{2019}: Read-only file system",
+                "/opt/x",
+            ),
+        ];
+        for (text, path) in cases {
+            assert_eq!(
+                read_only_path(text).as_deref(),
+                Some(std::path::Path::new(path)),
+                "{text}"
+            );
+            let line = explain(text, false, false, &[], &[], false).unwrap();
+            assert!(line.contains(&format!("{path} is read-only")), "{line}");
+            assert!(line.contains(&format!("add \"{path}\" to")), "{line}");
+        }
+        // npm says ENOENT for the mkdir of a read-only home.
+        let npm = "npm error enoent Invalid response body: ENOENT: no such file or directory, mkdir '/home/u/.npm'";
+        assert_eq!(
+            made_path(npm).as_deref(),
+            Some(std::path::Path::new("/home/u/.npm"))
+        );
+        assert_eq!(made_path("all fine, wrote /tmp/x"), None);
     }
 
     #[test]

@@ -301,8 +301,8 @@ mod tests {
             opened.clone(),
         ];
         let masking = decide(root, &all, &[".env.test".into()], false);
-        assert_eq!(masking.masked, [key.clone(), local.clone()]);
-        assert_eq!(masking.tracked, [tracked.clone()]);
+        assert_eq!(masking.masked, [key, local]);
+        assert_eq!(masking.tracked, std::slice::from_ref(&tracked));
         assert_eq!(masking.unmasked, [opened]);
         assert!(!masking.index_unread);
         // A secret-shell allow rule opens every untracked secret.

@@ -100,6 +100,9 @@ pub struct Settings {
     pub writable: Vec<PathBuf>,
     /// The `unmask` patterns of the user policy.
     pub unmask: Vec<String>,
+    /// For one background command handed to its supervisor: a `secret-shell` allow rule
+    /// covers it ([`Purpose::unmask_all`]). Never set by a policy.
+    pub unmask_all: bool,
     /// The explicit policy file (`--policy`), protected read-only.
     pub policy_file: Option<PathBuf>,
 }
@@ -111,6 +114,7 @@ impl Default for Settings {
             network: true,
             writable: Vec::new(),
             unmask: Vec::new(),
+            unmask_all: false,
             policy_file: None,
         }
     }
@@ -155,6 +159,7 @@ impl Settings {
             "network": self.network,
             "writable": self.writable,
             "unmask": self.unmask,
+            "unmask_all": self.unmask_all,
             "policy_file": self.policy_file,
         })
         .to_string()
@@ -169,6 +174,8 @@ impl Settings {
             writable: Vec<PathBuf>,
             #[serde(default)]
             unmask: Vec<String>,
+            #[serde(default)]
+            unmask_all: bool,
             policy_file: Option<PathBuf>,
         }
         match serde_json::from_str::<Wire>(text) {
@@ -177,6 +184,7 @@ impl Settings {
                 network: w.network,
                 writable: w.writable,
                 unmask: w.unmask,
+                unmask_all: w.unmask_all,
                 policy_file: w.policy_file,
             },
             Err(_) => Settings {
@@ -925,6 +933,14 @@ fn pinned_ancestors<'a>(
     out
 }
 
+/// What the masking of a command in `dir` would be under `settings` (no `secret-shell`
+/// rule lifting it): for `tinytool sandbox`.
+pub fn secrets(settings: &Settings, dir: &Path) -> masking::Masking {
+    let dir = crate::paths::resolve_symlinks(dir);
+    let scan = mask::scan(&dir);
+    masking::decide(&dir, &scan.files, &settings.unmask, false)
+}
+
 /// The plan for a command of `session`; `None` when its sandbox is off.
 pub fn plan_for(
     session: &crate::session::Session,
@@ -1078,6 +1094,19 @@ impl Plan {
             }
         }
         let tcp_denied = landlock && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
+        let read_only_parent = || {
+            // A path the command failed to make that does not exist and lies outside the
+            // writable set: its parent is read-only here, whatever the error said.
+            let path = explain::made_path(text)?;
+            let under = |list: &[CString]| {
+                list.iter()
+                    .any(|c| path.starts_with(Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()))))
+            };
+            (report.is_active(MOUNT)
+                && !under(&self.writable)
+                && std::fs::symlink_metadata(&path).is_err())
+            .then(|| explain::read_only_line(&path))
+        };
         explain::explain(
             text,
             !self.network && (report.is_active(NET) || tcp_denied),
@@ -1086,5 +1115,6 @@ impl Plan {
             &protected,
             !self.sockets.is_empty(),
         )
+        .or_else(read_only_parent)
     }
 }

@@ -257,7 +257,8 @@ fn start(ctx: &CallContext, args: &MonitorArgs) -> anyhow::Result<ToolOutput> {
         }
     };
     let monitor_id = Background::Monitor.label(id);
-    let sandbox = match spawn_supervisor(session, Background::Monitor, id, &token) {
+    let unmask_all = crate::tools::bash::secrets_allowed(ctx, command);
+    let sandbox = match spawn_supervisor(session, Background::Monitor, id, &token, unmask_all) {
         Ok(sandbox) => sandbox,
         Err(failure) => {
             let why = failure.why;
