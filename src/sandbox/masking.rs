@@ -182,11 +182,30 @@ pub fn placeholders(tinytool: &Path, count: usize) -> Option<Vec<PathBuf>> {
 }
 
 /// An inotify instance watching the placeholders for opens.
+///
+/// Closing an inotify instance that had watches waits for the kernel to free them (an
+/// SRCU grace period, several milliseconds): the watches are removed as soon as the
+/// command's opens are read, so that the grace period passes while the result is
+/// composed, and the instance is closed on a thread of its own.
 #[derive(Debug)]
 pub struct Opens {
-    fd: std::os::fd::OwnedFd,
+    fd: Option<std::os::fd::OwnedFd>,
     /// The watch descriptor of each placeholder, in order.
     watches: Vec<i32>,
+    /// What [`Opens::opened`] found, once it looked.
+    seen: std::sync::OnceLock<Vec<usize>>,
+}
+
+impl Drop for Opens {
+    fn drop(&mut self) {
+        if let Some(fd) = self.fd.take() {
+            // Nothing waits for this thread; where the process exits first, the exit
+            // closes the instance.
+            let _ = std::thread::Builder::new()
+                .name("inotify-close".into())
+                .spawn(move || drop(fd));
+        }
+    }
 }
 
 impl Opens {
@@ -217,22 +236,29 @@ impl Opens {
             }
             watches.push(wd);
         }
-        Some(Opens { fd, watches })
+        Some(Opens {
+            fd: Some(fd),
+            watches,
+            seen: std::sync::OnceLock::new(),
+        })
     }
 
-    /// The indices of the placeholders opened since the watch began (or the last call).
+    /// The indices of the placeholders opened since the watch began; the first call
+    /// reads them and ends the watch (call it once the command ended).
     pub fn opened(&self) -> Vec<usize> {
+        self.seen.get_or_init(|| self.read_and_stop()).clone()
+    }
+
+    fn read_and_stop(&self) -> Vec<usize> {
+        use std::os::fd::AsRawFd;
+        let Some(fd) = self.fd.as_ref().map(|fd| fd.as_raw_fd()) else {
+            return Vec::new();
+        };
         let mut seen = vec![false; self.watches.len()];
         let mut buffer = [0u8; 4096];
         loop {
             // SAFETY: reads into a buffer of the given length.
-            let n = unsafe {
-                libc::read(
-                    std::os::fd::AsRawFd::as_raw_fd(&self.fd),
-                    buffer.as_mut_ptr().cast(),
-                    buffer.len(),
-                )
-            };
+            let n = unsafe { libc::read(fd, buffer.as_mut_ptr().cast(), buffer.len()) };
             if n <= 0 {
                 break;
             }
@@ -249,6 +275,12 @@ impl Opens {
                     seen[i] = true;
                 }
                 at += header + event.len as usize;
+            }
+        }
+        for &wd in &self.watches {
+            // SAFETY: removes a watch of this instance; a failure only means it is gone.
+            unsafe {
+                libc::inotify_rm_watch(fd, wd);
             }
         }
         (0..seen.len()).filter(|&i| seen[i]).collect()
@@ -351,11 +383,12 @@ mod tests {
         let files = placeholders(dir.path(), 3).unwrap();
         assert!(files.iter().all(|f| std::fs::read(f).unwrap().is_empty()));
         let opens = Opens::watch(&files).unwrap();
-        // Reading the placeholders themselves here opens them (as `read` above did not:
-        // the watch started after it).
-        assert!(opens.opened().is_empty());
+        // The `read` above came before the watch; this one is seen, a `stat` is not.
         let _ = std::fs::read(&files[1]).unwrap();
         let _ = std::fs::metadata(&files[2]).unwrap();
+        assert_eq!(opens.opened(), [1]);
+        // The watch ended with the first look.
+        let _ = std::fs::read(&files[0]).unwrap();
         assert_eq!(opens.opened(), [1]);
         // Made once, reused.
         assert_eq!(placeholders(dir.path(), 2).unwrap(), files[..2]);

@@ -550,7 +550,11 @@ impl Plan {
         }
         let empty = mask::empty_file(&tinytool);
         let sources = masking::placeholders(&tinytool, masking.masked.len()).unwrap_or_default();
-        let mask_opens = masking::Opens::watch(&sources);
+        let mask_opens = if sources.is_empty() {
+            None
+        } else {
+            masking::Opens::watch(&sources)
+        };
         let devices_cache = crate::project::ensure_own_subdir(&dir, "sandbox")
             .ok()
             .map(|d| d.join("devices"));
