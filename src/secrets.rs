@@ -1,6 +1,6 @@
 //! Secret files stay secret in every output (issue 18 item 6).
 //!
-//! A file whose `read` the policy refuses (the built-in `read .env* ask` with nobody to ask,
+//! A file whose `read` the policy refuses (the built-in `read <secret file> ask` with nobody to ask,
 //! or a `read secret/* deny` rule) may still be changed by edit, write and apply_patch, which
 //! need only `edit`. Those tools show file content in several places — edit's "closest
 //! region" when old_string is not found or matches several places, the diffs in

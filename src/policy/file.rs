@@ -11,7 +11,7 @@
 //!   "ask": "deny",
 //!   "disabled": ["websearch"],
 //!   "trust_project": false,
-//!   "sandbox": {"mode": "auto", "network": true, "writable": ["~/.cargo"]}
+//!   "sandbox": {"mode": "auto", "network": true, "writable": ["~/.cargo"], "unmask": ["tests/*.env"]}
 //! }
 //! ```
 //!

@@ -565,12 +565,12 @@ mod tests {
     #[test]
     fn only_the_env_rule_or_nothing_can_refuse_below_an_unrelated_root() {
         assert!(!judge(r#"{"ask": "allow"}"#, &[], "/work").may_refuse());
-        assert!(judge("", &[], "/work").may_refuse(), ".env* asks");
+        assert!(judge("", &[], "/work").may_refuse(), "secret files ask");
         let all = r#"{"rules": [{"permission": "read", "pattern": "*", "action": "allow"}]}"#;
         assert!(!judge(all, &[], "/work").may_refuse());
         let pem_elsewhere = deny("/elsewhere/*");
         let j = judge(&pem_elsewhere, &[], "/work/src");
-        assert!(j.may_refuse(), "the .env* rule still asks");
+        assert!(j.may_refuse(), "the secret-file rule still asks");
         assert!(j.permits(Path::new("/work/src/a.rs")));
         let open = r#"{"ask": "allow", "rules": [{"permission": "read", "pattern": "secret/*", "action": "deny"}]}"#;
         assert!(!judge(open, &[], "/work/src").may_refuse());

@@ -2,9 +2,10 @@
 //! run is then limited by the kernel, not by a parser.
 //!
 //! - [`SandboxSpec`]: the `sandbox` key of a policy file,
-//!   `{"mode": "auto"|"required"|"off", "network": true|false, "writable": ["~/.cargo"]}`;
-//!   [`Settings::from_policy`] merges the user and project policies (the project can only
-//!   tighten: `required` over `auto`, `network: false`; its `writable` is ignored).
+//!   `{"mode": "auto"|"required"|"off", "network": true|false, "writable": ["~/.cargo"],
+//!   "unmask": ["tests/*.env"]}`; [`Settings::from_policy`] merges the user and project
+//!   policies (the project can only tighten: `required` over `auto`, `network: false`; its
+//!   `writable` and `unmask` are ignored).
 //! - [`Plan`]: everything the forked child needs, prepared in tinytool before the fork
 //!   (paths as C strings, the masked secret files, the uid map), plus a page shared with
 //!   the child in which it records which layers it set up ([`Report`]).
@@ -16,7 +17,9 @@
 //!   secret files covered by an empty read-only file), a network namespace with only its
 //!   own loopback when `network` is false, and a PID namespace whose first process is
 //!   the command: when it ends, or tinytool dies, the kernel kills everything in it.
-//! - `mask`: the bounded scan for secret files to cover.
+//! - `mask`: the bounded scan for files that may be secrets; `masking`: which of them are
+//!   covered (secrets git does not track and the user did not unmask), each by an empty
+//!   file of its own watched for opens.
 //! - `explain`: the last line of a failed command's output naming the rule that stopped it.
 //!
 //! - `landlock`: the fallback where `unshare` is refused: writes limited to the writable

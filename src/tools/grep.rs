@@ -1076,7 +1076,7 @@ mod tests {
     use crate::tool::Body;
     use std::time::Duration;
 
-    /// A gate that decides reads by the policy's built-in defaults (`read .env*` asks,
+    /// A gate that decides reads by the policy's built-in defaults (`read <secret file>` asks,
     /// and asks are refused) and lets every call through.
     struct NoSecrets;
 
