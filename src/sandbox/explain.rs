@@ -63,19 +63,7 @@ pub fn read_only_path(text: &str) -> Option<std::path::PathBuf> {
         "eperm",
         "operation not permitted",
     ];
-    let lines: Vec<&str> = text.lines().collect();
-    for (i, line) in lines.iter().enumerate() {
-        let lower = line.to_lowercase();
-        if !SIGNS.iter().any(|s| lower.contains(s)) {
-            continue;
-        }
-        for candidate in lines[i.saturating_sub(3)..=i].iter().rev() {
-            if let Some(path) = path_in(candidate) {
-                return Some(path);
-            }
-        }
-    }
-    None
+    path_near(text, |lower| SIGNS.iter().any(|s| lower.contains(s)))
 }
 
 /// The path a failed attempt to make something names, where the error does not say
@@ -92,19 +80,23 @@ pub fn made_path(text: &str) -> Option<std::path::PathBuf> {
         "eacces",
         "permission denied",
     ];
+    path_near(text, |lower| {
+        VERBS.iter().any(|v| lower.contains(v)) && ERRORS.iter().any(|e| lower.contains(e))
+    })
+}
+
+/// The first path named on a line `is_error` accepts (given lower-cased) or on one of the
+/// three lines before it, trying such lines in order.
+fn path_near(text: &str, is_error: impl Fn(&str) -> bool) -> Option<std::path::PathBuf> {
     let lines: Vec<&str> = text.lines().collect();
-    for (i, line) in lines.iter().enumerate() {
-        let lower = line.to_lowercase();
-        if !(VERBS.iter().any(|v| lower.contains(v)) && ERRORS.iter().any(|e| lower.contains(e))) {
-            continue;
-        }
-        for candidate in lines[i.saturating_sub(3)..=i].iter().rev() {
-            if let Some(path) = path_in(candidate) {
-                return Some(path);
-            }
-        }
-    }
-    None
+    (0..lines.len())
+        .filter(|&at| is_error(&lines[at].to_lowercase()))
+        .find_map(|at| {
+            lines[at.saturating_sub(3)..=at]
+                .iter()
+                .rev()
+                .find_map(|line| path_in(line))
+        })
 }
 
 /// The first absolute (or `~/`) path in a line.

@@ -50,20 +50,6 @@ fn bash(room: &Room, command: &str) -> Run {
     room.call("bash", json!({"command": command}))
 }
 
-/// Whether this machine sets up the mount layer (else: why not).
-fn supported(room: &Room) -> Result<(), String> {
-    let run = bash(room, "true");
-    let layers = &run.json()["metadata"]["sandbox"]["layers"];
-    if layers
-        .as_array()
-        .is_some_and(|l| l.iter().any(|x| x == "mount"))
-    {
-        Ok(())
-    } else {
-        Err(format!("no mount layer: {}", run.json()["metadata"]))
-    }
-}
-
 /// A script that prints each file it is given with its size, naming none of them on the
 /// command line (as a test suite reads its fixtures).
 const SIZES: &str = "for f in $(cat list); do printf '%s %s\\n' \"$f\" \"$(wc -c < \"$f\")\"; done";
@@ -135,7 +121,7 @@ const ROUND_TRIP: &str = "for f in $(git ls-files); do echo changed >> \"$f\"; d
 #[test]
 fn git_commits_and_stashes_inside_what_it_would_outside() {
     let inside = project("{}");
-    if let Err(why) = supported(&inside) {
+    if let Err(why) = crate::util::mount_layer(&inside) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -160,7 +146,7 @@ fn git_commits_and_stashes_inside_what_it_would_outside() {
 #[test]
 fn a_secret_shell_allow_rule_or_sandbox_unmask_lifts_the_masking() {
     let room = project(r#"{"unmask": ["tests/*.env"]}"#);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -195,7 +181,7 @@ fn a_secret_shell_allow_rule_or_sandbox_unmask_lifts_the_masking() {
 #[test]
 fn refusals_in_any_wording_name_the_path_and_the_setting_even_in_a_pipeline() {
     let room = project("{}");
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -236,7 +222,7 @@ fn refusals_in_any_wording_name_the_path_and_the_setting_even_in_a_pipeline() {
 #[test]
 fn a_command_timing_out_with_the_network_off_says_so() {
     let room = project(r#"{"network": false}"#);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -248,7 +234,7 @@ fn a_command_timing_out_with_the_network_off_says_so() {
 #[test]
 fn the_caches_the_build_policy_opens_are_made_and_writable() {
     let room = project(r#"{"writable": ["~/.npm", "~/go/pkg/mod"]}"#);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }

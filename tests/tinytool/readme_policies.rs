@@ -109,24 +109,10 @@ fn the_ci_policy_allows_destruction_but_no_push_and_no_secrets() {
     );
 }
 
-/// Whether bash calls get the mount layer here (else why not), under `room`'s policy.
-fn sandboxed(room: &Room) -> Result<(), String> {
-    let run = bash(room, "true");
-    let sandbox = &run.json()["metadata"]["sandbox"];
-    if sandbox["layers"]
-        .as_array()
-        .is_some_and(|l| l.iter().any(|x| x == "mount"))
-    {
-        Ok(())
-    } else {
-        Err(format!("no mount layer here: {}", run.output()))
-    }
-}
-
 #[test]
 fn the_ci_policy_has_no_network_and_writes_only_the_checkout_and_tmp() {
     let room = room_with(2);
-    if let Err(why) = sandboxed(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         // `required` refuses every command where a layer is missing: nothing escapes.
         eprintln!("skipped: {why}");
         assert_eq!(bash(&room, "touch x").code, 3);

@@ -13,23 +13,6 @@ use crate::util::{Room, Run, daemon_sleep, living_named, marked_sleep};
 /// Every policy allows the commands: only the sandbox stops them.
 const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
 
-/// Whether this machine sets up the mount layer for the binary (else: why not).
-fn supported(room: &Room) -> Result<(), String> {
-    let run = room.call("bash", json!({"command": "true"}));
-    let layers = &run.json()["metadata"]["sandbox"]["layers"];
-    if layers
-        .as_array()
-        .is_some_and(|l| l.iter().any(|x| x == "mount"))
-    {
-        Ok(())
-    } else {
-        Err(format!(
-            "no mount layer here: {}",
-            run.json()["metadata"]["sandbox"]
-        ))
-    }
-}
-
 fn git_room(policy: &str) -> Room {
     let room = Room::new();
     room.write_user("policy.json", policy);
@@ -61,7 +44,7 @@ fn shown(run: &Run) -> String {
 #[test]
 fn writes_outside_and_to_protected_paths_fail_and_say_why() {
     let room = git_room(ALLOW_ALL);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -150,7 +133,7 @@ fn writes_outside_and_to_protected_paths_fail_and_say_why() {
 #[test]
 fn a_masked_secret_reads_empty_but_is_still_listed() {
     let room = git_room(ALLOW_ALL);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -179,7 +162,7 @@ fn a_masked_secret_reads_empty_but_is_still_listed() {
 #[test]
 fn a_secret_created_between_calls_is_masked_on_the_next() {
     let room = git_room(ALLOW_ALL);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -211,7 +194,7 @@ fn with_the_network_off_a_loopback_server_of_the_host_is_out_of_reach() {
         r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
             "sandbox": {"network": false}}"#,
     );
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -230,7 +213,7 @@ fn with_the_network_off_a_loopback_server_of_the_host_is_out_of_reach() {
 #[test]
 fn a_double_forked_daemon_is_gone_when_the_call_returns() {
     let room = git_room(ALLOW_ALL);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -252,7 +235,7 @@ fn required_mode_refuses_with_exit_3_when_a_layer_is_missing() {
     // one cannot, the command is refused with exit status 3.
     let room = git_room(r#"{"sandbox": {"mode": "required"}}"#);
     let run = bash(&room, "echo ok");
-    match supported(&room) {
+    match crate::util::mount_layer(&room) {
         Ok(()) => {
             assert_eq!(run.code, 0, "{run:?}");
             assert_eq!(run.json()["metadata"]["sandbox"]["mode"], "required");
@@ -296,7 +279,7 @@ fn as_an_unprivileged_user_the_sandbox_holds_too() {
 #[test]
 fn a_sigkilled_tinytool_leaves_not_even_a_setsid_child() {
     let room = git_room(ALLOW_ALL);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -333,7 +316,7 @@ fn the_sandbox_subcommand_names_every_layer_and_why_one_is_missing() {
     }
     // What the subcommand reports is what a bash call gets.
     let mount = layers.iter().find(|l| l["layer"] == "mount").unwrap();
-    assert_eq!(mount["available"], supported(&room).is_ok(), "{report}");
+    assert_eq!(mount["available"], crate::util::mount_layer(&room).is_ok(), "{report}");
     let text = room.run(&["sandbox"], None);
     assert_eq!(text.code, 0);
     assert!(text.stdout.contains("mount: "), "{text:?}");
@@ -351,7 +334,7 @@ fn under_the_default_policy_undetected_damage_fails_with_the_explanation() {
         .unwrap();
     assert!(git.success());
     room.write_user("config.json", "{}\n");
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -384,7 +367,7 @@ fn under_the_default_policy_undetected_damage_fails_with_the_explanation() {
 #[test]
 fn a_secret_stays_masked_when_a_command_ignores_its_folder() {
     let room = git_room(ALLOW_ALL);
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }

@@ -48,26 +48,12 @@ fn bash(room: &Room, command: &str) -> Run {
 /// saying why, where they do not.
 fn sandboxed_room() -> Option<Room> {
     let room = room();
-    match supported(&room) {
+    match crate::util::mount_layer(&room) {
         Ok(()) => Some(room),
         Err(why) => {
             eprintln!("skipped: {why}");
             None
         }
-    }
-}
-
-/// Whether bash calls get the mount layer here (else why not).
-fn supported(room: &Room) -> Result<(), String> {
-    let run = bash(room, "true");
-    let sandbox = &run.json()["metadata"]["sandbox"];
-    if sandbox["layers"]
-        .as_array()
-        .is_some_and(|l| l.iter().any(|x| x == "mount"))
-    {
-        Ok(())
-    } else {
-        Err(format!("no mount layer here: {sandbox}"))
     }
 }
 
@@ -286,7 +272,7 @@ fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
         r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
             "sandbox": {"network": false}}"#,
     );
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -352,7 +338,7 @@ fn a_quiet_network_failure_still_ends_with_the_explanation() {
         r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
             "sandbox": {"network": false}}"#,
     );
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -461,7 +447,7 @@ fn an_unprivileged_user_keeps_null_devices_and_terminals() {
 #[test]
 fn the_hosts_service_sockets_are_closed_and_other_sockets_are_not() {
     let mut room = room();
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -730,7 +716,7 @@ fn a_repository_planted_in_a_writable_root_above_the_project_is_removed_too() {
         })
         .to_string(),
     );
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }

@@ -18,20 +18,6 @@ fn room() -> Room {
     room
 }
 
-/// Whether bash calls get the mount layer here (else why not).
-fn supported(room: &Room) -> Result<(), String> {
-    let run = room.call("bash", json!({"command": "true"}));
-    let sandbox = &run.json()["metadata"]["sandbox"];
-    if sandbox["layers"]
-        .as_array()
-        .is_some_and(|l| l.iter().any(|x| x == "mount"))
-    {
-        Ok(())
-    } else {
-        Err(format!("no mount layer here: {sandbox}"))
-    }
-}
-
 fn has_layer(result: &Value, layer: &str) -> bool {
     result["metadata"]["sandbox"]["layers"]
         .as_array()
@@ -66,7 +52,7 @@ fn monitor_ended(room: &Room, id: &str) -> bool {
 #[test]
 fn a_monitors_command_is_sandboxed_and_its_daemons_end_with_it() {
     let room = room();
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -121,7 +107,7 @@ fn a_monitors_command_is_sandboxed_and_its_daemons_end_with_it() {
 #[test]
 fn a_subagent_calls_tinytool_with_tinytool_state_writable_and_nothing_else_outside() {
     let room = room();
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -178,7 +164,7 @@ fn a_subagent_calls_tinytool_with_tinytool_state_writable_and_nothing_else_outsi
 #[test]
 fn a_project_config_cannot_open_paths_for_a_subagent() {
     let room = room();
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -215,7 +201,7 @@ fn parent_of(pid: i32) -> i32 {
 #[test]
 fn a_monitors_command_dies_with_its_supervisor_even_of_sigkill() {
     let room = room();
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -256,7 +242,7 @@ fn a_monitors_command_dies_with_its_supervisor_even_of_sigkill() {
 #[test]
 fn formatters_and_the_after_hook_are_sandboxed() {
     let room = room();
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -286,7 +272,7 @@ fn formatters_and_the_after_hook_are_sandboxed() {
 #[test]
 fn later_monitor_and_job_results_repeat_the_sandbox_of_their_command() {
     let room = room();
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
@@ -336,7 +322,7 @@ fn later_monitor_and_job_results_repeat_the_sandbox_of_their_command() {
 #[test]
 fn a_failed_monitor_or_subagent_ends_with_the_sandbox_explanation() {
     let room = room();
-    if let Err(why) = supported(&room) {
+    if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }

@@ -491,3 +491,24 @@ impl Nobody {
         userns
     }
 }
+
+/// Whether bash calls under `room`'s policy get the sandbox's mount layer here (else why
+/// not): the sandbox tests skip, saying why, where the machine cannot set it up.
+pub fn mount_layer(room: &Room) -> Result<(), String> {
+    let run = room.call("bash", serde_json::json!({"command": "true"}));
+    if has_mount_layer(&run.json()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "no mount layer here: {}",
+            run.json()["metadata"]["sandbox"]
+        ))
+    }
+}
+
+/// Whether a bash result ran with the sandbox's mount layer.
+pub fn has_mount_layer(result: &Value) -> bool {
+    result["metadata"]["sandbox"]["layers"]
+        .as_array()
+        .is_some_and(|l| l.iter().any(|x| x == "mount"))
+}
