@@ -40,6 +40,7 @@ mod robust;
 mod sandbox;
 mod sandbox_escapes;
 mod sandbox_landlock;
+mod sandbox_parity;
 mod sandbox_processes;
 mod search_limits;
 mod search_tree;

@@ -316,7 +316,11 @@ fn the_sandbox_subcommand_names_every_layer_and_why_one_is_missing() {
     }
     // What the subcommand reports is what a bash call gets.
     let mount = layers.iter().find(|l| l["layer"] == "mount").unwrap();
-    assert_eq!(mount["available"], crate::util::mount_layer(&room).is_ok(), "{report}");
+    assert_eq!(
+        mount["available"],
+        crate::util::mount_layer(&room).is_ok(),
+        "{report}"
+    );
     let text = room.run(&["sandbox"], None);
     assert_eq!(text.code, 0);
     assert!(text.stdout.contains("mount: "), "{text:?}");
