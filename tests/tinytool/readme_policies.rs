@@ -149,3 +149,67 @@ fn the_ci_policy_has_no_network_and_writes_only_the_checkout_and_tmp() {
     assert_ne!(write.code, 0);
     assert!(!outside.exists());
 }
+
+#[test]
+fn the_build_policy_serves_python_node_rust_and_go() {
+    let room = room_with(1);
+    // Each ecosystem's build folders can be cleaned, and only those.
+    for folder in [
+        "target",
+        "node_modules",
+        "dist",
+        "build",
+        ".venv",
+        "__pycache__",
+        ".pytest_cache",
+    ] {
+        room.write(&format!("{folder}/x/f"), "1");
+        let run = bash(&room, &format!("rm -rf {folder}"));
+        assert_eq!(run.code, 0, "{folder}: {run:?}");
+        assert!(!room.path(folder).exists(), "{folder}");
+    }
+    room.write("node_modules/a/f", "1");
+    let run = bash(&room, "rm -rf node_modules/a && rm -rf node_modules/../src");
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(room.path("node_modules/a/f").exists());
+    // Every ecosystem's lock file is kept from edits.
+    for lock in [
+        "Cargo.lock",
+        "package-lock.json",
+        "web/package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "poetry.lock",
+        "uv.lock",
+        "go.sum",
+    ] {
+        let run = room.call("write", json!({"file_path": lock, "content": "x"}));
+        assert_eq!(run.code, 3, "{lock}: {run:?}");
+    }
+    // The toolchains' caches are writable, made where they are missing; the programs
+    // folders beside them are not opened.
+    let policy: serde_json::Value = serde_json::from_str(&readme_policies()[1]).unwrap();
+    let writable = policy["sandbox"]["writable"].as_array().unwrap();
+    for cache in ["~/.npm", "~/.cache", "~/go/pkg/mod", "~/.cargo/registry"] {
+        assert!(writable.contains(&json!(cache)), "{cache}");
+    }
+    for program_folder in [
+        "~/.cargo",
+        "~/go",
+        "~/.cargo/bin",
+        "~/go/bin",
+        "~/.local/bin",
+    ] {
+        assert!(
+            !writable.contains(&json!(program_folder)),
+            "{program_folder}"
+        );
+    }
+    if crate::util::mount_layer(&room).is_ok() {
+        let run = bash(
+            &room,
+            "touch ~/.npm/a ~/.cache/go-build-a ~/go/pkg/mod/a ~/.cargo/registry/a && echo ok",
+        );
+        assert_eq!(run.output(), "ok\n", "{run:?}");
+    }
+}
