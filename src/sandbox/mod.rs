@@ -940,6 +940,21 @@ fn pinned_ancestors<'a>(
     out
 }
 
+/// The text a command printed, as kept by its captures (stdout, then stderr).
+fn kept_text(captures: &[&crate::truncate::Capture]) -> String {
+    captures
+        .iter()
+        .map(|c| c.kept_text())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `path` is one of `list`'s paths or below one.
+fn under_any(path: &Path, list: &[CString]) -> bool {
+    list.iter()
+        .any(|c| path.starts_with(Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()))))
+}
+
 /// What the masking of a command in `dir` would be under `settings` (no `secret-shell`
 /// rule lifting it): for `tinytool sandbox`.
 pub fn secrets(settings: &Settings, dir: &Path) -> masking::Masking {
@@ -978,12 +993,16 @@ pub fn refused(metadata: &serde_json::Map<String, Value>) -> bool {
 impl Plan {
     /// The explanatory last line for a failed command whose output is in `captures`.
     pub fn explain(&self, captures: &[&crate::truncate::Capture]) -> Option<String> {
-        let text: String = captures
-            .iter()
-            .map(|c| c.kept_text())
-            .collect::<Vec<_>>()
-            .join("\n");
-        self.explain_text(&text)
+        self.explain_text(&kept_text(captures))
+    }
+
+    /// Whether the network was off for the command (its own network namespace, or
+    /// Landlock refusing TCP where the namespaces could not be set up).
+    fn network_was_off(&self) -> bool {
+        let report = self.shared.report();
+        let tcp_denied =
+            report.is_active(LANDLOCK) && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
+        !self.network && (report.is_active(NET) || tcp_denied)
     }
 
     /// For a command that exited 0 though a part of it failed (`cargo build | tail`): the
@@ -994,11 +1013,7 @@ impl Plan {
         if !report.is_active(MOUNT) && !landlock {
             return None;
         }
-        let text: String = captures
-            .iter()
-            .map(|c| c.kept_text())
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = kept_text(captures);
         let lower = text.to_lowercase();
         let signs = lower.contains("read-only file system")
             || lower.contains("erofs")
@@ -1007,23 +1022,16 @@ impl Plan {
             return None;
         }
         let path = explain::read_only_path(&text)?;
-        let under = |list: &[CString]| {
-            list.iter()
-                .any(|c| path.starts_with(Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()))))
-        };
-        if under(&self.protected) {
+        if under_any(&path, &self.protected) {
             return Some(explain::PROTECTED.to_string());
         }
-        (!under(&self.writable)).then(|| explain::read_only_line(&path))
+        (!under_any(&path, &self.writable)).then(|| explain::read_only_line(&path))
     }
 
     /// For a command that timed out with the network off: the line saying so (a client
     /// waiting for an answer that cannot come, as `npm view` does, prints nothing).
     pub fn explain_timeout(&self) -> Option<String> {
-        let report = self.shared.report();
-        let tcp_denied =
-            report.is_active(LANDLOCK) && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
-        (!self.network && (report.is_active(NET) || tcp_denied)).then(|| {
+        self.network_was_off().then(|| {
             "[sandbox: the command timed out while the network was off for commands (\"sandbox\": {\"network\": false}); a command waiting for a server cannot reach it, set \"network\": true in the user policy if it needs one]".to_string()
         })
     }
@@ -1058,13 +1066,8 @@ impl Plan {
     /// when the network is off and the command line itself reaches for it (a URL,
     /// `/dev/tcp`, a network client).
     pub fn explain_quiet_network(&self, command: &str) -> Option<String> {
-        let report = self.shared.report();
-        let tcp_denied =
-            report.is_active(LANDLOCK) && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
-        if self.network || !(report.is_active(NET) || tcp_denied) {
-            return None;
-        }
-        explain::reaches_for_network(command).then(|| explain::NETWORK_OFF.to_string())
+        (self.network_was_off() && explain::reaches_for_network(command))
+            .then(|| explain::NETWORK_OFF.to_string())
     }
 
     /// The explanatory last line for a failed command whose output (or its end) is `text`.
@@ -1100,23 +1103,18 @@ impl Plan {
                 protected.push(name.into_owned());
             }
         }
-        let tcp_denied = landlock && self.landlock.as_ref().is_ok_and(|p| p.tcp_denied);
         let read_only_parent = || {
             // A path the command failed to make that does not exist and lies outside the
             // writable set: its parent is read-only here, whatever the error said.
             let path = explain::made_path(text)?;
-            let under = |list: &[CString]| {
-                list.iter()
-                    .any(|c| path.starts_with(Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()))))
-            };
             (report.is_active(MOUNT)
-                && !under(&self.writable)
+                && !under_any(&path, &self.writable)
                 && std::fs::symlink_metadata(&path).is_err())
             .then(|| explain::read_only_line(&path))
         };
         explain::explain(
             text,
-            !self.network && (report.is_active(NET) || tcp_denied),
+            self.network_was_off(),
             landlock,
             &names(&self.masked),
             &protected,
