@@ -12,6 +12,7 @@
 //! | `.pem`, `.key` (`.crt`, `.cer`, `.csr` too) | by content: secret when it holds a private key (or is not PEM at all, for `.pem` and `.key`); certificates, CRLs, requests and public keys are public |
 //! | `credentials`, `-credentials` stems (`credentials.json`, `.git-credentials`) | secret, or by content with a data extension |
 //! | `secrets.*`, `secret.*` | secret, or by content with a data extension (`secrets.yaml`) |
+//! | `.npmrc`, `.pypirc` | by content: a registry's token or password makes one a secret |
 //! | credential stores: SSH private keys (`id_rsa`, …), `.netrc`, `.pgpass`, `.htpasswd`, `.vault-token`, key stores (`.p12`, `.pfx`, `.jks`, `.keystore`, `.kdbx`) | secret |
 //!
 //! Code that reads variables (`process.env.HOME`, `import.meta.env.VITE_URL`) is not a
@@ -117,6 +118,10 @@ pub fn by_name(name: &str) -> ByName {
     }
     let stem = lower.split('.').next().unwrap_or(&lower);
     let secrets_store = lower.contains('.') && matches!(stem, "secrets" | "secret");
+    // Package managers' settings: a registry's token beside public settings.
+    if matches!(lower.as_str(), ".npmrc" | ".pypirc") {
+        return ByName::Content(Kind::Data);
+    }
     if env_file(name) || credentials(&lower) || secrets_store {
         return if data {
             ByName::Content(Kind::Data)
@@ -390,6 +395,8 @@ mod tests {
         ("credentials.yml.enc", "secret"),
         ("cert.p12", "secret"),
         ("app.keystore", "secret"),
+        (".npmrc", "content"),
+        (".pypirc", "content"),
         // Ordinary names.
         (".envrc", "public"),
         (".venv", "public"),
@@ -472,7 +479,16 @@ mod tests {
         ] {
             assert!(content_is_secret(Kind::Data, secret.as_bytes()), "{secret}");
         }
-        for public in ["{}", "", r#"{"NODE_ENV": "test", "PORT": 3000}"#] {
+        assert!(content_is_secret(
+            Kind::Data,
+            b"//registry.npmjs.org/:_authToken=npm_x\n"
+        ));
+        for public in [
+            "{}",
+            "",
+            r#"{"NODE_ENV": "test", "PORT": 3000}"#,
+            "registry=https://registry.npmjs.org/\nsave-exact=true\n",
+        ] {
             assert!(
                 !content_is_secret(Kind::Data, public.as_bytes()),
                 "{public}"
