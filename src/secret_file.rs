@@ -84,9 +84,13 @@ pub enum Kind {
         /// Whether non-empty content with no PEM block is a secret.
         unmarked_is_secret: bool,
     },
-    /// A data file (`credentials.json`, `app.env.yaml`): secret when it names a secret
-    /// field (a password, a token, a private key, …).
-    Data,
+    /// A data file (`credentials.json`, `app.env.yaml`, `.npmrc`): secret when it names
+    /// a secret field (a password, a token, a private key, …).
+    Data {
+        /// Whether a file of this name is taken for a secret when it cannot be read
+        /// (`credentials.json` is; `.npmrc` is not: most hold only a registry's address).
+        by_name: bool,
+    },
 }
 
 /// The verdict of a file name (no directory).
@@ -120,11 +124,11 @@ pub fn by_name(name: &str) -> ByName {
     let secrets_store = lower.contains('.') && matches!(stem, "secrets" | "secret");
     // Package managers' settings: a registry's token beside public settings.
     if matches!(lower.as_str(), ".npmrc" | ".pypirc") {
-        return ByName::Content(Kind::Data);
+        return ByName::Content(Kind::Data { by_name: false });
     }
     if env_file(name) || credentials(&lower) || secrets_store {
         return if data {
-            ByName::Content(Kind::Data)
+            ByName::Content(Kind::Data { by_name: true })
         } else {
             ByName::Secret
         };
@@ -141,7 +145,7 @@ pub fn name_may_be_secret(name: &str) -> bool {
         ByName::Public => false,
         ByName::Secret => true,
         ByName::Content(Kind::Pem { unmarked_is_secret }) => unmarked_is_secret,
-        ByName::Content(Kind::Data) => true,
+        ByName::Content(Kind::Data { by_name }) => by_name,
     }
 }
 
@@ -233,7 +237,7 @@ pub fn content_is_secret(kind: Kind, bytes: &[u8]) -> bool {
             }
             blocks == 0 && unmarked_is_secret && !text.trim().is_empty()
         }
-        Kind::Data => {
+        Kind::Data { .. } => {
             let lower = String::from_utf8_lossy(bytes).to_ascii_lowercase();
             SECRET_FIELDS.iter().any(|field| lower.contains(field))
         }
@@ -429,10 +433,13 @@ mod tests {
             };
             assert_eq!(got, *want, "{name}");
             assert_eq!(worth_judging(name), *want != "public", "{name}");
-            let certificate = name.ends_with(".crt") || name.ends_with(".csr");
+            // Certificates and package managers' settings are secrets by content only.
+            let by_content_only = name.ends_with(".crt")
+                || name.ends_with(".csr")
+                || [".npmrc", ".pypirc"].contains(name);
             assert_eq!(
                 name_may_be_secret(name),
-                *want != "public" && !certificate,
+                *want != "public" && !by_content_only,
                 "{name}"
             );
         }
@@ -469,6 +476,8 @@ mod tests {
         assert!(!content_is_secret(crt, &[0x30, 0x82, 0x04, 0xa4]));
     }
 
+    const DATA: Kind = Kind::Data { by_name: true };
+
     #[test]
     fn data_content_is_judged_by_its_fields() {
         for secret in [
@@ -477,10 +486,10 @@ mod tests {
             "password: hunter2",
             r#"{"refresh_token": "x"}"#,
         ] {
-            assert!(content_is_secret(Kind::Data, secret.as_bytes()), "{secret}");
+            assert!(content_is_secret(DATA, secret.as_bytes()), "{secret}");
         }
         assert!(content_is_secret(
-            Kind::Data,
+            DATA,
             b"//registry.npmjs.org/:_authToken=npm_x\n"
         ));
         for public in [
@@ -489,10 +498,7 @@ mod tests {
             r#"{"NODE_ENV": "test", "PORT": 3000}"#,
             "registry=https://registry.npmjs.org/\nsave-exact=true\n",
         ] {
-            assert!(
-                !content_is_secret(Kind::Data, public.as_bytes()),
-                "{public}"
-            );
+            assert!(!content_is_secret(DATA, public.as_bytes()), "{public}");
         }
     }
 
