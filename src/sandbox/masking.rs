@@ -36,7 +36,7 @@ pub struct Masking {
 /// `sandbox.unmask` patterns, `unmask_all` whether a `secret-shell` allow rule covers the
 /// command.
 pub fn decide(dir: &Path, candidates: &[PathBuf], unmask: &[String], unmask_all: bool) -> Masking {
-    let secrets: Vec<PathBuf> = candidates
+    let mut secrets: Vec<PathBuf> = candidates
         .iter()
         .filter(|path| {
             std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
@@ -44,6 +44,8 @@ pub fn decide(dir: &Path, candidates: &[PathBuf], unmask: &[String], unmask_all:
         })
         .cloned()
         .collect();
+    // In path order, whatever order the directories were listed in.
+    secrets.sort();
     let mut masking = Masking::default();
     if secrets.is_empty() {
         return masking;

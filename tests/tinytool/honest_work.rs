@@ -320,3 +320,29 @@ fn the_tools_that_run_commands_tell_the_model_about_the_sandbox() {
         "{run:?}"
     );
 }
+
+#[test]
+fn tinytool_sandbox_lists_what_is_masked_and_what_git_tracks() {
+    let room = project(r#"{"unmask": ["tests/fixtures/*"]}"#);
+    room.write("tests/fixtures/local.env", "X=1\n");
+    let report = room.run(&["sandbox", "--json"], None).json();
+    assert_eq!(report["masked"], json!([".env.local"]), "{report}");
+    assert_eq!(report["unmasked"], json!(["tests/fixtures/local.env"]), "{report}");
+    assert_eq!(
+        report["tracked_secrets"],
+        json!([".env", "tests/fixtures/basic.env"]),
+        "{report}"
+    );
+    assert!(
+        report["tracked_notice"]
+            .as_str()
+            .unwrap()
+            .contains("git rm --cached .env"),
+        "{report}"
+    );
+    let text = room.run(&["sandbox"], None).stdout;
+    assert!(
+        text.contains("secrets git tracks (not masked): .env, tests/fixtures/basic.env"),
+        "{text}"
+    );
+}
