@@ -335,7 +335,7 @@ mod tests {
             opened.clone(),
         ];
         let masking = decide(root, &all, &[".env.test".into()], false);
-        assert_eq!(masking.masked, [key, local]);
+        assert_eq!(masking.masked, [local, key]);
         assert_eq!(masking.tracked, std::slice::from_ref(&tracked));
         assert_eq!(masking.unmasked, [opened]);
         assert!(!masking.index_unread);
