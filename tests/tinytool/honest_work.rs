@@ -327,7 +327,11 @@ fn tinytool_sandbox_lists_what_is_masked_and_what_git_tracks() {
     room.write("tests/fixtures/local.env", "X=1\n");
     let report = room.run(&["sandbox", "--json"], None).json();
     assert_eq!(report["masked"], json!([".env.local"]), "{report}");
-    assert_eq!(report["unmasked"], json!(["tests/fixtures/local.env"]), "{report}");
+    assert_eq!(
+        report["unmasked"],
+        json!(["tests/fixtures/local.env"]),
+        "{report}"
+    );
     assert_eq!(
         report["tracked_secrets"],
         json!([".env", "tests/fixtures/basic.env"]),
