@@ -48,6 +48,45 @@ pub fn detach(command: &mut Command) {
     }
 }
 
+/// Marks every descriptor from 3 up close-on-exec, first thing at start-up: what
+/// tinytool's caller handed down (a directory, a socket, a pipe left open by a shell or an
+/// agent framework) stays usable by tinytool itself but reaches no process it starts, so
+/// no command gets a way around the sandbox's paths or network through it. tinytool's own
+/// descriptors are close-on-exec from birth (the standard library opens them so).
+pub fn keep_inherited_descriptors_from_children() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: plain system call with integer arguments; it only sets descriptor flags.
+    let marked = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        )
+    } == 0;
+    if marked {
+        return;
+    }
+    // Kernels before 5.11: each descriptor the process has.
+    let Ok(listing) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<libc::c_int> = listing
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: sets a flag on a descriptor number; one closed meanwhile is EBADF.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
 /// Sends `signal` to process group `pgid` (nothing for a non-positive id).
 pub fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
     if pgid > 0 {

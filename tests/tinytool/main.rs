@@ -22,6 +22,7 @@ mod file_guards;
 mod first_hour;
 mod glob;
 mod grep;
+mod handed_in;
 mod honest_work;
 mod ignore_files;
 mod journal;
