@@ -175,6 +175,18 @@ pub fn relative_inside(dir: &Path, path: &Path) -> Option<String> {
     }
 }
 
+/// Whether `path` is a relative path as tinytool records one inside a project: not
+/// empty, not absolute, every component a plain name (no `.`, `..` or empty component,
+/// no trailing `/`), no NUL. A stored path that is not cannot be joined to the project
+/// directory safely: `../x` and `/etc/x` lead out of it.
+pub fn is_clean_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.contains('\0')
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+}
+
 /// How a path is shown to the model: relative to `dir` when inside it, else absolute.
 pub fn display(dir: &Path, path: &Path) -> String {
     relative_inside(dir, path).unwrap_or_else(|| path.to_string_lossy().into_owned())
@@ -183,6 +195,28 @@ pub fn display(dir: &Path, path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clean_relative_paths() {
+        for good in ["a", "src/main.rs", ".env", "a/.b/..c", "a b/c"] {
+            assert!(is_clean_relative(good), "{good}");
+        }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a/./b",
+            "./a",
+            "a//b",
+            "a/",
+            "..",
+            ".",
+            "a\0b",
+        ] {
+            assert!(!is_clean_relative(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn canonicalize_agrees_with_the_standard_library() {

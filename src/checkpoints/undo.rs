@@ -146,6 +146,23 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
     session.state.write(|store| {
         let target = target(store, id)?;
         let changes = store.checkpoint_changes(target.id)?;
+        // Paths read back from the state database are joined to the project only once
+        // each is known to stay in it: a database the project ships, or one a command
+        // could write, may name `../x` or `/etc/x`.
+        if let Some(bad) = changes
+            .iter()
+            .find(|c| !crate::paths::is_clean_relative(&c.path))
+        {
+            anyhow::bail!(
+                "checkpoint {} records the path {:?}, which is not a relative path inside the \
+                 project: the state database ({}) was not written by tinytool alone; nothing \
+                 was restored. Remove that database if you do not trust it (tinytool starts \
+                 a new one)",
+                target.id,
+                bad.path,
+                session.state.path().display()
+            );
+        }
         let mut overlapping = BTreeSet::new();
         let others = store.checkpoints(None)?;
         let overlaps_of = |row: &CheckpointRow| -> Vec<i64> {

@@ -341,3 +341,45 @@ fn a_call_killed_midway_leaves_a_checkpoint_undo_can_use() {
     assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
     assert_eq!(room.read("a.txt"), "before\n");
 }
+
+#[test]
+fn undo_refuses_a_state_database_that_names_paths_outside_the_project() {
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.txt");
+    for forged in ["../victim.txt".to_string(), victim.display().to_string()] {
+        let room = room();
+        room.write("keep.txt", "kept\n");
+        // A call that creates a file: undoing it deletes that file.
+        bash(&room, "echo new > made.txt");
+        std::fs::write(&victim, "the user's\n").unwrap();
+        std::fs::write(
+            room.dir.parent().unwrap().join("victim.txt"),
+            "the user's\n",
+        )
+        .unwrap();
+        let db = rusqlite::Connection::open(room.path(".tinytool/state.db")).unwrap();
+        let changed = db
+            .execute(
+                "UPDATE checkpoint_changes SET path = ?1 WHERE path = 'made.txt'",
+                [&forged],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+        drop(db);
+        for args in [&["undo"][..], &["undo", "--force"], &["undo", "--dry-run"]] {
+            let undo = room.run(args, None);
+            assert_ne!(undo.code, 0, "{forged} {args:?}: {undo:?}");
+            assert!(
+                (undo.stdout.clone() + &undo.stderr)
+                    .contains("not a relative path inside the project"),
+                "{undo:?}"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the user's\n");
+        assert_eq!(
+            std::fs::read_to_string(room.dir.parent().unwrap().join("victim.txt")).unwrap(),
+            "the user's\n"
+        );
+        assert_eq!(room.read("made.txt"), "new\n");
+    }
+}
