@@ -178,9 +178,11 @@ pub fn cannot(layer: &str, prepared: &Prepared) -> &'static str {
             "Landlock cannot end daemons with the call nor after a SIGKILL of tinytool (the process group and sentinel still end what they reach)"
         }
         "net" if prepared.tcp_denied => {
-            "Landlock denies TCP connect and bind (and a seccomp filter Unix sockets), but not UDP"
+            "no network namespace: Landlock denies TCP connect and bind, and a seccomp filter refuses every socket (UDP, raw and Unix sockets included); pipes and stream socket pairs work"
         }
-        "net" => "this kernel's Landlock (ABI < 4) cannot limit the network",
+        "net" => {
+            "no network namespace: a seccomp filter refuses every socket (this kernel's Landlock, ABI < 4, cannot limit TCP by itself); pipes and stream socket pairs work"
+        }
         _ => "not needed with Landlock alone",
     }
 }

@@ -112,7 +112,7 @@ const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 18] = [
+const STEPS: [&str; 19] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -131,6 +131,7 @@ const STEPS: [&str; 18] = [
     "filter Unix sockets (seccomp)",
     "cover a service socket",
     "filter the keyrings (seccomp)",
+    "drop every capability and set no_new_privs",
 ];
 
 /// The name of step `index`.
@@ -272,9 +273,26 @@ pub unsafe fn enter(plan: &Plan, exec: &Exec) -> io::Result<()> {
                 Err(e) => report.fail(LANDLOCK, 12, e),
             }
         }
-        // The host's Unix sockets stay out of reach with the network off here too.
+        // Without a mount namespace nothing stands between a capability and the host:
+        // every one goes (a root command could make a device node and write a disk, load a
+        // module, or remount), and `no_new_privs` keeps setuid programs from bringing them
+        // back. A user's command holds none and cannot drop the bounding set: the flag
+        // alone does it there.
+        // SAFETY: prctl and capability calls on locals in the forked child.
+        let dropped = unsafe {
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+                && (libc::geteuid() != 0 || drop_capabilities_but(&[]))
+        };
+        if !dropped {
+            report.fail(LANDLOCK, 18, errno());
+            if required {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        // With the network off, no network namespace of its own: no socket of any
+        // family (Landlock rules TCP only; UDP would reach the host's listeners).
         // SAFETY: system calls on a local program in the forked child.
-        if !plan.network && !unsafe { deny_unix_sockets() } && required {
+        if !plan.network && !unsafe { deny_sockets(true) } && required {
             return Err(io::Error::last_os_error());
         }
         return if required {
@@ -523,6 +541,16 @@ const CAPABILITIES: u32 = 64;
 /// # Safety
 /// In the forked child before `exec` (system calls on locals only).
 unsafe fn drop_capabilities() -> bool {
+    // SAFETY: as the caller's.
+    unsafe { drop_capabilities_but(&KEPT) }
+}
+
+/// Removes every capability but `kept` from the bounding, effective, permitted,
+/// inheritable and ambient sets (see [`drop_capabilities`]). False when a step failed.
+///
+/// # Safety
+/// In the forked child before `exec` (system calls on locals only).
+unsafe fn drop_capabilities_but(kept: &[u32]) -> bool {
     #[repr(C)]
     struct Header {
         version: u32,
@@ -539,7 +567,7 @@ unsafe fn drop_capabilities() -> bool {
     // SAFETY: prctl with integers; capget/capset on local, correctly sized structures.
     unsafe {
         let mut ok = true;
-        for cap in (0..CAPABILITIES).filter(|c| !KEPT.contains(c)) {
+        for cap in (0..CAPABILITIES).filter(|c| !kept.contains(c)) {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0 {
                 // EINVAL: past the last capability this kernel knows (they are numbered
                 // without gaps), so none further can be held.
@@ -574,7 +602,7 @@ unsafe fn drop_capabilities() -> bool {
             return false;
         }
         let mut keep = [0u32; 2];
-        for cap in KEPT {
+        for &cap in kept {
             keep[(cap / 32) as usize] |= 1u32 << (cap % 32);
         }
         for (word, kept) in data.iter_mut().zip(keep) {
@@ -651,6 +679,18 @@ const SECCOMP_ABI: Option<[u32; 8]> = None;
 /// # Safety
 /// In the forked child before `exec` (system calls on a local program only).
 unsafe fn deny_unix_sockets() -> bool {
+    // SAFETY: as the caller's.
+    unsafe { deny_sockets(false) }
+}
+
+/// [`deny_unix_sockets`], or with `every_family` every `socket()` whatever its family
+/// (IP included: where there is no network namespace of the command's own, that is what
+/// keeps the network off for UDP, raw and every family Landlock does not rule). Stream and
+/// seqpacket Unix pairs still work.
+///
+/// # Safety
+/// In the forked child before `exec` (system calls on a local program only).
+unsafe fn deny_sockets(every_family: bool) -> bool {
     let Some(
         [
             native,
@@ -671,32 +711,36 @@ unsafe fn deny_unix_sockets() -> bool {
     // seccomp_data: nr at 0, arch at 4, args[0] at 16 and args[1] at 24 (their low
     // halves, little-endian). Jumps skip that many instructions.
     let program = [
-        op(LD_W_ABS, 0, 0, 4),                      // 0: arch
-        op(JEQ, 6, 0, compat),                      // 1: compat -> 8
-        op(JEQ, 0, 21, native),                     // 2: other -> allow (24)
-        op(LD_W_ABS, 0, 0, 0),                      // 3: nr
-        op(AND, 0, 0, !0x4000_0000),                // 4: the x32 bit off
-        op(JEQ, 20, 0, uring),                      // 5: -> ENOSYS (26)
-        op(JEQ, 6, 0, socket),                      // 6: -> socket check (13)
-        op(JEQ, 9, 16, socketpair),                 // 7: -> pair check (17), else allow
-        op(LD_W_ABS, 0, 0, 0),                      // 8: compat nr
-        op(JEQ, 15, 0, socketcall),                 // 9: -> EPERM (25)
-        op(JEQ, 15, 0, uring),                      // 10: -> ENOSYS (26)
-        op(JEQ, 1, 0, compat_socket),               // 11: -> socket check (13)
-        op(JEQ, 4, 11, compat_socketpair),          // 12: -> pair check (17), else allow
-        op(LD_W_ABS, 0, 0, 16),                     // 13: socket: the domain
-        op(JEQ, 10, 0, libc::AF_UNIX as u32),       // 14: -> EPERM (25)
-        op(JEQ, 9, 0, libc::AF_VSOCK as u32),       // 15: -> EPERM (25)
-        op(JEQ, 8, 7, libc::AF_BLUETOOTH as u32),   // 16: -> EPERM (25), else allow
-        op(LD_W_ABS, 0, 0, 16),                     // 17: socketpair: the domain
-        op(JEQ, 0, 5, libc::AF_UNIX as u32),        // 18: else allow (24)
-        op(LD_W_ABS, 0, 0, 24),                     // 19: the type
-        op(AND, 0, 0, 0xf),                         // 20: without SOCK_CLOEXEC/NONBLOCK
-        op(JEQ, 2, 0, libc::SOCK_STREAM as u32),    // 21: -> allow (24)
+        op(LD_W_ABS, 0, 0, 4),             // 0: arch
+        op(JEQ, 6, 0, compat),             // 1: compat -> 8
+        op(JEQ, 0, 21, native),            // 2: other -> allow (24)
+        op(LD_W_ABS, 0, 0, 0),             // 3: nr
+        op(AND, 0, 0, !0x4000_0000),       // 4: the x32 bit off
+        op(JEQ, 20, 0, uring),             // 5: -> ENOSYS (26)
+        op(JEQ, 6, 0, socket),             // 6: -> socket check (13)
+        op(JEQ, 9, 16, socketpair),        // 7: -> pair check (17), else allow
+        op(LD_W_ABS, 0, 0, 0),             // 8: compat nr
+        op(JEQ, 15, 0, socketcall),        // 9: -> EPERM (25)
+        op(JEQ, 15, 0, uring),             // 10: -> ENOSYS (26)
+        op(JEQ, 1, 0, compat_socket),      // 11: -> socket check (13)
+        op(JEQ, 4, 11, compat_socketpair), // 12: -> pair check (17), else allow
+        op(LD_W_ABS, 0, 0, 16),            // 13: socket: the domain
+        if every_family {
+            op(JEQ, 10, 10, libc::AF_UNIX as u32) // 14: any -> EPERM (25)
+        } else {
+            op(JEQ, 10, 0, libc::AF_UNIX as u32) // 14: -> EPERM (25)
+        },
+        op(JEQ, 9, 0, libc::AF_VSOCK as u32), // 15: -> EPERM (25)
+        op(JEQ, 8, 7, libc::AF_BLUETOOTH as u32), // 16: -> EPERM (25), else allow
+        op(LD_W_ABS, 0, 0, 16),               // 17: socketpair: the domain
+        op(JEQ, 0, 5, libc::AF_UNIX as u32),  // 18: else allow (24)
+        op(LD_W_ABS, 0, 0, 24),               // 19: the type
+        op(AND, 0, 0, 0xf),                   // 20: without SOCK_CLOEXEC/NONBLOCK
+        op(JEQ, 2, 0, libc::SOCK_STREAM as u32), // 21: -> allow (24)
         op(JEQ, 1, 0, libc::SOCK_SEQPACKET as u32), // 22: -> allow (24)
-        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 23: a datagram or raw pair
-        op(RET, 0, 0, ALLOW),                       // 24
-        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 25
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32), // 23: a datagram or raw pair
+        op(RET, 0, 0, ALLOW),                 // 24
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32), // 25
         op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 26
     ];
     // SAFETY: prctl with integers, then the filter (see `install_filter`).

@@ -254,3 +254,96 @@ fn under_landlock_the_null_style_devices_stay_writable_and_dev_does_not() {
     assert!(!leaked, "{run:?}");
     assert_ne!(run.code, 0, "{run:?}");
 }
+
+#[test]
+fn without_namespaces_a_root_command_holds_no_capability_and_makes_no_device() {
+    let room = landlock_room(ALLOW_ALL);
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let run = bash(
+        &room,
+        "grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs)' /proc/self/status; \
+         mknod ./blk b 7 0 2>/dev/null && echo made; mknod ./chr c 1 3 2>/dev/null && echo made",
+    );
+    let out = run.output();
+    for line in [
+        "CapEff:\t0000000000000000",
+        "CapPrm:\t0000000000000000",
+        "CapAmb:\t0000000000000000",
+        "NoNewPrivs:\t1",
+    ] {
+        assert!(out.contains(line), "{line}: {run:?}");
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(out.contains("CapBnd:\t0000000000000000"), "{run:?}");
+    }
+    assert!(!out.contains("made"), "{run:?}");
+    assert!(!room.path("blk").exists() && !room.path("chr").exists());
+}
+
+#[test]
+fn without_namespaces_the_network_off_keeps_udp_from_the_host() {
+    let room = landlock_room(
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    );
+    if let Err(why) = supported(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let listener = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let run = bash(
+        &room,
+        &format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'reached', ('127.0.0.1', {port})); print('sent')\""
+        ),
+    );
+    assert!(!run.output().contains("sent"), "{run:?}");
+    listener.set_nonblocking(true).unwrap();
+    let mut buffer = [0u8; 16];
+    assert!(
+        listener.recv(&mut buffer).is_err(),
+        "a datagram arrived: {run:?}"
+    );
+    assert!(missing_why(&run, "net").contains("every socket"), "{run:?}");
+    // Pipes and stream pairs still work.
+    let run = bash(
+        &room,
+        "echo piped | cat; python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\"",
+    );
+    assert_eq!(run.output(), "piped\npair\n", "{run:?}");
+}
+
+#[test]
+fn without_namespaces_an_unprivileged_command_gets_no_new_privileges_and_no_network() {
+    let Some(nobody) = crate::util::Nobody::new(
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+            "sandbox": {"network": false}}"#,
+    ) else {
+        return;
+    };
+    let listener = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let run = nobody.bash(
+        &nobody.work,
+        &format!(
+            "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; python3 -c \"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', {port})); print('sent')\""
+        ),
+        &[("TINYTOOL_TEST_NO_NAMESPACES", "1")],
+    );
+    let layers = &run.json()["metadata"]["sandbox"]["layers"];
+    if *layers != json!(["landlock"]) {
+        eprintln!("skipped: no Landlock for uid 65534: {run:?}");
+        return;
+    }
+    let out = run.output();
+    assert!(out.contains("CapEff:\t0000000000000000"), "{run:?}");
+    assert!(out.contains("NoNewPrivs:\t1"), "{run:?}");
+    assert!(!out.contains("sent"), "{run:?}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.recv(&mut [0u8; 4]).is_err());
+}
