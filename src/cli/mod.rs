@@ -339,6 +339,9 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
     let policy = Policy::load(&session.dir, explicit.as_deref())?;
     session.policy_file = explicit;
     session.sandbox = crate::sandbox::Settings::from_policy(&policy);
+    session.sandbox.own_files = std::iter::once(session.state.path().to_path_buf())
+        .chain(session.answers.clone())
+        .collect();
     session.gate = Box::new(PolicyGate::new(policy.clone()));
     if let Some(command) = session.config.after_hook.clone() {
         session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));

@@ -20,7 +20,9 @@ use std::path::PathBuf;
 /// Bytes of the key.
 const KEY_BYTES: usize = 16;
 
-fn key_path() -> Option<PathBuf> {
+/// Where the user's journal key is (commands must not read it: with it they could seal
+/// journal records).
+pub fn key_path() -> Option<PathBuf> {
     Some(crate::approvals::user_state_dir()?.join("journal.key"))
 }
 

@@ -23,7 +23,7 @@
 //!   ([`reaches_for_network`]).
 
 /// The line for a write to a protected path.
-pub const PROTECTED: &str = "[sandbox: a protected path (git config and hooks, .tinytool/, the policy file, the user config and state directories) is read-only inside the sandbox; no policy setting opens it]";
+pub const PROTECTED: &str = "[sandbox: a protected path (git config and hooks, .tinytool/, tinytool's executable, state database and answers file, the policy file, the user config and state directories) is read-only inside the sandbox; no policy setting opens it]";
 
 /// The line for a write refused because `path` is read-only inside the sandbox.
 pub fn read_only_line(path: &std::path::Path) -> String {

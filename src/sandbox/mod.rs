@@ -103,6 +103,9 @@ pub struct Settings {
     pub writable: Vec<PathBuf>,
     /// The `unmask` patterns of the user policy.
     pub unmask: Vec<String>,
+    /// tinytool's own files of this session wherever the options put them (the state
+    /// database given by `--state`, the `--answers` file): read-only for commands.
+    pub own_files: Vec<PathBuf>,
     /// For one background command handed to its supervisor: a `secret-shell` allow rule
     /// covers it ([`Purpose::unmask_all`]). Never set by a policy.
     pub unmask_all: bool,
@@ -117,6 +120,7 @@ impl Default for Settings {
             network: true,
             writable: Vec::new(),
             unmask: Vec::new(),
+            own_files: Vec::new(),
             unmask_all: false,
             policy_file: None,
         }
@@ -162,6 +166,7 @@ impl Settings {
             "network": self.network,
             "writable": self.writable,
             "unmask": self.unmask,
+            "own_files": self.own_files,
             "unmask_all": self.unmask_all,
             "policy_file": self.policy_file,
         })
@@ -179,6 +184,8 @@ impl Settings {
             unmask: Vec<String>,
             #[serde(default)]
             unmask_all: bool,
+            #[serde(default)]
+            own_files: Vec<PathBuf>,
             policy_file: Option<PathBuf>,
         }
         match serde_json::from_str::<Wire>(text) {
@@ -188,6 +195,7 @@ impl Settings {
                 writable: w.writable,
                 unmask: w.unmask,
                 unmask_all: w.unmask_all,
+                own_files: w.own_files,
                 policy_file: w.policy_file,
             },
             Err(_) => Settings {
@@ -361,6 +369,8 @@ pub struct Plan {
     pub(crate) devices: Vec<CString>,
     /// The host's service sockets covered by the empty file (the `sockets` module).
     pub(crate) sockets: Vec<CString>,
+    /// tinytool's own secrets covered by the empty file (the user's journal key).
+    pub(crate) unreadable: Vec<CString>,
     /// Directories made mount points of their own (writable), so they cannot be renamed.
     pub(crate) anchors: Vec<CString>,
     /// The ancestors of the project and of the protected paths that lie inside a
@@ -486,6 +496,26 @@ impl Plan {
         if let Some(file) = &settings.policy_file {
             protected.push(file.clone());
         }
+        // tinytool's own files where a command could reach them: its executable (a
+        // replaced one would run outside any sandbox on the next call), the state
+        // database and the answers file the options put in a writable place, with
+        // SQLite's files beside the database. Bound read-only on themselves, so the
+        // folders above them are pinned too. An executable inside the project is the
+        // project's own build output (tinytool building itself), which its build must
+        // be able to replace.
+        let exe = std::env::current_exe()
+            .ok()
+            .and_then(|e| crate::paths::canonicalize(e).ok())
+            .filter(|e| !e.starts_with(&dir));
+        for file in exe.into_iter().chain(own_files(settings)) {
+            // Inside `.tinytool/` they are covered already (or a subagent's to write).
+            if writable.iter().any(|w| file.starts_with(w))
+                && !file.starts_with(&tinytool)
+                && file.exists()
+            {
+                protected.push(file);
+            }
+        }
         // The user's config (policy, SSRF exceptions) and state (stored approvals): a
         // command must not rewrite what decides about the next one. Where they would be
         // writable and do not exist yet, they are created first, so that they can be bound
@@ -602,6 +632,11 @@ impl Plan {
             } else {
                 Vec::new()
             },
+            unreadable: crate::journal::seal::key_path()
+                .filter(|key| empty.is_some() && key.is_file())
+                .map(|key| c_path(&key))
+                .into_iter()
+                .collect(),
             anchors: anchors.iter().map(|p| c_path(p)).collect(),
             // An anchor is bound on itself anyway (a mount point already).
             pinned: pinned
@@ -953,6 +988,24 @@ fn kept_text(captures: &[&crate::truncate::Capture]) -> String {
 fn under_any(path: &Path, list: &[CString]) -> bool {
     list.iter()
         .any(|c| path.starts_with(Path::new(std::ffi::OsStr::from_bytes(c.as_bytes()))))
+}
+
+/// The session's own files a command must not change (`Settings::own_files`), with the
+/// files SQLite keeps beside a database (`-wal`, `-shm`, `-journal`), resolved.
+fn own_files(settings: &Settings) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for file in &settings.own_files {
+        files.push(file.clone());
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut beside = file.clone().into_os_string();
+            beside.push(suffix);
+            files.push(PathBuf::from(beside));
+        }
+    }
+    files
+        .into_iter()
+        .filter_map(|f| crate::paths::canonicalize(f).ok())
+        .collect()
 }
 
 /// What the masking of a command in `dir` would be under `settings` (no `secret-shell`

@@ -453,7 +453,7 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
             }
         }
         if let Some(empty) = &plan.empty {
-            for path in &plan.sockets {
+            for path in plan.sockets.iter().chain(&plan.unreadable) {
                 if !(libc::mount(
                     empty.as_ptr(),
                     path.as_ptr(),

@@ -1,0 +1,87 @@
+//! tinytool's own files are out of a command's reach (issue 38 item 5): its executable in
+//! a writable folder cannot be replaced, a `--state` database and an `--answers` file put
+//! under /tmp cannot be rewritten or removed, and the user's journal key reads as empty.
+
+use std::process::Command;
+
+use crate::util::{Room, run_command};
+
+const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
+
+#[test]
+fn the_executable_state_answers_and_key_cannot_be_touched_from_inside() {
+    let room = Room::new();
+    room.write_user("policy.json", ALLOW_ALL);
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // A copy of the binary in a writable folder beside the project, a state database and
+    // an answers file there too.
+    let place = tempfile::tempdir().unwrap();
+    let bin = place.path().join("bin/tinytool");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(crate::util::bin(), &bin).unwrap();
+    let state = place.path().join("state.db");
+    let answers = place.path().join("answers.json");
+    std::fs::write(&answers, "{}\n").unwrap();
+    // A first call creates the state database.
+    let mut first = Command::new(&bin);
+    first
+        .arg("--state")
+        .arg(&state)
+        .args(["write", "--file-path", "a.txt", "--content", "x\n"]);
+    room.enter(&mut first);
+    assert_eq!(run_command(first, None).code, 0);
+    // The key the journal seals its records with (made by the first multi-file change).
+    let key = room.home.join(".local/state/tinytool/journal.key");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, [7u8; 16]).unwrap();
+    let original = std::fs::read(&bin).unwrap();
+    let before_state = std::fs::read(&state).unwrap();
+    let script = format!(
+        "echo evil > {bin}; cp /bin/true {bin}; mv {dir} {dir}.gone; rm -f {bin}; \
+         echo x >> {state}; rm -f {state}; echo '{{\"forged\": 1}}' > {answers}; \
+         wc -c < {key}; echo end",
+        bin = bin.display(),
+        dir = bin.parent().unwrap().display(),
+        state = state.display(),
+        answers = answers.display(),
+        key = key.display(),
+    );
+    let mut cmd = Command::new(&bin);
+    cmd.arg("--state")
+        .arg(&state)
+        .arg("--answers")
+        .arg(&answers)
+        .args(["bash", "--command", &script]);
+    room.enter(&mut cmd);
+    let run = run_command(cmd, None);
+    let output = run.json()["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(output.contains("0\nend\n"), "the key read empty: {run:?}");
+    assert_eq!(std::fs::read(&bin).unwrap(), original, "{run:?}");
+    assert!(bin.parent().unwrap().is_dir(), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(&answers).unwrap(),
+        "{}\n",
+        "{run:?}"
+    );
+    assert!(state.exists(), "{run:?}");
+    assert!(
+        !std::fs::read(&state).unwrap().ends_with(b"x\n") || before_state.ends_with(b"x\n"),
+        "{run:?}"
+    );
+    assert!(key.is_file() && std::fs::metadata(&key).unwrap().len() > 0);
+    // The same binary still runs and reads its state.
+    let mut after = Command::new(&bin);
+    after
+        .arg("--state")
+        .arg(&state)
+        .args(["read", "--file-path", "a.txt"]);
+    room.enter(&mut after);
+    let read = run_command(after, None);
+    assert_eq!(read.code, 0, "{read:?}");
+}
