@@ -127,7 +127,15 @@ pub const MOUNTS_KEPT: &str = "[sandbox: commands cannot mount, unmount or make 
 pub const DEVICE_CLOSED: &str = "[sandbox: device nodes are closed to commands but for /dev/null-style ones and those the user could open without root (disks never); add the device to \"sandbox\": {\"writable\": [...]} in the user policy to open it]";
 
 /// The line for a command refused a host service's socket.
-pub const SERVICE_SOCKETS: &str = "[sandbox: the host's service sockets (Docker, Podman, systemd, D-Bus, libvirt, snapd, LXD) are closed to commands, which could run anything outside the sandbox through them; add the socket to \"sandbox\": {\"writable\": [...]} in the user policy to open it]";
+pub const SERVICE_SOCKETS: &str = "[sandbox: the host's Unix sockets outside the project (Docker, Podman, systemd, D-Bus, libvirt, snapd, LXD, tmux, SSH agents) are closed to commands, which could run anything outside the sandbox through them; add the socket to \"sandbox\": {\"sockets\": [...]} in the user policy to open it]";
+
+/// The line for a command refused the socket at `path`.
+pub fn socket_line(path: &str) -> String {
+    format!(
+        "[sandbox: the socket {path} is closed to commands (a server behind a socket outside the project could run anything outside the sandbox); add {} to \"sandbox\": {{\"sockets\": [...]}} in the user policy to open it]",
+        serde_json::Value::String(path.to_string())
+    )
+}
 
 /// The line for a command the missing network stopped.
 pub const NETWORK_OFF: &str = "[sandbox: the network is off for commands (\"sandbox\": {\"network\": false}); only the command's own loopback exists]";
@@ -160,7 +168,7 @@ pub fn explain(
     landlock: bool,
     masked: &[String],
     protected: &[String],
-    sockets_covered: bool,
+    sockets: &[String],
 ) -> Option<String> {
     let lower = text.to_lowercase();
     let names_protected = protected
@@ -217,6 +225,13 @@ pub fn explain(
     {
         return Some(MOUNTS_KEPT.to_string());
     }
+    // A covered socket the output names (`error connecting to /tmp/tmux-0/default`).
+    if let Some(socket) = sockets
+        .iter()
+        .find(|s| !s.is_empty() && text.contains(s.as_str()))
+    {
+        return Some(socket_line(socket));
+    }
     if network_off {
         const SIGNS: [&str; 12] = [
             "Connection refused",
@@ -248,7 +263,7 @@ pub fn explain(
         "snapd.socket",
         "lxd/unix.socket",
     ];
-    if sockets_covered && SERVICES.iter().any(|s| text.contains(s)) {
+    if !sockets.is_empty() && SERVICES.iter().any(|s| text.contains(s)) {
         return Some(SERVICE_SOCKETS.to_string());
     }
     if let Some(name) = masked
@@ -276,7 +291,7 @@ mod tests {
                 false,
                 &[],
                 &[],
-                false
+                &[]
             )
             .unwrap()
             .contains("writable")
@@ -288,7 +303,7 @@ mod tests {
                 false,
                 &[],
                 &[".git".into()],
-                false
+                &[]
             )
             .unwrap()
             .contains("protected")
@@ -300,34 +315,37 @@ mod tests {
                 false,
                 &[],
                 &[],
-                false
+                &[]
             )
             .as_deref(),
             Some(DEVICE_CLOSED)
         );
         assert!(
-            explain("curl: (7) Connection refused", true, false, &[], &[], false)
+            explain("curl: (7) Connection refused", true, false, &[], &[], &[])
                 .unwrap()
                 .contains("network")
         );
         assert_eq!(
-            explain(
-                "curl: (7) Connection refused",
-                false,
-                false,
-                &[],
-                &[],
-                false
-            ),
+            explain("curl: (7) Connection refused", false, false, &[], &[], &[]),
             None
         );
-        assert_eq!(explain("all good", true, false, &[], &[], false), None);
+        assert_eq!(explain("all good", true, false, &[], &[], &[]), None);
         let docker = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?";
+        // The covered socket the message names, with the entry that opens it.
         assert_eq!(
-            explain(docker, false, false, &[], &[], true).as_deref(),
+            explain(docker, false, false, &[], &[], &["/run/docker.sock".into()]),
+            Some(socket_line("/run/docker.sock"))
+        );
+        assert!(
+            socket_line("/run/docker.sock")
+                .contains(r#"add "/run/docker.sock" to "sandbox": {"sockets""#)
+        );
+        // A client's message naming no covered path: the general line.
+        assert_eq!(
+            explain(docker, false, false, &[], &[], &["/run/podman.sock".into()]).as_deref(),
             Some(SERVICE_SOCKETS)
         );
-        assert_eq!(explain(docker, false, false, &[], &[], false), None);
+        assert_eq!(explain(docker, false, false, &[], &[], &[]), None);
     }
 
     #[test]
@@ -360,7 +378,7 @@ mod tests {
                 Some(std::path::Path::new(path)),
                 "{text}"
             );
-            let line = explain(text, false, false, &[], &[], false).unwrap();
+            let line = explain(text, false, false, &[], &[], &[]).unwrap();
             assert!(line.contains(&format!("{path} is read-only")), "{line}");
             assert!(line.contains(&format!("add \"{path}\" to")), "{line}");
         }
@@ -381,7 +399,7 @@ mod tests {
             "mount: /: permission denied.",
         ] {
             assert_eq!(
-                explain(text, false, false, &[], &[], false).as_deref(),
+                explain(text, false, false, &[], &[], &[]).as_deref(),
                 Some(MOUNTS_KEPT),
                 "{text}"
             );

@@ -66,6 +66,10 @@ pub struct SandboxSpec {
     /// project or absolute; a pattern without `/` is matched against file names).
     #[serde(default)]
     pub unmask: Vec<String>,
+    /// Unix sockets outside the project commands may connect to (a socket, or a folder
+    /// of them; `~/` is the home directory).
+    #[serde(default)]
+    pub sockets: Vec<String>,
 }
 
 /// How strictly the sandbox is applied, weakest first.
@@ -103,6 +107,8 @@ pub struct Settings {
     pub writable: Vec<PathBuf>,
     /// The `unmask` patterns of the user policy.
     pub unmask: Vec<String>,
+    /// The sockets (or folders of them) the user policy opens (absolute).
+    pub sockets: Vec<PathBuf>,
     /// tinytool's own files of this session wherever the options put them (the state
     /// database given by `--state`, the `--answers` file): read-only for commands.
     pub own_files: Vec<PathBuf>,
@@ -120,6 +126,7 @@ impl Default for Settings {
             network: true,
             writable: Vec::new(),
             unmask: Vec::new(),
+            sockets: Vec::new(),
             own_files: Vec::new(),
             unmask_all: false,
             policy_file: None,
@@ -140,6 +147,7 @@ impl Settings {
             settings.network = spec.network.unwrap_or(true);
             settings.writable = spec.writable.iter().map(|w| expand(w)).collect();
             settings.unmask = spec.unmask.clone();
+            settings.sockets = spec.sockets.iter().map(|w| expand(w)).collect();
         }
         if let Some(spec) = policy
             .project
@@ -166,6 +174,7 @@ impl Settings {
             "network": self.network,
             "writable": self.writable,
             "unmask": self.unmask,
+            "sockets": self.sockets,
             "own_files": self.own_files,
             "unmask_all": self.unmask_all,
             "policy_file": self.policy_file,
@@ -185,6 +194,8 @@ impl Settings {
             #[serde(default)]
             unmask_all: bool,
             #[serde(default)]
+            sockets: Vec<PathBuf>,
+            #[serde(default)]
             own_files: Vec<PathBuf>,
             policy_file: Option<PathBuf>,
         }
@@ -195,6 +206,7 @@ impl Settings {
                 writable: w.writable,
                 unmask: w.unmask,
                 unmask_all: w.unmask_all,
+                sockets: w.sockets,
                 own_files: w.own_files,
                 policy_file: w.policy_file,
             },
@@ -593,8 +605,9 @@ impl Plan {
             .map(|d| d.join("devices"));
         let devices = devices::openable(&writable, devices_cache.as_deref());
         let mut opened = settings.writable.clone();
+        opened.extend(settings.sockets.iter().cloned());
         opened.extend(purpose.extra_writable.iter().cloned());
-        let sockets = sockets::covered(&opened);
+        let sockets = sockets::covered(&opened, &dir);
         // Landlock has no `nodev`: the devices are its only writable paths below /dev,
         // with the host's /dev/shm (there is no private one without a mount namespace).
         let mut landlock_writable = writable.clone();
@@ -1115,6 +1128,25 @@ impl Plan {
         lines
     }
 
+    /// The explanatory line for a failed command whose connection was refused (a client
+    /// that does not print the path) when its command line names a socket the sandbox
+    /// covered.
+    pub fn explain_refused_socket(
+        &self,
+        captures: &[&crate::truncate::Capture],
+        command: &str,
+    ) -> Option<String> {
+        let lower = kept_text(captures).to_lowercase();
+        if !(lower.contains("connection refused") || lower.contains("econnrefused")) {
+            return None;
+        }
+        self.sockets
+            .iter()
+            .map(|c| String::from_utf8_lossy(c.as_bytes()).into_owned())
+            .find(|socket| command.contains(socket.as_str()))
+            .map(|socket| explain::socket_line(&socket))
+    }
+
     /// The explanatory line for a failed command that said nothing recognisable (`curl -s`)
     /// when the network is off and the command line itself reaches for it (a URL,
     /// `/dev/tcp`, a network client).
@@ -1171,7 +1203,11 @@ impl Plan {
             landlock,
             &names(&self.masked),
             &protected,
-            !self.sockets.is_empty(),
+            &self
+                .sockets
+                .iter()
+                .map(|c| String::from_utf8_lossy(c.as_bytes()).into_owned())
+                .collect::<Vec<_>>(),
         )
         .or_else(read_only_parent)
     }

@@ -346,6 +346,7 @@ pub fn sandbox_notes(
             .or_else(|| plan.explain_timeout())
     } else if failed {
         plan.explain(&[stdout, stderr])
+            .or_else(|| plan.explain_refused_socket(&[stdout, stderr], command))
             .or_else(|| plan.explain_quiet_network(command))
     } else {
         plan.explain_hidden_failure(&[stdout, stderr])

@@ -167,3 +167,54 @@ fn unprivileged_too_descriptors_handed_in_reach_no_command() {
     let _ = handed._pipe_read.read_to_end(&mut rest);
     assert!(rest.is_empty());
 }
+
+/// Connects to the Unix socket at `path` from inside and says whether it got through.
+fn connect_probe(path: &std::path::Path) -> String {
+    format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('reached')\"",
+        path.display()
+    )
+}
+
+#[test]
+fn a_socket_outside_the_project_is_closed_whatever_its_name_unless_the_policy_opens_it() {
+    let outside = tempfile::tempdir().unwrap();
+    // Any name, any folder (/tmp is writable): found by type.
+    let path = outside.path().canonicalize().unwrap().join("any-name");
+    let _server = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
+    );
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let run = room.call("bash", json!({"command": connect_probe(&path)}));
+    assert!(!run.output().contains("reached"), "{run:?}");
+    assert!(
+        run.output().contains(&format!(
+            "[sandbox: the socket {} is closed",
+            path.display()
+        )),
+        "{run:?}"
+    );
+    assert!(run.output().contains(r#""sandbox": {"sockets""#), "{run:?}");
+    // A socket inside the project is the project's own.
+    let inner = room.dir.join("db.sock");
+    let _inner_server = std::os::unix::net::UnixListener::bind(&inner).unwrap();
+    let run = room.call("bash", json!({"command": connect_probe(&inner)}));
+    assert_eq!(run.output(), "reached\n", "{run:?}");
+    // The user policy opens one by path.
+    room.write_user(
+        "policy.json",
+        &format!(
+            r#"{{"rules": [{{"permission": "*", "pattern": "*", "action": "allow"}}],
+                "sandbox": {{"sockets": ["{}"]}}}}"#,
+            path.display()
+        ),
+    );
+    let run = room.call("bash", json!({"command": connect_probe(&path)}));
+    assert_eq!(run.output(), "reached\n", "{run:?}");
+}

@@ -318,8 +318,10 @@ fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
     );
     assert!(!run.output().contains("vsock\n"), "{run:?}");
     assert!(run.output().contains("Operation not permitted"), "{run:?}");
-    // With the network on, the same socket is reached (the filter is the network's).
+    // With the network on and the socket opened by the user policy, it is reached (the
+    // filter is the network's).
     let room = self::room();
+    open_a_socket_in_the_user_policy(&room, &path);
     let run = bash(
         &room,
         &format!(
@@ -364,6 +366,15 @@ fn a_quiet_network_failure_still_ends_with_the_explanation() {
 }
 
 /// Writes an allow-all user policy whose sandbox opens `path` (`writable`).
+/// Opens the socket (or folder of sockets) at `path` for commands, as `sandbox.sockets`.
+fn open_a_socket_in_the_user_policy(room: &Room, path: &Path) {
+    let policy = json!({
+        "rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
+        "sandbox": {"sockets": [path]},
+    });
+    room.write_user("policy.json", policy.to_string());
+}
+
 fn open_in_the_user_policy(room: &Room, path: &Path) {
     let policy = json!({
         "rules": [{"permission": "*", "pattern": "*", "action": "allow"}],
@@ -445,14 +456,14 @@ fn an_unprivileged_user_keeps_null_devices_and_terminals() {
 }
 
 #[test]
-fn the_hosts_service_sockets_are_closed_and_other_sockets_are_not() {
+fn the_hosts_sockets_are_closed_whatever_their_name_until_the_policy_opens_one() {
     let mut room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
         eprintln!("skipped: {why}");
         return;
     }
     // A session bus in the user's runtime directory (systemd-run --user goes through it),
-    // and a socket of no service.
+    // and a socket of no known service: both found by type.
     let tmp = tempfile::tempdir().unwrap();
     let runtime = tmp.path().canonicalize().unwrap().join("run");
     std::fs::create_dir(&runtime).unwrap();
@@ -470,16 +481,26 @@ fn the_hosts_service_sockets_are_closed_and_other_sockets_are_not() {
     assert_ne!(run.code, 0, "{run:?}");
     assert!(run.output().contains("Connection refused"), "{run:?}");
     let run = bash(&room, &connect(&other));
-    assert_eq!(run.output(), "connected\n", "{run:?}");
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.output().contains(&format!(
+            "[sandbox: the socket {} is closed",
+            other.display()
+        )),
+        "{run:?}"
+    );
     // A client's own words name the rule.
     let run = bash(
         &room,
         "echo 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock.' >&2; exit 1",
     );
     assert!(run.output().trim_end().ends_with("to open it]"), "{run:?}");
-    // The user policy opens one by name.
+    // The user policy opens one by name (as a socket, or as a writable path).
     open_in_the_user_policy(&room, &runtime.join("bus"));
     let run = bash(&room, &connect(&runtime.join("bus")));
+    assert_eq!(run.output(), "connected\n", "{run:?}");
+    open_a_socket_in_the_user_policy(&room, &other);
+    let run = bash(&room, &connect(&other));
     assert_eq!(run.output(), "connected\n", "{run:?}");
 }
 
