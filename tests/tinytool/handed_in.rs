@@ -209,7 +209,7 @@ fn a_socket_outside_the_project_is_closed_whatever_its_name_unless_the_policy_op
     // The user policy opens one by path.
     room.write_user(
         "policy.json",
-        &format!(
+        format!(
             r#"{{"rules": [{{"permission": "*", "pattern": "*", "action": "allow"}}],
                 "sandbox": {{"sockets": ["{}"]}}}}"#,
             path.display()
