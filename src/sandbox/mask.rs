@@ -5,17 +5,20 @@
 //! definition (content too, where the name cannot tell) and leaves unmasked the ones git
 //! tracks (their content is in the repository's history already, and a masked tracked
 //! file would be committed, stashed and diffed as emptied) and the ones the user unmasked.
-//! The scan visits the directories that ignore files do not prune (a `node_modules` or
-//! `target` never hold the project's own secrets, and a 20,000-file tree must not cost
-//! every call a walk), but lists every file in them, ignored or not: `.env` is usually in
-//! `.gitignore`. It stops after [`CAP`] directory entries (said in `metadata.sandbox`).
+//! The scan visits every directory, ignored by git or not (`.env` is usually in
+//! `.gitignore`, and so may be a whole folder of local settings), but the ones that hold
+//! other people's files or build output, never the project's own secrets: `.git`,
+//! `.tinytool`, `node_modules`, `vendor`, `target`, `__pycache__` and Python virtual
+//! environments (a folder with a `pyvenv.cfg`). It stops after a limit of directory
+//! entries ([`CAP`] unless the user policy's `sandbox.scan_limit` says otherwise); the
+//! sandbox then refuses the command rather than run it with a secret it did not see.
 //!
 //! The result is cached in `<dir>/.tinytool/sandbox/secrets.bin`, a compact binary file
 //! (a JSON cache of a 3,000-directory tree took longer to parse than to check). Grammar,
 //! integers little-endian, paths relative to the project directory (empty for itself):
 //!
 //! ```text
-//! cache  = "TTSECRETS3\n" capped:u8 ndirs:u32 dir{ndirs} nfiles:u32 path{nfiles}
+//! cache  = "TTSECRETS4\n" capped:u8 ndirs:u32 dir{ndirs} nfiles:u32 path{nfiles}
 //! dir    = base:u32 flags:u8 path mtime_ns:i64 [nnames:u32 path{nnames}]
 //! flags  = 1 (an anchor) | 2 (racy: its entries' names follow, sorted)
 //! path   = len:u32 bytes{len}
@@ -46,7 +49,7 @@ use std::path::{Path, PathBuf};
 
 use crate::checkpoints::walk::listing::{RACY_NS, now_ns};
 
-/// The most directory entries a scan looks at.
+/// The most directory entries a scan looks at, unless `sandbox.scan_limit` says otherwise.
 pub const CAP: usize = 50_000;
 
 /// The secret files found.
@@ -57,7 +60,7 @@ pub struct Scan {
     /// The files whose name may make them secret (absolute): [`super::masking::decide`]
     /// judges them.
     pub files: Vec<PathBuf>,
-    /// Whether the scan stopped at [`CAP`].
+    /// Whether the scan stopped at its limit.
     pub capped: bool,
 }
 
@@ -87,7 +90,7 @@ fn cache_path(dir: &Path) -> PathBuf {
         .join("secrets.bin")
 }
 
-const MAGIC: &[u8] = b"TTSECRETS3\n";
+const MAGIC: &[u8] = b"TTSECRETS4\n";
 
 /// A directory with at least this many listed directories below it is an anchor.
 const ANCHOR_BELOW: usize = 16;
@@ -335,13 +338,16 @@ fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
     Some(parse(bytes)?.to_scan(dir, None))
 }
 
-/// The secret files of the project in `dir`, from the cache when it is still valid.
-pub fn scan(dir: &Path) -> Scan {
+/// The secret files of the project in `dir`, from the cache when it is still valid;
+/// `limit`: the most directory entries a new scan looks at.
+pub fn scan(dir: &Path, limit: usize) -> Scan {
     let cache = cache_path(dir);
     let text = std::fs::read(&cache).unwrap_or_default();
     let cached = parse(&text);
+    // A capped scan is no proof of anything (and the limit may have been raised).
     if let Some(cached) = &cached
         && !cached.dirs.is_empty()
+        && !cached.capped
     {
         match unchanged(dir, &cached.dirs) {
             Some(Settled::Yes) => {
@@ -359,7 +365,7 @@ pub fn scan(dir: &Path) -> Scan {
             None => {}
         }
     }
-    let mut fresh = walk(dir);
+    let mut fresh = walk(dir, limit);
     // A secret found before stays masked while it exists, wherever the walk no longer
     // goes: a command could otherwise unmask one over two calls, by adding its directory
     // to an ignore file or by flooding the tree past the cap.
@@ -540,16 +546,22 @@ fn processors() -> usize {
     }
 }
 
-fn walk(dir: &Path) -> Scan {
+/// Folders the scan does not enter (module doc): they hold dependencies and build output.
+const NOT_THE_PROJECTS: [&str; 3] = ["target", "__pycache__", ".venv"];
+
+fn walk(dir: &Path, limit: usize) -> Scan {
     let mut scan = Scan::default();
     let mut seen = 0usize;
     let walker = ignore::WalkBuilder::new(dir)
-        .hidden(false)
-        .require_git(false)
+        .standard_filters(false)
         .follow_links(false)
         .filter_entry(|e| {
             let name = e.file_name();
-            !(e.depth() > 0 && (name == ".git" || name == ".tinytool"))
+            e.depth() == 0
+                || !(crate::search::is_skip_dir(name)
+                    || NOT_THE_PROJECTS.iter().any(|n| name == *n)
+                    || (e.file_type().is_some_and(|t| t.is_dir())
+                        && e.path().join("pyvenv.cfg").is_file()))
         })
         .build();
     for entry in walker.flatten() {
@@ -569,7 +581,7 @@ fn walk(dir: &Path) -> Scan {
         let mut names = Vec::new();
         for item in list.flatten() {
             seen += 1;
-            if seen > CAP {
+            if seen > limit {
                 scan.capped = true;
                 break;
             }
@@ -649,12 +661,35 @@ mod tests {
         std::fs::write(root.join(".env.example"), "K=").unwrap();
         std::fs::create_dir(root.join("build")).unwrap();
         std::fs::write(root.join("build/.env"), "K=v").unwrap();
-        let first = scan(&root);
-        assert_eq!(first.files, vec![root.join(".env")]);
+        let first = scan(&root, CAP);
+        // Ignored or not: a folder git ignores may hold local settings.
+        let mut files = first.files.clone();
+        files.sort();
+        assert_eq!(files, vec![root.join(".env"), root.join("build/.env")]);
         std::fs::create_dir(root.join("sub")).unwrap();
         std::fs::write(root.join("sub/id_rsa"), "k").unwrap();
-        let second = scan(&root);
+        let second = scan(&root, CAP);
         assert!(second.files.contains(&root.join("sub/id_rsa")));
+    }
+
+    #[test]
+    fn dependencies_and_build_output_are_not_scanned() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for rel in [
+            "node_modules/pkg/.env",
+            "target/debug/.env",
+            "venv/lib/.env",
+            "src/__pycache__/.env",
+            "conf/.env",
+        ] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "K=v").unwrap();
+        }
+        // A virtual environment whatever its name.
+        std::fs::write(root.join("venv/pyvenv.cfg"), "home = /usr\n").unwrap();
+        assert_eq!(scan(&root, CAP).files, vec![root.join("conf/.env")]);
     }
 
     #[test]
@@ -663,15 +698,15 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir(root.join("backend")).unwrap();
         std::fs::write(root.join("backend/.env"), "K=v").unwrap();
-        assert_eq!(scan(&root).files, vec![root.join("backend/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("backend/.env")]);
         // A command adds the folder to an ignore file: the walk skips it now.
         std::fs::write(root.join(".ignore"), "backend/\n").unwrap();
-        assert_eq!(scan(&root).files, vec![root.join("backend/.env")]);
-        assert_eq!(scan(&root).files, vec![root.join("backend/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("backend/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("backend/.env")]);
         // Gone: no longer listed.
         std::fs::remove_file(root.join("backend/.env")).unwrap();
         std::fs::write(root.join("other"), "").unwrap();
-        assert!(scan(&root).files.is_empty());
+        assert!(scan(&root, CAP).files.is_empty());
     }
 
     fn scanned(path: PathBuf, time: i64, names: Option<&[&str]>) -> ScannedDir {
@@ -714,22 +749,25 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir(root.join("sub")).unwrap();
         std::fs::write(root.join("sub/a.rs"), "").unwrap();
-        assert!(scan(&root).files.is_empty());
+        assert!(scan(&root, CAP).files.is_empty());
         let names = cached_names(&root, b"sub").expect("a fresh directory is racy");
         assert_eq!(names, vec![b"a.rs".to_vec()]);
         let time = mtime(&root.join("sub")).unwrap();
         std::fs::write(root.join("sub/.env"), "K=v").unwrap();
         set_mtime(&root.join("sub"), time);
-        assert_eq!(scan(&root).files, vec![root.join("sub/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("sub/.env")]);
         // The same for a directory checked from an anchor, and for an anchor.
         anchored_tree(&root);
-        assert_eq!(scan(&root).files, vec![root.join("sub/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("sub/.env")]);
         for rel in ["a/b/c2/d1", "a/b"] {
             let path = root.join(rel);
             let time = mtime(&path).unwrap();
             std::fs::write(path.join("id_rsa"), "k").unwrap();
             set_mtime(&path, time);
-            assert!(scan(&root).files.contains(&path.join("id_rsa")), "{rel}");
+            assert!(
+                scan(&root, CAP).files.contains(&path.join("id_rsa")),
+                "{rel}"
+            );
         }
     }
 
@@ -744,15 +782,15 @@ mod tests {
         let time = now_ns() - 1_000_000_000;
         set_mtime(&root.join("sub"), time);
         set_mtime(&root, time);
-        assert_eq!(scan(&root).files, vec![root.join("sub/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("sub/.env")]);
         assert!(cached_names(&root, b"sub").is_some());
         std::thread::sleep(std::time::Duration::from_millis(1100));
-        assert_eq!(scan(&root).files, vec![root.join("sub/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("sub/.env")]);
         assert_eq!(cached_names(&root, b"sub"), None);
         assert_eq!(cached_names(&root, b""), None);
         // And the settled cache still sees a change.
         std::fs::write(root.join("sub/id_rsa"), "k").unwrap();
-        assert!(scan(&root).files.contains(&root.join("sub/id_rsa")));
+        assert!(scan(&root, CAP).files.contains(&root.join("sub/id_rsa")));
     }
 
     #[test]
@@ -788,7 +826,7 @@ mod tests {
         crate::project::ensure_own_subdir(&root, "sandbox").unwrap();
         // Settled: the cache trusts the root's time alone.
         set_mtime(&root, now_ns() - 10_000_000_000);
-        assert_eq!(scan(&root).files, vec![root.join(".env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join(".env")]);
         // A walk that saw the root with another time: the cache is not trusted, the scan
         // runs again and finds the file created since.
         let mut walked = listing::Cache::default();
@@ -805,9 +843,9 @@ mod tests {
         // Restore the root's time so only the published stamp tells the change.
         let cached = decode(&root, &std::fs::read(cache_path(&root)).unwrap()).unwrap();
         set_mtime(&root, cached.dirs[0].time);
-        assert_eq!(scan(&root).files, vec![root.join(".env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join(".env")]);
         walk::publish(&root, std::sync::Arc::new(walked));
-        let files = scan(&root).files;
+        let files = scan(&root, CAP).files;
         walk::forget();
         assert!(files.contains(&root.join("id_rsa")));
     }
@@ -820,10 +858,10 @@ mod tests {
         for i in 0..700 {
             std::fs::create_dir(root.join(format!("d{i:04}"))).unwrap();
         }
-        assert!(scan(&root).files.is_empty());
-        assert!(scan(&root).files.is_empty());
+        assert!(scan(&root, CAP).files.is_empty());
+        assert!(scan(&root, CAP).files.is_empty());
         std::fs::write(root.join("d0699/.env"), "K=v").unwrap();
-        assert_eq!(scan(&root).files, vec![root.join("d0699/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("d0699/.env")]);
     }
 
     /// A tree deep enough for anchors: `a/b/c{i}/d{j}` (the changes below are made where
@@ -841,7 +879,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         anchored_tree(&root);
-        assert!(scan(&root).files.is_empty());
+        assert!(scan(&root, CAP).files.is_empty());
         let bytes = std::fs::read(cache_path(&root)).unwrap();
         let cached = parse(&bytes).unwrap();
         let anchors: Vec<&[u8]> = cached
@@ -853,12 +891,12 @@ mod tests {
         assert_eq!(anchors, vec![&b"a"[..], &b"a/b"[..]]);
         let deep = cached.dirs.iter().find(|d| d.rel == b"a/b/c3/d2").unwrap();
         assert_eq!(deep.tail, b"c3/d2");
-        assert!(scan(&root).files.is_empty());
+        assert!(scan(&root, CAP).files.is_empty());
         // A secret below an anchor, and one in an anchor itself.
         std::fs::write(root.join("a/b/c3/d2/.env"), "K=v").unwrap();
-        assert_eq!(scan(&root).files, vec![root.join("a/b/c3/d2/.env")]);
+        assert_eq!(scan(&root, CAP).files, vec![root.join("a/b/c3/d2/.env")]);
         std::fs::write(root.join("a/b/id_rsa"), "k").unwrap();
-        assert!(scan(&root).files.contains(&root.join("a/b/id_rsa")));
+        assert!(scan(&root, CAP).files.contains(&root.join("a/b/id_rsa")));
     }
 
     #[test]
@@ -867,7 +905,7 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         anchored_tree(&root);
         std::fs::create_dir_all(root.join("elsewhere")).unwrap();
-        assert!(scan(&root).files.is_empty());
+        assert!(scan(&root, CAP).files.is_empty());
         // The anchor `a/b` moved away and a link put in its place, with the old times
         // kept on the root and `a`: only opening the anchor can tell.
         let time = |p: &Path| std::fs::symlink_metadata(p).unwrap().modified().unwrap();
@@ -878,7 +916,7 @@ mod tests {
         for (path, t) in [(root.join("a"), a_time), (root.clone(), root_time)] {
             std::fs::File::open(&path).unwrap().set_modified(t).unwrap();
         }
-        let files = scan(&root).files;
+        let files = scan(&root, CAP).files;
         assert!(
             files.contains(&root.join("elsewhere/b/c0/.env")),
             "{files:?}"

@@ -70,6 +70,10 @@ pub struct SandboxSpec {
     /// of them; `~/` is the home directory).
     #[serde(default)]
     pub sockets: Vec<String>,
+    /// The most directory entries the secret scan looks at (default [`mask::CAP`]); a
+    /// project with more is refused commands until this is raised.
+    #[serde(default)]
+    pub scan_limit: Option<usize>,
 }
 
 /// How strictly the sandbox is applied, weakest first.
@@ -109,6 +113,8 @@ pub struct Settings {
     pub unmask: Vec<String>,
     /// The sockets (or folders of them) the user policy opens (absolute).
     pub sockets: Vec<PathBuf>,
+    /// The most directory entries the secret scan looks at.
+    pub scan_limit: usize,
     /// tinytool's own files of this session wherever the options put them (the state
     /// database given by `--state`, the `--answers` file): read-only for commands.
     pub own_files: Vec<PathBuf>,
@@ -127,6 +133,7 @@ impl Default for Settings {
             writable: Vec::new(),
             unmask: Vec::new(),
             sockets: Vec::new(),
+            scan_limit: mask::CAP,
             own_files: Vec::new(),
             unmask_all: false,
             policy_file: None,
@@ -148,6 +155,7 @@ impl Settings {
             settings.writable = spec.writable.iter().map(|w| expand(w)).collect();
             settings.unmask = spec.unmask.clone();
             settings.sockets = spec.sockets.iter().map(|w| expand(w)).collect();
+            settings.scan_limit = spec.scan_limit.unwrap_or(mask::CAP);
         }
         if let Some(spec) = policy
             .project
@@ -175,6 +183,7 @@ impl Settings {
             "writable": self.writable,
             "unmask": self.unmask,
             "sockets": self.sockets,
+            "scan_limit": self.scan_limit,
             "own_files": self.own_files,
             "unmask_all": self.unmask_all,
             "policy_file": self.policy_file,
@@ -196,6 +205,8 @@ impl Settings {
             #[serde(default)]
             sockets: Vec<PathBuf>,
             #[serde(default)]
+            scan_limit: Option<usize>,
+            #[serde(default)]
             own_files: Vec<PathBuf>,
             policy_file: Option<PathBuf>,
         }
@@ -207,6 +218,7 @@ impl Settings {
                 unmask: w.unmask,
                 unmask_all: w.unmask_all,
                 sockets: w.sockets,
+                scan_limit: w.scan_limit.unwrap_or(mask::CAP),
                 own_files: w.own_files,
                 policy_file: w.policy_file,
             },
@@ -409,8 +421,8 @@ pub struct Plan {
     pub(crate) hidden: Vec<CString>,
     /// The empty read-only directory they are covered with.
     pub(crate) empty_dir: Option<CString>,
-    /// Whether the secret scan stopped at its cap.
-    pub mask_capped: bool,
+    /// Where the secret scan stopped at its limit: the limit (the command is refused).
+    pub mask_capped: Option<usize>,
     /// Protected paths that do not exist and cannot be bound: removed if the command
     /// creates them (`gitdirs`).
     pub(crate) absent: Vec<PathBuf>,
@@ -561,7 +573,7 @@ impl Plan {
         };
         let protected = canonical(protected);
         let anchors = canonical(anchors);
-        let scan = mask::scan(&dir);
+        let scan = mask::scan(&dir, settings.scan_limit);
         let masking = masking::decide(&dir, &scan.files, &settings.unmask, purpose.unmask_all);
         // The secrets' folders too: moved (to an ignored folder, under a folder named
         // `.git`), a secret would leave the path the scan remembers.
@@ -674,7 +686,7 @@ impl Plan {
                 Vec::new()
             },
             empty_dir: empty_dir.map(|p| c_path(&p)),
-            mask_capped: scan.capped,
+            mask_capped: scan.capped.then_some(settings.scan_limit),
             absent,
             fresh_repo,
             git_watched,
@@ -774,8 +786,8 @@ impl Plan {
         if !removed.is_empty() {
             meta["removed"] = json!(removed);
         }
-        if self.mask_capped {
-            meta["mask_capped"] = json!(mask::CAP);
+        if let Some(limit) = self.mask_capped {
+            meta["mask_capped"] = json!(limit);
         }
         let shown = |paths: &[PathBuf]| -> Value {
             paths
@@ -800,6 +812,11 @@ impl Plan {
 
     /// The refusal of `required` mode when a layer is missing, naming each.
     pub fn refusal(&self) -> Option<String> {
+        if let Some(limit) = self.mask_capped {
+            return Some(format!(
+                "the sandbox's scan for secret files stopped at its limit of {limit} directory entries, so a secret further in could not be masked; the command did not run. Raise the limit with \"sandbox\": {{\"scan_limit\": N}} in the user policy (each call checks every scanned folder), or run tinytool on a smaller folder (--dir)"
+            ));
+        }
         if self.mode != Mode::Required {
             return None;
         }
@@ -1025,7 +1042,7 @@ fn own_files(settings: &Settings) -> Vec<PathBuf> {
 /// rule lifting it): for `tinytool sandbox`.
 pub fn secrets(settings: &Settings, dir: &Path) -> masking::Masking {
     let dir = crate::paths::resolve_symlinks(dir);
-    let scan = mask::scan(&dir);
+    let scan = mask::scan(&dir, settings.scan_limit);
     masking::decide(&dir, &scan.files, &settings.unmask, false)
 }
 

@@ -112,7 +112,7 @@ const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 19] = [
+const STEPS: [&str; 20] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -132,6 +132,7 @@ const STEPS: [&str; 19] = [
     "cover a service socket",
     "filter the keyrings (seccomp)",
     "drop every capability and set no_new_privs",
+    "scan for secret files (limit reached)",
 ];
 
 /// The name of step `index`.
@@ -238,6 +239,11 @@ unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> bool {
 /// group and started its sentinel.
 pub unsafe fn enter(plan: &Plan, exec: &Exec) -> io::Result<()> {
     let report = plan.shared.report();
+    // A secret past the scan's limit could not be masked: the command does not run.
+    if plan.mask_capped.is_some() {
+        report.fail(MASK, 19, libc::E2BIG);
+        return Err(io::Error::from_raw_os_error(libc::E2BIG));
+    }
     let required = plan.mode == super::Mode::Required;
     let fail = |layer: usize, step: i32| {
         let e = errno();

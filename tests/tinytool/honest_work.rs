@@ -350,3 +350,34 @@ fn tinytool_sandbox_lists_what_is_masked_and_what_git_tracks() {
         "{text}"
     );
 }
+
+#[test]
+fn a_secret_in_an_ignored_folder_is_masked_and_a_scan_past_its_limit_refuses() {
+    let room = project("{}");
+    room.write("local/.env", "DEEP=hunter2\n");
+    room.write(".gitignore", ".env.local\nlocal/\n");
+    room.write("list", "local/.env\n");
+    let run = bash(&room, SIZES);
+    if !crate::util::has_mount_layer(&run.json()) {
+        eprintln!("skipped: no mount layer: {run:?}");
+        return;
+    }
+    assert!(run.output().contains("local/.env 0\n"), "{run:?}");
+    // 60,000 entries at the root: past the scan's default limit of 50,000.
+    for i in 0..60_000 {
+        std::fs::write(room.path(&format!("f{i}")), "").unwrap();
+    }
+    let run = bash(&room, SIZES);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(!run.output().contains("hunter2"), "{run:?}");
+    assert!(run.output().contains("scan_limit"), "{run:?}");
+    assert_eq!(run.json()["metadata"]["sandbox"]["mask_capped"], 50_000);
+    // Raised by the user: the command runs, the secret masked.
+    room.write_user(
+        "policy.json",
+        ALLOW.replacen("{", r#"{"sandbox": {"scan_limit": 100000}, "#, 1),
+    );
+    let run = bash(&room, SIZES);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.output().contains("local/.env 0\n"), "{run:?}");
+}
