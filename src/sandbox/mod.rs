@@ -414,6 +414,11 @@ pub struct Plan {
     pub masking: masking::Masking,
     /// The opens of the files covering the secrets.
     mask_opens: Option<masking::Opens>,
+    /// What the masking was decided with, to decide it again ([`Plan::outgrown`]): the
+    /// scan's limit, the `unmask` patterns, whether a `secret-shell` rule lifted it.
+    scan_limit: usize,
+    unmask: Vec<String>,
+    unmask_all: bool,
     /// The project directory (resolved).
     dir: PathBuf,
     /// Directories covered by the empty directory (the checkpoint store, which holds
@@ -679,6 +684,9 @@ impl Plan {
             empty: empty.map(|p| c_path(&p)),
             masking,
             mask_opens,
+            scan_limit: settings.scan_limit,
+            unmask: settings.unmask.clone(),
+            unmask_all: purpose.unmask_all,
             dir: dir.clone(),
             hidden: if empty_dir.is_some() {
                 hidden.iter().map(|p| c_path(p)).collect()
@@ -1117,6 +1125,42 @@ impl Plan {
         self.network_was_off().then(|| {
             "[sandbox: the command timed out while the network was off for commands (\"sandbox\": {\"network\": false}); a command waiting for a server cannot reach it, set \"network\": true in the user policy if it needs one]".to_string()
         })
+    }
+
+    /// For a process that outlives a call (a monitor): whether the project has since
+    /// gained what this plan, fixed when it started, does not cover — a secret it would
+    /// mask now, or a repository at `--dir` whose hooks and config it would protect —
+    /// and so the process must be stopped, with the line that says why.
+    pub fn outgrown(&self) -> Option<String> {
+        let again = |what: &str| {
+            format!(
+                "[sandbox: stopped: {what} after the command started, and its sandbox, fixed at the start, does not cover it; start it again to run it under the rules of now]"
+            )
+        };
+        if let Some(fresh) = &self.fresh_repo
+            && std::fs::symlink_metadata(fresh).is_ok()
+        {
+            return Some(again(&format!(
+                "a repository ({}) was created",
+                masking::shown(&self.dir, fresh)
+            )));
+        }
+        // Without the mount layer nothing is masked (the fallback says so already).
+        if self.unmask_all || !self.shared.report().is_active(MOUNT) {
+            return None;
+        }
+        let scan = mask::scan(&self.dir, self.scan_limit);
+        if scan.capped {
+            return Some(again("the project grew past the secret scan's limit"));
+        }
+        let now = masking::decide(&self.dir, &scan.files, &self.unmask, false);
+        let new: Vec<String> = now
+            .masked
+            .iter()
+            .filter(|p| !self.masking.masked.contains(p))
+            .map(|p| masking::shown(&self.dir, p))
+            .collect();
+        (!new.is_empty()).then(|| again(&format!("the secret {} appeared", new.join(", "))))
     }
 
     /// The lines a result adds about the masking: the secrets git tracks, which are not

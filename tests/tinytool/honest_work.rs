@@ -381,3 +381,60 @@ fn a_secret_in_an_ignored_folder_is_masked_and_a_scan_past_its_limit_refuses() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.output().contains("local/.env 0\n"), "{run:?}");
 }
+
+/// Starts a monitor, and returns its id.
+fn start_monitor(room: &Room, command: &str) -> String {
+    let started = room.call("monitor", json!({"action": "start", "command": command}));
+    assert_eq!(started.code, 0, "{started:?}");
+    started.json()["metadata"]["monitor_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A monitor's output until it ends (at most ten seconds).
+fn until_it_ends(room: &Room, id: &str) -> (String, serde_json::Value) {
+    let mut output = String::new();
+    for _ in 0..100 {
+        let read = room.call("monitor", json!({"action": "read", "monitor_id": id}));
+        output.push_str(&read.output());
+        if read.json()["metadata"]["running"] != true {
+            return (output, read.json());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    room.call("monitor", json!({"action": "stop", "monitor_id": id}));
+    panic!("the monitor did not end: {output}");
+}
+
+#[test]
+fn a_monitor_is_stopped_when_a_secret_or_a_repository_appears_after_it_started() {
+    let room = Room::new();
+    room.write_user("policy.json", ALLOW);
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // It would print the secret written after it started.
+    room.write("name", ".env.local\n");
+    let id = start_monitor(&room, "sleep 3; cat $(cat name); sleep 30");
+    room.write(".env.local", "API_KEY=hunter2\n");
+    let (output, result) = until_it_ends(&room, &id);
+    assert!(!output.contains("hunter2"), "{output}");
+    assert!(
+        output.contains("[sandbox: stopped: the secret .env.local appeared"),
+        "{output} {result}"
+    );
+    // A repository made at --dir while it runs: stopped, and what it planted is removed.
+    let id = start_monitor(
+        &room,
+        "while [ ! -d .git/hooks ]; do sleep 0.1; done; printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; sleep 30",
+    );
+    git(&room, &["init", "-q"]);
+    let (output, _) = until_it_ends(&room, &id);
+    assert!(
+        output.contains("[sandbox: stopped: a repository (.git) was created"),
+        "{output}"
+    );
+    assert!(!room.path(".git/hooks/pre-commit").exists(), "{output}");
+}
