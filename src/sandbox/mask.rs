@@ -19,6 +19,7 @@
 //!
 //! ```text
 //! cache  = "TTSECRETS4\n" capped:u8 ndirs:u32 dir{ndirs} nfiles:u32 path{nfiles}
+//!          nrepos:u32 path{nrepos}
 //! dir    = base:u32 flags:u8 path mtime_ns:i64 [nnames:u32 path{nnames}]
 //! flags  = 1 (an anchor) | 2 (racy: its entries' names follow, sorted)
 //! path   = len:u32 bytes{len}
@@ -62,6 +63,10 @@ pub struct Scan {
     pub files: Vec<PathBuf>,
     /// Whether the scan stopped at its limit.
     pub capped: bool,
+    /// The folders below the project that hold a `.git` of their own (nested
+    /// repositories, submodules' work trees), absolute: the sandbox protects their git
+    /// paths as it does the project's.
+    pub repos: Vec<PathBuf>,
 }
 
 /// One directory a scan listed.
@@ -179,9 +184,11 @@ fn encode(dir: &Path, scan: &Scan) -> Option<Vec<u8>> {
             }
         }
     }
-    out.extend_from_slice(&u32::try_from(scan.files.len()).ok()?.to_le_bytes());
-    for path in &scan.files {
-        put_path(&mut out, rel_bytes(dir, path)?);
+    for list in [&scan.files, &scan.repos] {
+        out.extend_from_slice(&u32::try_from(list.len()).ok()?.to_le_bytes());
+        for path in list {
+            put_path(&mut out, rel_bytes(dir, path)?);
+        }
     }
     Some(out)
 }
@@ -204,6 +211,7 @@ struct Cached<'a> {
     capped: bool,
     dirs: Vec<CachedDir<'a>>,
     files: Vec<&'a [u8]>,
+    repos: Vec<&'a [u8]>,
 }
 
 /// Reads a cache written by [`encode`]; `None` for anything malformed.
@@ -276,18 +284,20 @@ fn parse(bytes: &[u8]) -> Option<Cached<'_>> {
             names,
         });
     }
-    let nfiles = count(&mut rest)?;
-    if nfiles > rest.len() / 4 {
-        return None;
-    }
-    let mut files = Vec::with_capacity(nfiles);
-    for _ in 0..nfiles {
-        files.push(path(&mut rest)?);
-    }
+    let mut paths = || -> Option<Vec<&[u8]>> {
+        let n = count(&mut rest)?;
+        if n > rest.len() / 4 {
+            return None;
+        }
+        (0..n).map(|_| path(&mut rest)).collect()
+    };
+    let files = paths()?;
+    let repos = paths()?;
     rest.is_empty().then_some(Cached {
         capped,
         dirs,
         files,
+        repos,
     })
 }
 
@@ -322,6 +332,7 @@ impl Cached<'_> {
                 .collect(),
             files: self.files.iter().map(|rel| under(dir, rel)).collect(),
             capped: self.capped,
+            repos: self.repos.iter().map(|rel| under(dir, rel)).collect(),
         }
     }
 }
@@ -355,6 +366,7 @@ pub fn scan(dir: &Path, limit: usize) -> Scan {
                     dirs: Vec::new(),
                     files: cached.files.iter().map(|rel| under(dir, rel)).collect(),
                     capped: cached.capped,
+                    repos: cached.repos.iter().map(|rel| under(dir, rel)).collect(),
                 };
             }
             Some(Settled::Since(checked_ns)) => {
@@ -586,6 +598,9 @@ fn walk(dir: &Path, limit: usize) -> Scan {
                 break;
             }
             names.push(item.file_name());
+            if item.file_name() == ".git" && path != dir {
+                scan.repos.push(path.to_path_buf());
+            }
             let is_file = item.file_type().is_ok_and(|t| t.is_file());
             if is_file
                 && let Some(name) = item.file_name().to_str()
@@ -670,6 +685,22 @@ mod tests {
         std::fs::write(root.join("sub/id_rsa"), "k").unwrap();
         let second = scan(&root, CAP);
         assert!(second.files.contains(&root.join("sub/id_rsa")));
+    }
+
+    #[test]
+    fn nested_repositories_are_found_and_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("libs/a/.git")).unwrap();
+        std::fs::create_dir_all(root.join("mods/b")).unwrap();
+        std::fs::write(root.join("mods/b/.git"), "gitdir: ../../.git/modules/b\n").unwrap();
+        std::fs::create_dir_all(root.join("node_modules/c/.git")).unwrap();
+        for _ in 0..2 {
+            let mut repos = scan(&root, CAP).repos;
+            repos.sort();
+            assert_eq!(repos, [root.join("libs/a"), root.join("mods/b")]);
+        }
     }
 
     #[test]
@@ -797,6 +828,7 @@ mod tests {
     fn the_binary_cache_round_trips_and_rejects_garbage() {
         let dir = Path::new("/p");
         let scan = Scan {
+            repos: vec![dir.join("nested/repo")],
             dirs: vec![
                 scanned(dir.to_path_buf(), 1, None),
                 scanned(dir.join("src"), -7, Some(&["a.rs", "b"])),
@@ -808,6 +840,7 @@ mod tests {
         let back = decode(dir, &bytes).unwrap();
         assert_eq!(back.dirs, scan.dirs);
         assert_eq!(back.files, scan.files);
+        assert_eq!(back.repos, scan.repos);
         assert!(back.capped);
         assert!(decode(dir, &bytes[..bytes.len() - 1]).is_none());
         assert!(decode(dir, b"{}").is_none());
@@ -931,6 +964,7 @@ mod tests {
             .chain([scanned(dir.join("x"), 0, None)])
             .collect();
         let mut scan = Scan {
+            repos: Vec::new(),
             dirs,
             files: vec![],
             capped: false,

@@ -504,11 +504,22 @@ impl Plan {
         let mut protected = Vec::new();
         let git = gitdirs::layout(&dir);
         let fresh_repo = git.fresh;
-        let git_watched = git.watched;
+        let mut git_watched = git.watched;
         anchors.extend(git.anchors);
         protected.extend(git.protected);
-        let absent: Vec<PathBuf> = git
-            .absent
+        let mut git_absent = git.absent;
+        // The secret scan also finds the repositories nested in the project (their own
+        // `.git`, submodules' work trees): their hooks and config are the user's git's
+        // next target as much as the top one's.
+        let scan = mask::scan(&dir, settings.scan_limit);
+        for repo in &scan.repos {
+            let nested = gitdirs::layout(repo);
+            anchors.extend(nested.anchors);
+            protected.extend(nested.protected);
+            git_absent.extend(nested.absent);
+            git_watched.extend(nested.watched);
+        }
+        let absent: Vec<PathBuf> = git_absent
             .into_iter()
             .filter_map(|p| {
                 let parent = crate::paths::canonicalize(p.parent()?).ok()?;
@@ -578,7 +589,6 @@ impl Plan {
         };
         let protected = canonical(protected);
         let anchors = canonical(anchors);
-        let scan = mask::scan(&dir, settings.scan_limit);
         let masking = masking::decide(&dir, &scan.files, &settings.unmask, purpose.unmask_all);
         // The secrets' folders too: moved (to an ignored folder, under a folder named
         // `.git`), a secret would leave the path the scan remembers.

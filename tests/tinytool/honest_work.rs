@@ -438,3 +438,33 @@ fn a_monitor_is_stopped_when_a_secret_or_a_repository_appears_after_it_started()
     );
     assert!(!room.path(".git/hooks/pre-commit").exists(), "{output}");
 }
+
+#[test]
+fn a_nested_repository_is_protected_as_the_top_one_is() {
+    let room = project("{}");
+    std::fs::create_dir_all(room.path("libs/inner")).unwrap();
+    let mut init = Command::new("git");
+    init.args(["init", "-q", "libs/inner"]);
+    room.enter(&mut init);
+    assert!(init.status().unwrap().success());
+    let run = bash(
+        &room,
+        "printf '#!/bin/sh\\necho pwned\\n' > libs/inner/.git/hooks/pre-commit; \
+         git -C libs/inner config core.fsmonitor 'echo pwned'; \
+         git -C libs/inner config core.hooksPath /tmp; echo end",
+    );
+    if !crate::util::has_mount_layer(&run.json()) {
+        eprintln!("skipped: no mount layer: {run:?}");
+        return;
+    }
+    assert!(run.output().starts_with("end\n"), "{run:?}");
+    assert!(
+        !room.path("libs/inner/.git/hooks/pre-commit").exists(),
+        "{run:?}"
+    );
+    let config = room.read("libs/inner/.git/config");
+    assert!(
+        !config.contains("fsmonitor") && !config.contains("hooksPath"),
+        "{config}"
+    );
+}
