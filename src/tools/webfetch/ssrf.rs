@@ -34,6 +34,8 @@
 //! | `255.255.255.255/32` | broadcast | `fe80::/10` | link-local |
 //! | `240.0.0.0/4` | reserved | `fec0::/10` | site-local (deprecated) |
 //! | | | `ff00::/8` | multicast |
+//! | | | `2001::/32` | Teredo: the client's IPv4 (its low 32 bits inverted) and the server's are judged |
+//! | | | `…:0:5efe:a.b.c.d` | ISATAP interface id, under any prefix: the IPv4 is judged |
 //!
 //! The only way to open a host is the user config's `webfetch.allow_hosts`: exact `host` or
 //! `host:port` entries ([`AllowList`]); the project config cannot set it.
@@ -76,6 +78,9 @@ enum V6Rule {
     LowV4,
     /// 6to4: carries an IPv4 address in bits 16..48, which is judged instead.
     SixToFour,
+    /// Teredo: the server's IPv4 in bits 32..64, the client's in the low 32 bits, every
+    /// bit inverted; both are judged.
+    Teredo,
 }
 
 /// IPv6 ranges: network, prefix length, what it is, how it is judged. The first match wins,
@@ -90,6 +95,7 @@ const V6_RANGES: &[(Ipv6Addr, u8, &str, V6Rule)] = &[
     (Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0, 0), 96, "64:ff9b::/96 NAT64", V6Rule::LowV4),
     (Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0), 48, "64:ff9b:1::/48 local-use NAT64", V6Rule::Block),
     (Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0), 16, "2002::/16 6to4", V6Rule::SixToFour),
+    (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0), 32, "2001::/32 Teredo", V6Rule::Teredo),
     (Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0), 7, "fc00::/7 unique local", V6Rule::Block),
     (Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0), 10, "fe80::/10 link-local", V6Rule::Block),
     (Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0), 10, "fec0::/10 site-local", V6Rule::Block),
@@ -115,18 +121,30 @@ pub fn blocked_range(ip: IpAddr) -> Option<String> {
             .find(|(net, len, _)| in_v4(v4, *net, *len))
             .map(|(_, _, name)| (*name).to_string()),
         IpAddr::V6(v6) => {
-            let (_, _, name, rule) = V6_RANGES
-                .iter()
-                .find(|(net, len, _, _)| in_v6(v6, *net, *len))?;
             let bits = u128::from(v6);
-            let embedded = match rule {
-                V6Rule::Block => return Some((*name).to_string()),
-                // Truncation is the point: these are the 32 bits that hold the IPv4.
-                V6Rule::LowV4 => Ipv4Addr::from(bits as u32),
-                V6Rule::SixToFour => Ipv4Addr::from((bits >> 80) as u32),
+            let judged = |name: &str, embedded: Ipv4Addr| {
+                blocked_range(IpAddr::V4(embedded))
+                    .map(|inner| format!("{name}, embedding {embedded} in {inner}"))
             };
-            blocked_range(IpAddr::V4(embedded))
-                .map(|inner| format!("{name}, embedding {embedded} in {inner}"))
+            let Some((_, _, name, rule)) = V6_RANGES
+                .iter()
+                .find(|(net, len, _, _)| in_v6(v6, *net, *len))
+            else {
+                // An ISATAP interface id (`::0:5efe:a.b.c.d`, `::200:5efe:…`, the
+                // universal/local and group bits either way) carries an IPv4 under any
+                // prefix. Truncation is the point: these are the bits that hold it.
+                let id = (bits >> 32) as u32;
+                return (id & 0xfcff_ffff == 0x0000_5efe)
+                    .then(|| judged("ISATAP interface id", Ipv4Addr::from(bits as u32)))
+                    .flatten();
+            };
+            match rule {
+                V6Rule::Block => Some((*name).to_string()),
+                V6Rule::LowV4 => judged(name, Ipv4Addr::from(bits as u32)),
+                V6Rule::SixToFour => judged(name, Ipv4Addr::from((bits >> 80) as u32)),
+                V6Rule::Teredo => judged(name, Ipv4Addr::from(!(bits as u32)))
+                    .or_else(|| judged(name, Ipv4Addr::from((bits >> 64) as u32))),
+            }
         }
     }
 }
@@ -609,6 +627,11 @@ mod tests {
         ("http://[2002:7f00:1::]/", "2002:7f00:1::", "2002::/16 6to4, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
         ("http://[2002:a9fe:a9fe::1]/", "2002:a9fe:a9fe::1", "2002::/16 6to4, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata"),
         ("http://[2002:c0a8:101::]/", "2002:c0a8:101::", "2002::/16 6to4, embedding 192.168.1.1 in 192.168.0.0/16 private"),
+        ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "2001:0:4136:e378:8000:63bf:80ff:fffe", "2001::/32 Teredo, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
+        ("http://[2001:0:a9fe:a9fe::f7f7:f7f7]/", "2001:0:a9fe:a9fe::f7f7:f7f7", "2001::/32 Teredo, embedding 169.254.169.254 in 169.254.0.0/16 link-local, cloud metadata"),
+        ("http://[2600::5efe:7f00:1]/", "2600::5efe:7f00:1", "ISATAP interface id, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
+        ("http://[2600::200:5efe:a00:1]/", "2600::200:5efe:a00:1", "ISATAP interface id, embedding 10.0.0.1 in 10.0.0.0/8 private"),
+        ("http://[::7f00:1]/", "::7f00:1", "::/96 IPv4-compatible, embedding 127.0.0.1 in 127.0.0.0/8 loopback"),
         ("http://[fd00::1]/", "fd00::1", "fc00::/7 unique local"),
         ("http://[fc00::1]/", "fc00::1", "fc00::/7 unique local"),
         ("http://[fe80::1]/", "fe80::1", "fe80::/10 link-local"),
@@ -662,6 +685,10 @@ mod tests {
         ("http://[::ffff:8.8.8.8]/", "::ffff:8.8.8.8"),
         ("http://[64:ff9b::808:808]/", "64:ff9b::808:808"),
         ("http://[2002:808:808::1]/", "2002:808:808::1"),
+        // Teredo with a public server and a public client; ISATAP with a public IPv4.
+        ("http://[2001:0:808:808:0:0:f7f7:f7f7]/", "2001:0:808:808::f7f7:f7f7"),
+        ("http://[2600::5efe:808:808]/", "2600::5efe:808:808"),
+        ("http://[2606:4700::6810:84e5]/", "2606:4700::6810:84e5"),
         ("http://[fe7f::1]/", "fe7f::1"),
         ("http://[fbff::1]/", "fbff::1"),
     ];
