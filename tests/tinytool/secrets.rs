@@ -74,7 +74,7 @@ fn a_successful_edit_hides_its_diff() {
 }
 
 #[test]
-fn apply_patch_moves_deletes_and_mismatches_show_no_secret() {
+fn apply_patch_moves_deletes_and_mismatches_show_no_secret_and_move_none() {
     let room = room();
     let patch = |body: &str| json!({"patch": format!("*** Begin Patch\n{body}*** End Patch\n")});
     // A hunk that does not match: the refusal would quote the file's line.
@@ -84,15 +84,20 @@ fn apply_patch_moves_deletes_and_mismatches_show_no_secret() {
     );
     assert_ne!(run.code, 0, "{run:?}");
     assert_hidden(&run);
-    // A move: both ends' diffs would carry the content.
+    // A move carries the content to a name no read rule guards (issue 39): it needs the
+    // secret's `read`, which the default policy refuses.
     let run = room.call(
         "apply_patch",
         patch("*** Update File: .env\n*** Move to: config/moved.txt\n"),
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 3, "{run:?}");
     assert_hidden(&run);
-    assert!(run.output().contains("Moved .env -> config/moved.txt"));
-    assert!(room.read("config/moved.txt").contains(SECRET));
+    assert!(
+        run.output().contains("`read` permission for `.env`"),
+        "{run:?}"
+    );
+    assert!(!room.path("config/moved.txt").exists());
+    assert!(room.read(".env").contains(SECRET));
     // Deleting a secret: its removed lines are not shown either.
     room.write(".env.local", format!("TOKEN={SECRET}\n"));
     let run = room.call("apply_patch", patch("*** Delete File: .env.local\n"));

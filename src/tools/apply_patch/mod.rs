@@ -155,12 +155,22 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
                 changed.because("removes the symbolic link itself, not the file it points to");
         }
         push(changed);
+        let moved_link = target.read.is_some();
         if let Some(read) = target.read {
             push(
                 Access::resolved(ctx, "read", read).because("the content of a moved symbolic link"),
             );
         }
         if let Some(dest) = target.dest {
+            // A move carries the file's content to a new name, which the read rules
+            // judge by name: moving `.env` to `notes.txt` is reading `.env` (a moved
+            // link's content is the file it points to, judged above).
+            if !moved_link {
+                push(
+                    Access::resolved(ctx, "read", target.path.clone())
+                        .because("a move carries the file's content to another name"),
+                );
+            }
             push(Access::resolved(ctx, "edit", dest));
         }
     }
@@ -537,12 +547,14 @@ mod tests {
                      *** Update File: ./a.txt\n@@\n-x\n+z\n*** End Patch\n";
         let got = accesses(&session, patch);
         let edit = |p: &str| ("edit".to_string(), p.to_string());
+        let read = |p: &str| ("read".to_string(), p.to_string());
         assert_eq!(
             got,
             vec![
                 edit("a.txt"),
                 edit("b/c.txt"),
                 edit("src/old.rs"),
+                read("src/old.rs"),
                 edit("src/new.rs")
             ]
         );
