@@ -251,8 +251,11 @@ pub fn explain(
             return Some(NETWORK_OFF.to_string());
         }
     }
-    const SERVICES: [&str; 10] = [
+    const SERVICES: [&str; 13] = [
         "docker.sock",
+        "authentication agent",
+        "Error connecting to agent",
+        "no server running on",
         "podman.sock",
         "containerd.sock",
         "Docker daemon",
@@ -346,6 +349,20 @@ mod tests {
             Some(SERVICE_SOCKETS)
         );
         assert_eq!(explain(docker, false, false, &[], &[], &[]), None);
+        // ssh-add and git over ssh do not print the agent's socket.
+        let agent = "Could not open a connection to your authentication agent.";
+        assert_eq!(
+            explain(
+                agent,
+                false,
+                false,
+                &[],
+                &[],
+                &["/tmp/ssh-x/agent.1".into()]
+            )
+            .as_deref(),
+            Some(SERVICE_SOCKETS)
+        );
     }
 
     #[test]
