@@ -103,9 +103,10 @@ pub struct Rule {
     pub index: usize,
     /// Self-tests, when the file gave some.
     pub examples: Option<Examples>,
-    /// Whether the rule matches exactly the secret files ([`crate::secret_file`]) instead
-    /// of a pattern (the built-in `read <secret file> ask`).
-    secret_files: bool,
+    /// The project directory when the rule matches exactly the secret files
+    /// ([`crate::secret_file`], and another name of one: a hard link) instead of a
+    /// pattern (the built-in `read <secret file> ask`).
+    secret_files: Option<PathBuf>,
     /// Whether the rule matches exactly the shell commands the read-only classifier
     /// accepts ([`crate::detect::read_only`]) instead of a pattern (plan mode's built-in
     /// allow).
@@ -121,7 +122,7 @@ impl Rule {
             source,
             index: 0,
             examples: None,
-            secret_files: false,
+            secret_files: None,
             read_only_commands: false,
         }
     }
@@ -134,7 +135,7 @@ impl Rule {
             source,
             index,
             examples: spec.examples.clone(),
-            secret_files: false,
+            secret_files: None,
             read_only_commands: false,
         }
     }
@@ -182,11 +183,11 @@ impl Rule {
         if !self.covers_permission(&access.permission) {
             return false;
         }
-        if self.secret_files {
-            return access
-                .path
-                .as_deref()
-                .is_some_and(crate::secret_file::is_secret);
+        if let Some(dir) = &self.secret_files {
+            return access.path.as_deref().is_some_and(|path| {
+                crate::secret_file::is_secret(path)
+                    || crate::sandbox::mask::is_alias_of_secret(dir, path)
+            });
         }
         if self.read_only_commands {
             return access.permission == "shell"
@@ -401,7 +402,7 @@ impl Policy {
 
     /// The rule chain (layers 1–4) for a session in `agent`.
     pub fn chain(&self, agent: &str) -> Vec<Rule> {
-        let mut chain = defaults();
+        let mut chain = defaults(&self.dir);
         let trusted = self.trusts_project();
         if let Some(user) = &self.user {
             let source = Source::User(user.path.clone());
@@ -588,9 +589,9 @@ pub fn protected_dirs(dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-fn defaults() -> Vec<Rule> {
+fn defaults(dir: &Path) -> Vec<Rule> {
     let secrets = Rule {
-        secret_files: true,
+        secret_files: Some(dir.to_path_buf()),
         ..Rule::builtin("read", SECRET_FILES_PATTERN, Action::Ask, Source::Default)
     };
     let mut rules = vec![

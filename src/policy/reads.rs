@@ -113,12 +113,13 @@ impl Compiled {
     }
 
     fn of(rule: &Rule) -> Compiled {
-        Compiled::new(&rule.pattern, rule.secret_files, rule.action)
+        Compiled::new(&rule.pattern, rule.secret_files.is_some(), rule.action)
     }
 
     fn matches(&self, subject: &Subject) -> bool {
         if self.form == Form::SecretFile {
-            return crate::secret_file::is_secret(subject.path);
+            return crate::secret_file::is_secret(subject.path)
+                || crate::sandbox::mask::is_alias_of_secret(Path::new(subject.dir), subject.path);
         }
         self.everything || wildcard::matches(&self.pattern, subject.get(self.form))
     }

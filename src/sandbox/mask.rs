@@ -19,7 +19,7 @@
 //!
 //! ```text
 //! cache  = "TTSECRETS4\n" capped:u8 ndirs:u32 dir{ndirs} nfiles:u32 path{nfiles}
-//!          nrepos:u32 path{nrepos}
+//!          nrepos:u32 path{nrepos} naliases:u32 path{naliases}
 //! dir    = base:u32 flags:u8 path mtime_ns:i64 [nnames:u32 path{nnames}]
 //! flags  = 1 (an anchor) | 2 (racy: its entries' names follow, sorted)
 //! path   = len:u32 bytes{len}
@@ -67,6 +67,10 @@ pub struct Scan {
     /// repositories, submodules' work trees), absolute: the sandbox protects their git
     /// paths as it does the project's.
     pub repos: Vec<PathBuf>,
+    /// Other names of the files in `files` (hard links: the same inode under a name no
+    /// rule would call secret, `ln .env notes.txt`), absolute: a secret by identity is
+    /// masked with the file it is.
+    pub aliases: Vec<PathBuf>,
 }
 
 /// One directory a scan listed.
@@ -184,7 +188,7 @@ fn encode(dir: &Path, scan: &Scan) -> Option<Vec<u8>> {
             }
         }
     }
-    for list in [&scan.files, &scan.repos] {
+    for list in [&scan.files, &scan.repos, &scan.aliases] {
         out.extend_from_slice(&u32::try_from(list.len()).ok()?.to_le_bytes());
         for path in list {
             put_path(&mut out, rel_bytes(dir, path)?);
@@ -212,6 +216,7 @@ struct Cached<'a> {
     dirs: Vec<CachedDir<'a>>,
     files: Vec<&'a [u8]>,
     repos: Vec<&'a [u8]>,
+    aliases: Vec<&'a [u8]>,
 }
 
 /// Reads a cache written by [`encode`]; `None` for anything malformed.
@@ -293,11 +298,13 @@ fn parse(bytes: &[u8]) -> Option<Cached<'_>> {
     };
     let files = paths()?;
     let repos = paths()?;
+    let aliases = paths()?;
     rest.is_empty().then_some(Cached {
         capped,
         dirs,
         files,
         repos,
+        aliases,
     })
 }
 
@@ -333,6 +340,7 @@ impl Cached<'_> {
             files: self.files.iter().map(|rel| under(dir, rel)).collect(),
             capped: self.capped,
             repos: self.repos.iter().map(|rel| under(dir, rel)).collect(),
+            aliases: self.aliases.iter().map(|rel| under(dir, rel)).collect(),
         }
     }
 }
@@ -367,6 +375,7 @@ pub fn scan(dir: &Path, limit: usize) -> Scan {
                     files: cached.files.iter().map(|rel| under(dir, rel)).collect(),
                     capped: cached.capped,
                     repos: cached.repos.iter().map(|rel| under(dir, rel)).collect(),
+                    aliases: cached.aliases.iter().map(|rel| under(dir, rel)).collect(),
                 };
             }
             Some(Settled::Since(checked_ns)) => {
@@ -562,8 +571,13 @@ fn processors() -> usize {
 const NOT_THE_PROJECTS: [&str; 3] = ["target", "__pycache__", ".venv"];
 
 fn walk(dir: &Path, limit: usize) -> Scan {
+    use std::os::unix::fs::DirEntryExt;
     let mut scan = Scan::default();
     let mut seen = 0usize;
+    // Every other file by inode number (from the listing, no `stat`), to find the other
+    // names of the secrets once the walk is done.
+    let mut others: std::collections::HashMap<u64, Vec<PathBuf>> = Default::default();
+    let mut secret_inodes: Vec<u64> = Vec::new();
     let walker = ignore::WalkBuilder::new(dir)
         .standard_filters(false)
         .follow_links(false)
@@ -607,6 +621,9 @@ fn walk(dir: &Path, limit: usize) -> Scan {
                 && crate::secret_file::worth_judging(name)
             {
                 scan.files.push(item.path());
+                secret_inodes.push(item.ino());
+            } else if is_file {
+                others.entry(item.ino()).or_default().push(item.path());
             }
         }
         // Listed too soon after its last change for the time alone to prove it later.
@@ -618,10 +635,50 @@ fn walk(dir: &Path, limit: usize) -> Scan {
             names: racy.then_some(names),
         });
         if scan.capped {
-            return scan;
+            break;
+        }
+    }
+    // Inode numbers are per file system: an alias is kept only when its device and inode
+    // are a secret's (one `stat` each, for the few names that share a secret's number).
+    let identity = |path: &Path| {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file() && m.nlink() > 1)
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let secrets: Vec<(u64, u64)> = scan
+        .files
+        .iter()
+        .zip(&secret_inodes)
+        .filter(|(_, ino)| others.contains_key(ino))
+        .filter_map(|(path, _)| identity(path))
+        .collect();
+    for (_, ino) in &secrets {
+        for path in others.remove(ino).unwrap_or_default() {
+            if identity(&path).is_some_and(|id| secrets.contains(&id)) {
+                scan.aliases.push(path);
+            }
         }
     }
     scan
+}
+
+/// Whether `path` is another name of a secret candidate of the project in `dir` (a hard
+/// link: same device and inode), judged from the scan (cached while the project's
+/// folders are unchanged); false at once for a file with a single name.
+pub fn is_alias_of_secret(dir: &Path, path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if !meta.is_file() || meta.nlink() < 2 {
+        return false;
+    }
+    let id = (meta.dev(), meta.ino());
+    scan(dir, CAP).files.iter().any(|secret| {
+        secret != path
+            && std::fs::symlink_metadata(secret).is_ok_and(|m| (m.dev(), m.ino()) == id)
+            && crate::secret_file::is_secret(secret)
+    })
 }
 
 /// The empty read-only file secrets are covered with (`.tinytool/sandbox/empty`, made
@@ -701,6 +758,23 @@ mod tests {
             repos.sort();
             assert_eq!(repos, [root.join("libs/a"), root.join("mods/b")]);
         }
+    }
+
+    #[test]
+    fn other_names_of_a_secret_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("docs")).unwrap();
+        std::fs::write(root.join(".env"), "K=v").unwrap();
+        std::fs::hard_link(root.join(".env"), root.join("docs/notes.txt")).unwrap();
+        std::fs::write(root.join("plain.txt"), "x").unwrap();
+        for _ in 0..2 {
+            let found = scan(&root, CAP);
+            assert_eq!(found.aliases, [root.join("docs/notes.txt")]);
+        }
+        assert!(is_alias_of_secret(&root, &root.join("docs/notes.txt")));
+        assert!(!is_alias_of_secret(&root, &root.join("plain.txt")));
+        assert!(!is_alias_of_secret(&root, &root.join(".env")));
     }
 
     #[test]
@@ -829,6 +903,7 @@ mod tests {
         let dir = Path::new("/p");
         let scan = Scan {
             repos: vec![dir.join("nested/repo")],
+            aliases: vec![dir.join("docs/notes.txt")],
             dirs: vec![
                 scanned(dir.to_path_buf(), 1, None),
                 scanned(dir.join("src"), -7, Some(&["a.rs", "b"])),
@@ -841,6 +916,7 @@ mod tests {
         assert_eq!(back.dirs, scan.dirs);
         assert_eq!(back.files, scan.files);
         assert_eq!(back.repos, scan.repos);
+        assert_eq!(back.aliases, scan.aliases);
         assert!(back.capped);
         assert!(decode(dir, &bytes[..bytes.len() - 1]).is_none());
         assert!(decode(dir, b"{}").is_none());
@@ -965,6 +1041,7 @@ mod tests {
             .collect();
         let mut scan = Scan {
             repos: Vec::new(),
+            aliases: Vec::new(),
             dirs,
             files: vec![],
             capped: false,

@@ -32,10 +32,17 @@ pub struct Masking {
     pub index_unread: bool,
 }
 
-/// Judges the scanned `candidates` of the project in `dir`: `unmask` are the user's
+/// Judges the scanned `candidates` of the project in `dir` and their other names
+/// (`aliases`, hard links: masked with the secret they are): `unmask` are the user's
 /// `sandbox.unmask` patterns, `unmask_all` whether a `secret-shell` allow rule covers the
 /// command.
-pub fn decide(dir: &Path, candidates: &[PathBuf], unmask: &[String], unmask_all: bool) -> Masking {
+pub fn decide(
+    dir: &Path,
+    candidates: &[PathBuf],
+    aliases: &[PathBuf],
+    unmask: &[String],
+    unmask_all: bool,
+) -> Masking {
     let mut secrets: Vec<PathBuf> = candidates
         .iter()
         .filter(|path| {
@@ -62,6 +69,23 @@ pub fn decide(dir: &Path, candidates: &[PathBuf], unmask: &[String], unmask_all:
             Tracked::No => masking.masked.push(path),
         }
     }
+    // A secret under another name is the secret: covered when it is.
+    let identity = |path: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let masked: Vec<(u64, u64)> = masking.masked.iter().filter_map(|p| identity(p)).collect();
+    let mut linked: Vec<PathBuf> = aliases
+        .iter()
+        .filter(|alias| !masking.masked.contains(alias))
+        .filter(|alias| identity(alias).is_some_and(|id| masked.contains(&id)))
+        .cloned()
+        .collect();
+    linked.sort();
+    masking.masked.extend(linked);
     masking
 }
 
@@ -334,13 +358,13 @@ mod tests {
             local.clone(),
             opened.clone(),
         ];
-        let masking = decide(root, &all, &[".env.test".into()], false);
+        let masking = decide(root, &all, &[], &[".env.test".into()], false);
         assert_eq!(masking.masked, [local, key]);
         assert_eq!(masking.tracked, std::slice::from_ref(&tracked));
         assert_eq!(masking.unmasked, [opened]);
         assert!(!masking.index_unread);
         // A secret-shell allow rule opens every untracked secret.
-        let all_open = decide(root, &all, &[], true);
+        let all_open = decide(root, &all, &[], &[], true);
         assert!(all_open.masked.is_empty());
         assert_eq!(all_open.unmasked.len(), 3);
         // The notice is given once.
@@ -351,7 +375,7 @@ mod tests {
         assert_eq!(masking.tracked_notice(root), None);
         // An index that cannot be read masks (fail closed) and says so.
         std::fs::write(root.join(".git/index"), b"DIRC\0\0\0\x07").unwrap();
-        let unread = decide(root, &all, &[], false);
+        let unread = decide(root, &all, &[], &[], false);
         assert!(unread.index_unread);
         assert!(unread.masked.contains(&tracked));
     }

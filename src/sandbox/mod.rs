@@ -589,7 +589,13 @@ impl Plan {
         };
         let protected = canonical(protected);
         let anchors = canonical(anchors);
-        let masking = masking::decide(&dir, &scan.files, &settings.unmask, purpose.unmask_all);
+        let masking = masking::decide(
+            &dir,
+            &scan.files,
+            &scan.aliases,
+            &settings.unmask,
+            purpose.unmask_all,
+        );
         // The secrets' folders too: moved (to an ignored folder, under a folder named
         // `.git`), a secret would leave the path the scan remembers.
         let pinned = pinned_ancestors(
@@ -1061,7 +1067,7 @@ fn own_files(settings: &Settings) -> Vec<PathBuf> {
 pub fn secrets(settings: &Settings, dir: &Path) -> masking::Masking {
     let dir = crate::paths::resolve_symlinks(dir);
     let scan = mask::scan(&dir, settings.scan_limit);
-    masking::decide(&dir, &scan.files, &settings.unmask, false)
+    masking::decide(&dir, &scan.files, &scan.aliases, &settings.unmask, false)
 }
 
 /// The plan for a command of `session`; `None` when its sandbox is off.
@@ -1163,7 +1169,7 @@ impl Plan {
         if scan.capped {
             return Some(again("the project grew past the secret scan's limit"));
         }
-        let now = masking::decide(&self.dir, &scan.files, &self.unmask, false);
+        let now = masking::decide(&self.dir, &scan.files, &scan.aliases, &self.unmask, false);
         let new: Vec<String> = now
             .masked
             .iter()

@@ -468,3 +468,29 @@ fn a_nested_repository_is_protected_as_the_top_one_is() {
         "{config}"
     );
 }
+
+#[test]
+fn a_secret_under_another_name_is_a_secret_for_read_grep_and_the_shell() {
+    let room = project("{}");
+    // Made before the session: a hard link gives the ignored .env.local a public name.
+    std::fs::hard_link(room.path(".env.local"), room.path("notes.txt")).unwrap();
+    let read = room.call("read", json!({"file_path": "notes.txt"}));
+    assert_eq!(read.code, 3, "{read:?}");
+    assert!(!read.stdout.contains("hunter2"), "{read:?}");
+    let grep = room.call("grep", json!({"pattern": "hunter2"}));
+    assert!(!grep.stdout.contains("hunter2"), "{grep:?}");
+    room.write("list", "notes.txt\n");
+    let run = bash(&room, SIZES);
+    if !crate::util::has_mount_layer(&run.json()) {
+        eprintln!("skipped: no mount layer: {run:?}");
+        return;
+    }
+    assert!(run.output().contains("notes.txt 0\n"), "{run:?}");
+    assert_eq!(
+        run.json()["metadata"]["sandbox"]["masked"],
+        json!([".env.local", "notes.txt"]),
+        "{run:?}"
+    );
+    // Its owner's files are as they were.
+    assert_eq!(room.read("notes.txt"), "API_KEY=hunter2\n");
+}
