@@ -98,6 +98,15 @@ fn apply_patch_moves_deletes_and_mismatches_show_no_secret_and_move_none() {
     );
     assert!(!room.path("config/moved.txt").exists());
     assert!(room.read(".env").contains(SECRET));
+    // Nor onto a secret: that would replace it with what the caller chose.
+    room.write("notes.txt", "plain\n");
+    let run = room.call(
+        "apply_patch",
+        patch("*** Update File: notes.txt\n*** Move to: .env\n"),
+    );
+    assert_eq!(run.code, 3, "{run:?}");
+    assert!(room.read(".env").contains(SECRET));
+    assert_eq!(room.read("notes.txt"), "plain\n");
     // Deleting a secret: its removed lines are not shown either.
     room.write(".env.local", format!("TOKEN={SECRET}\n"));
     let run = room.call("apply_patch", patch("*** Delete File: .env.local\n"));

@@ -171,6 +171,14 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
                         .because("a move carries the file's content to another name"),
                 );
             }
+            // Moving onto an existing file replaces what it held: where that is a secret,
+            // only a caller who may read it may replace it.
+            if std::fs::symlink_metadata(&dest).is_ok() {
+                push(
+                    Access::resolved(ctx, "read", dest.clone())
+                        .because("a move replaces the file at its destination"),
+                );
+            }
             push(Access::resolved(ctx, "edit", dest));
         }
     }
