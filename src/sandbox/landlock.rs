@@ -171,7 +171,7 @@ pub unsafe fn restrict(prepared: &Prepared) -> Result<(), i32> {
 pub fn cannot(layer: &str, prepared: &Prepared) -> &'static str {
     match layer {
         "mount" => {
-            "Landlock limits writes to --dir, /tmp and sandbox.writable, but cannot keep git config and hooks, .tinytool/, the policy file or the user config and state directories read-only where they lie inside them"
+            "Landlock limits writes to --dir, /tmp and sandbox.writable, but cannot keep git config and hooks, .tinytool/, the policy file or the user config and state directories read-only where they lie inside them, nor give the project a /tmp of its own (the host's is shared)"
         }
         "mask" => "Landlock cannot mask secret files: they read as they are",
         "pid" => {

@@ -35,6 +35,7 @@ pub mod landlock;
 pub mod mask;
 pub mod masking;
 mod namespaces;
+mod private_tmp;
 mod sockets;
 
 use std::ffi::CString;
@@ -258,9 +259,12 @@ pub fn describe(settings: &Settings) -> String {
         .collect();
     opened.dedup();
     let writable = if opened.is_empty() {
-        "the project and /tmp are writable".to_string()
+        "the project and /tmp (the project's own, kept across calls) are writable".to_string()
     } else {
-        format!("the project, /tmp and {} are writable", opened.join(", "))
+        format!(
+            "the project, /tmp (the project's own, kept across calls) and {} are writable",
+            opened.join(", ")
+        )
     };
     format!(
         "Commands run in a sandbox: {writable}, everything else (the home directory included) is read-only, and secret files git does not track (.env, private keys) read as empty. The network is {}; a `[sandbox: …]` line at the end of a result says when the sandbox stopped something and which setting opens it.",
@@ -397,6 +401,8 @@ pub struct Plan {
     pub(crate) unreadable: Vec<CString>,
     /// Directories made mount points of their own (writable), so they cannot be renamed.
     pub(crate) anchors: Vec<CString>,
+    /// The project's private `/tmp` (`private_tmp`), where there is one.
+    pub(crate) private_tmp: Option<private_tmp::PrivateTmp>,
     /// The ancestors of the project and of the protected paths that lie inside a
     /// writable path, parents first: mount points too, or renaming one (`mv /tmp/a
     /// /tmp/b && mkdir /tmp/a …`) would put a planted tree at the project's path.
@@ -640,7 +646,29 @@ impl Plan {
         let mut opened = settings.writable.clone();
         opened.extend(settings.sockets.iter().cloned());
         opened.extend(purpose.extra_writable.iter().cloned());
-        let sockets = sockets::covered(&opened, &dir);
+        // /tmp is the project's own: what the plan mounts under the host's /tmp keeps its
+        // host view (the project, the home directory, writable and protected paths, the
+        // sockets the policy opens), TMPDIR excepted (it lies in the private one).
+        let temp_dir = crate::paths::canonicalize(std::env::temp_dir()).ok();
+        let mounted: Vec<PathBuf> = writable
+            .iter()
+            .chain(&protected)
+            .chain(&anchors)
+            .chain(&hidden_paths(&tinytool, purpose))
+            .filter(|p| Some(*p) != temp_dir.as_ref())
+            .cloned()
+            .chain(
+                settings
+                    .sockets
+                    .iter()
+                    .filter_map(|p| crate::paths::canonicalize(p).ok()),
+            )
+            .collect();
+        let private_tmp = private_tmp::prepare(&dir, &mounted);
+        let sockets: Vec<PathBuf> = sockets::covered(&opened, &dir)
+            .into_iter()
+            .filter(|s| private_tmp::visible(private_tmp.as_ref(), s))
+            .collect();
         // Landlock has no `nodev`: the devices are its only writable paths below /dev,
         // with the host's /dev/shm (there is no private one without a mount namespace).
         let mut landlock_writable = writable.clone();
@@ -678,6 +706,7 @@ impl Plan {
             } else {
                 Vec::new()
             },
+            private_tmp,
             unreadable: crate::journal::seal::key_path()
                 .filter(|key| empty.is_some() && key.is_file())
                 .map(|key| c_path(&key))
@@ -1029,6 +1058,16 @@ fn pinned_ancestors<'a>(
     out
 }
 
+/// The checkpoint store the plan covers (see `hidden` in [`Plan::new`]).
+fn hidden_paths(tinytool: &Path, purpose: Purpose) -> Vec<PathBuf> {
+    if purpose.tinytool_writable {
+        return Vec::new();
+    }
+    crate::paths::canonicalize(tinytool.join("checkpoints"))
+        .into_iter()
+        .collect()
+}
+
 /// The text a command printed, as kept by its captures (stdout, then stderr).
 fn kept_text(captures: &[&crate::truncate::Capture]) -> String {
     captures
@@ -1203,6 +1242,30 @@ impl Plan {
             }
         }
         lines
+    }
+
+    /// The explanatory line for a failed command that did not find a path under `/tmp`
+    /// that exists on the host: inside the sandbox `/tmp` is the project's own.
+    pub fn explain_private_tmp(
+        &self,
+        captures: &[&crate::truncate::Capture],
+        command: &str,
+    ) -> Option<String> {
+        let private = self.private_tmp.as_ref()?;
+        let text = kept_text(captures);
+        if !text.to_lowercase().contains("no such file or directory") {
+            return None;
+        }
+        let hidden = text
+            .split(|c: char| c.is_whitespace() || "'\"`‘’:,()".contains(c))
+            .chain(command.split(|c: char| c.is_whitespace() || "'\"`;|&()<>".contains(c)))
+            .filter(|word| word.starts_with("/tmp/"))
+            .map(Path::new)
+            .find(|path| !private_tmp::visible(Some(private), path) && path.exists())?;
+        Some(format!(
+            "[sandbox: /tmp inside the sandbox is the project's own (.tinytool/tmp, kept across calls), so the host's {} is not there; add it to \"sandbox\": {{\"writable\": [...]}} (or a socket to \"sockets\") in the user policy to see it]",
+            hidden.display()
+        ))
     }
 
     /// The explanatory line for a failed command whose connection was refused (a client

@@ -112,7 +112,7 @@ const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 
 /// Names of the steps recorded in the report.
-const STEPS: [&str; 20] = [
+const STEPS: [&str; 21] = [
     "unshare",
     "uid map",
     "private mounts",
@@ -133,6 +133,7 @@ const STEPS: [&str; 20] = [
     "filter the keyrings (seccomp)",
     "drop every capability and set no_new_privs",
     "scan for secret files (limit reached)",
+    "mount the private /tmp",
 ];
 
 /// The name of step `index`.
@@ -370,6 +371,13 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
             fail(MASK, 2);
             return false;
         }
+        if let Some(tmp) = &plan.private_tmp
+            && !private_tmp(tmp)
+        {
+            fail(MOUNT, 20);
+            fail(MASK, 20);
+            return false;
+        }
         for path in &plan.writable {
             if !bind(path.as_ptr(), path.as_ptr()) {
                 fail(MOUNT, 3);
@@ -485,6 +493,129 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
         }
     }
     report.is_active(MOUNT)
+}
+
+/// The project's own directory on `/tmp`, then every kept host path under `/tmp` bound
+/// back from its handle onto a mount point made for it, and the directories to make
+/// (`private_tmp`). False when a step failed.
+///
+/// # Safety
+/// In the child, after `unshare(CLONE_NEWNS)` and the tree made private.
+unsafe fn private_tmp(tmp: &super::private_tmp::PrivateTmp) -> bool {
+    use super::private_tmp::MAX_KEPT;
+    if tmp.keep.len() > MAX_KEPT {
+        return false;
+    }
+    // SAFETY: open, mount, mkdir and close on NUL-terminated strings owned by the plan
+    // and on stack buffers.
+    unsafe {
+        // Handles first, in this mount namespace, while /tmp still shows the host's.
+        let mut fds = [-1 as libc::c_int; MAX_KEPT];
+        for (fd, kept) in fds.iter_mut().zip(&tmp.keep) {
+            *fd = libc::open(
+                kept.target.as_ptr(),
+                libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            );
+            if *fd < 0 {
+                return false;
+            }
+        }
+        if libc::mount(
+            tmp.source.as_ptr(),
+            c"/tmp".as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        ) != 0
+        {
+            return false;
+        }
+        for dir in &tmp.make {
+            if !make_dirs(dir, true) {
+                return false;
+            }
+        }
+        for (kept, &fd) in tmp.keep.iter().zip(&fds) {
+            if !make_dirs(&kept.target, kept.dir) {
+                return false;
+            }
+            if !kept.dir {
+                let made = libc::open(
+                    kept.target.as_ptr(),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                    0o600,
+                );
+                if made < 0 {
+                    return false;
+                }
+                libc::close(made);
+            }
+            let mut source = [0u8; 32];
+            if libc::mount(
+                fd_path(fd, &mut source).cast(),
+                kept.target.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ) != 0
+            {
+                return false;
+            }
+            libc::close(fd);
+        }
+    }
+    true
+}
+
+/// `/proc/self/fd/N` in `buffer`, NUL-terminated, without allocating.
+fn fd_path(fd: libc::c_int, buffer: &mut [u8; 32]) -> *const u8 {
+    const PREFIX: &[u8] = b"/proc/self/fd/";
+    buffer[..PREFIX.len()].copy_from_slice(PREFIX);
+    let mut digits = [0u8; 10];
+    let mut n = fd.max(0) as u32;
+    let mut count = 0;
+    loop {
+        digits[count] = b'0' + (n % 10) as u8;
+        count += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..count {
+        buffer[PREFIX.len() + i] = digits[count - 1 - i];
+    }
+    buffer[PREFIX.len() + count] = 0;
+    buffer.as_ptr()
+}
+
+/// `mkdir -p` of `path` (its parents only unless `whole`), without allocating. False when
+/// a directory could not be made.
+///
+/// # Safety
+/// In the forked child (system calls on a stack buffer).
+unsafe fn make_dirs(path: &std::ffi::CStr, whole: bool) -> bool {
+    let bytes = path.to_bytes();
+    let mut buffer = [0u8; 4096];
+    if bytes.len() >= buffer.len() {
+        return false;
+    }
+    let ends = bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'/' && i > 0)
+        .map(|(i, _)| i)
+        .chain(whole.then_some(bytes.len()));
+    for end in ends {
+        buffer[..end].copy_from_slice(&bytes[..end]);
+        buffer[end] = 0;
+        // SAFETY: a NUL-terminated path in the local buffer.
+        let made = unsafe { libc::mkdir(buffer.as_ptr().cast(), 0o755) } == 0;
+        if !made && errno() != libc::EEXIST {
+            return false;
+        }
+    }
+    true
 }
 
 /// Pseudo-terminals (`openpty`, `script`, test harnesses that want a terminal): a devpts

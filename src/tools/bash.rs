@@ -347,6 +347,7 @@ pub fn sandbox_notes(
     } else if failed {
         plan.explain(&[stdout, stderr])
             .or_else(|| plan.explain_refused_socket(&[stdout, stderr], command))
+            .or_else(|| plan.explain_private_tmp(&[stdout, stderr], command))
             .or_else(|| plan.explain_quiet_network(command))
     } else {
         plan.explain_hidden_failure(&[stdout, stderr])

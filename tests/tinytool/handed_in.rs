@@ -178,8 +178,12 @@ fn connect_probe(path: &std::path::Path) -> String {
 
 #[test]
 fn a_socket_outside_the_project_is_closed_whatever_its_name_unless_the_policy_opens_it() {
-    let outside = tempfile::tempdir().unwrap();
-    // Any name, any folder (/tmp is writable): found by type.
+    // Any name, in a folder outside /tmp (the host's /tmp is not visible inside at all):
+    // found by type.
+    let outside = tempfile::Builder::new()
+        .prefix("tinytool-sockets-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
     let path = outside.path().canonicalize().unwrap().join("any-name");
     let _server = std::os::unix::net::UnixListener::bind(&path).unwrap();
     let room = Room::new();
@@ -217,4 +221,74 @@ fn a_socket_outside_the_project_is_closed_whatever_its_name_unless_the_policy_op
     );
     let run = room.call("bash", json!({"command": connect_probe(&path)}));
     assert_eq!(run.output(), "reached\n", "{run:?}");
+}
+
+#[test]
+fn tmp_is_the_projects_own_shared_by_its_calls_and_hides_the_hosts() {
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
+    );
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // A file of the host's /tmp beside the project (Room lives in /tmp).
+    let sibling = room.dir.parent().unwrap().join("sibling.txt");
+    std::fs::write(&sibling, "host\n").unwrap();
+    let probe = format!("/tmp/tinytool-private-{}", std::process::id());
+    let run = room.call(
+        "bash",
+        json!({"command": format!("echo mine > {probe} && echo more > {}", sibling.display())}),
+    );
+    assert!(!std::path::Path::new(&probe).exists(), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&sibling).unwrap(), "host\n");
+    // The next call of the project, and a monitor, see the same /tmp.
+    let run = room.call("bash", json!({"command": format!("cat {probe}")}));
+    assert_eq!(run.output(), "mine\n", "{run:?}");
+    // Another host file is not there at all, and the result says why.
+    let unseen = room.dir.parent().unwrap().join("unseen.txt");
+    std::fs::write(&unseen, "host\n").unwrap();
+    let run = room.call(
+        "bash",
+        json!({"command": format!("cat {}", unseen.display())}),
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.output()
+            .contains("/tmp inside the sandbox is the project's own"),
+        "{run:?}"
+    );
+    // Another project has its own.
+    let other = Room::new();
+    other.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
+    );
+    let run = other.call("bash", json!({"command": format!("cat {probe}")}));
+    assert_ne!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn unprivileged_too_tmp_is_the_projects_own() {
+    let Some(nobody) = crate::util::Nobody::new(
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
+    ) else {
+        return;
+    };
+    let probe = format!("/tmp/tinytool-private-nobody-{}", std::process::id());
+    let run = nobody.bash(
+        &nobody.work,
+        &format!("echo mine > {probe}; cat {probe}"),
+        &[],
+    );
+    if !crate::util::has_mount_layer(&run.json()) {
+        eprintln!("skipped: no mount layer for uid 65534: {run:?}");
+        return;
+    }
+    assert_eq!(run.json()["output"], "mine\n", "{run:?}");
+    assert!(!std::path::Path::new(&probe).exists(), "{run:?}");
+    let run = nobody.bash(&nobody.work, &format!("cat {probe}"), &[]);
+    assert_eq!(run.json()["output"], "mine\n", "{run:?}");
 }

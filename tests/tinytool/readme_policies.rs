@@ -110,7 +110,7 @@ fn the_ci_policy_allows_destruction_but_no_push_and_no_secrets() {
 }
 
 #[test]
-fn the_ci_policy_has_no_network_and_writes_only_the_checkout_and_tmp() {
+fn the_ci_policy_has_no_network_and_writes_only_the_checkout_and_its_own_tmp() {
     let room = room_with(2);
     if let Err(why) = crate::util::mount_layer(&room) {
         // `required` refuses every command where a layer is missing: nothing escapes.
@@ -126,12 +126,11 @@ fn the_ci_policy_has_no_network_and_writes_only_the_checkout_and_tmp() {
     assert_eq!(run.json()["metadata"]["sandbox"]["mode"], "required");
 
     let outside = std::path::PathBuf::from(format!("/var/tmp/tinytool-ci-{}", std::process::id()));
-    let tmp = tempfile::tempdir().unwrap();
+    let probe = format!("/tmp/tinytool-ci-probe-{}", std::process::id());
     let run = bash(
         &room,
         &format!(
-            "mkdir -p out && echo built > out/bin && echo t > {}/t; echo o > {}",
-            tmp.path().display(),
+            "mkdir -p out && echo built > out/bin && echo t > {probe}; echo o > {}",
             outside.display()
         ),
     );
@@ -140,7 +139,11 @@ fn the_ci_policy_has_no_network_and_writes_only_the_checkout_and_tmp() {
     assert!(!leaked, "{run:?}");
     assert!(run.output().contains("[sandbox:"), "{run:?}");
     assert_eq!(room.read("out/bin"), "built\n");
-    assert!(tmp.path().join("t").exists(), "{run:?}");
+    // /tmp is the project's own: written there, not on the host's, and there for the
+    // next call.
+    assert!(!std::path::Path::new(&probe).exists(), "{run:?}");
+    let again = bash(&room, &format!("cat {probe}"));
+    assert_eq!(again.output(), "t\n", "{again:?}");
     // Nor outside the checkout through a file tool.
     let write = room.call(
         "write",

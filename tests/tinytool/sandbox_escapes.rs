@@ -464,7 +464,11 @@ fn the_hosts_sockets_are_closed_whatever_their_name_until_the_policy_opens_one()
     }
     // A session bus in the user's runtime directory (systemd-run --user goes through it),
     // and a socket of no known service: both found by type.
-    let tmp = tempfile::tempdir().unwrap();
+    // Outside /tmp: the host's /tmp is not visible inside at all.
+    let tmp = tempfile::Builder::new()
+        .prefix("tinytool-sockets-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
     let runtime = tmp.path().canonicalize().unwrap().join("run");
     std::fs::create_dir(&runtime).unwrap();
     let _bus = std::os::unix::net::UnixListener::bind(runtime.join("bus")).unwrap();
