@@ -13,9 +13,9 @@
 //! promise either: the commit's plan is in the project's journal ([`crate::journal`]) from
 //! before the first visible change until the end, and the next call finishes or undoes it.
 //!
-//! A staged temporary file is `flock`ed by its writer until it is renamed or removed, so
-//! one that can be locked was left by a killed process: every write sweeps such files from
-//! the directory it writes in ([`sweep`]).
+//! A staged temporary file is recorded before it exists and `flock`ed by its writer until
+//! it is renamed or removed, so the next call of any tool removes one a killed process
+//! left, wherever it is ([`crate::pending`]), and never a user's file of the same shape.
 //!
 //! Only regular files are ever replaced or read here. What a path names is learned without
 //! opening it ([`kind`], [`kind_of_link`]): opening a FIFO blocks until another process
@@ -216,30 +216,27 @@ pub fn create_parents(path: &Path) -> io::Result<Vec<PathBuf>> {
 }
 
 /// A complete temporary file waiting to be renamed over its target. Its handle stays open
-/// with an exclusive `flock` on it, which tells [`sweep`] that its writer is alive.
+/// with an exclusive `flock` on it, which tells [`crate::pending::recover`] that its
+/// writer is alive.
 #[derive(Debug)]
 pub struct Staged {
     temp: tempfile::TempPath,
     target: PathBuf,
     /// The directory both names are in, opened once without following anything.
     dir: std::os::fd::OwnedFd,
-    /// The temporary file, open and `flock`ed while its writer lives ([`sweep`]).
+    /// The temporary file, open and `flock`ed while its writer lives.
     held: std::fs::File,
+    /// Its record ([`crate::pending`]), removed after the temporary name is gone.
+    _record: Option<crate::pending::Record>,
 }
 
 /// Writes `bytes` to a temporary file beside `target` (whose directory must exist), flushes
 /// it and gives it `mode`. Nothing is visible at `target` until [`Staged::commit`]; dropping
-/// the value removes the temporary file. Temporary files left in that directory by a
-/// killed writer are removed first ([`sweep`]).
-pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
-    sweep(directory_of(target));
-    stage_unswept(target, bytes, mode)
-}
-
-/// [`stage`] without the sweep (a commit sweeps each directory once). The temporary file
+/// the value removes the temporary file. The temporary file is recorded before it exists
+/// ([`crate::pending`]), so that the next call removes it if this process is killed; it
 /// is created through the checked directory handle (`O_EXCL | O_NOFOLLOW`), named
-/// `.NAME.….tinytool.tmp` so that [`sweep`] knows it, and locked at once.
-fn stage_unswept(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+/// `.NAME.….tinytool.tmp`, and locked at once.
+pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let (dir, _) = crate::beneath::parent(target)?;
     let (name, pid) = (short_name(target), std::process::id());
@@ -247,12 +244,13 @@ fn stage_unswept(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let mut attempt = 0;
-    let (mut held, temp_name) = loop {
+    let (mut held, temp_name, record) = loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let temp_name = format!(".{name}.{pid}-{nanos:x}-{n}.tinytool.tmp");
+        let record = crate::pending::record(&absolute(&directory_of(target).join(&temp_name)));
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
         match crate::beneath::open_at(&dir, temp_name.as_ref(), flags, 0o600) {
-            Ok(file) => break (file, temp_name),
+            Ok(file) => break (file, temp_name, record),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
                 attempt += 1;
             }
@@ -270,52 +268,18 @@ fn stage_unswept(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
         target: target.to_path_buf(),
         dir,
         held,
+        _record: record,
     })
 }
 
-/// Age under which a temporary file is never swept: between its creation and its writer's
-/// `flock` there is a moment when it is unlocked although its writer lives.
-const SWEEP_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Removes the temporary files (`.*.tinytool.tmp`) in `dir` whose writer is gone: a live
-/// writer holds an exclusive `flock` on its file until it is renamed or removed, so one
-/// that can be locked (and is not brand new) was left by a killed process. Best effort:
-/// anything unexpected is left alone.
-pub fn sweep(dir: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    // Every open and removal goes through the directory's handle (nothing followed).
-    let Ok(handle) = crate::beneath::open_dir(dir) else {
-        return;
-    };
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in listing.flatten() {
-        let name = entry.file_name();
-        let bytes = name.as_encoded_bytes();
-        if !(bytes.starts_with(b".") && bytes.ends_with(b".tinytool.tmp")) {
-            continue;
-        }
-        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
-        let Ok(file) = crate::beneath::open_at(&handle, &name, flags, 0) else {
-            continue;
-        };
-        let Ok(meta) = file.metadata() else { continue };
-        let young = meta
-            .modified()
-            .ok()
-            .and_then(|m| m.elapsed().ok())
-            .is_none_or(|age| age < SWEEP_MIN_AGE);
-        if !meta.is_file() || young || file.try_lock().is_err() {
-            continue;
-        }
-        // Still the file that was locked (not renamed away and replaced meanwhile).
-        if crate::beneath::metadata(&dir.join(&name), false)
-            .is_ok_and(|named| named.dev() == meta.dev() && named.ino() == meta.ino())
-        {
-            let _ = crate::beneath::unlink_at(&handle, &name, false);
-        }
+/// `path` made absolute against the working directory (records hold absolute paths).
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
     }
+    std::env::current_dir()
+        .map(|cwd| cwd.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 impl Staged {
@@ -332,14 +296,17 @@ impl Staged {
             target,
             dir,
             held,
+            _record,
         } = self;
         let (Some(from), Some(to)) = (temp.file_name(), target.file_name()) else {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         };
         crate::beneath::rename_at(&dir, from, &dir, to)?;
-        // The temporary name is gone: nothing is left for the guard to remove.
+        // The temporary name is gone: nothing is left for the guard to remove, and the
+        // record goes after it.
         let _ = temp.keep();
         drop(held);
+        drop(_record);
         Ok(())
     }
 
@@ -570,14 +537,6 @@ fn commit_with(
         }
     }
     // 1. Stage.
-    let mut swept: Vec<&Path> = Vec::new();
-    for change in changes {
-        let dir = directory_of(change.target());
-        if !swept.contains(&dir) {
-            sweep(dir);
-            swept.push(dir);
-        }
-    }
     let mut created_dirs: Vec<PathBuf> = Vec::new();
     let mut staged: Vec<Staged> = Vec::new();
     for change in changes {
@@ -591,7 +550,7 @@ fn commit_with(
         };
         let step = create_parents(target).and_then(|dirs| {
             created_dirs.extend(dirs);
-            stage_unswept(target, bytes, mode)
+            stage(target, bytes, mode)
         });
         match step {
             Ok(stage) => staged.push(stage),
@@ -1361,7 +1320,7 @@ mod tests {
     }
 
     #[test]
-    fn staged_files_are_locked_and_swept_only_when_their_writer_is_gone() {
+    fn staged_files_are_locked_by_their_writer() {
         let tmp = tempfile::tempdir().unwrap();
         let target = tmp.path().join("f.txt");
         let staged = stage(&target, b"new", NEW_FILE_MODE).unwrap();
@@ -1375,24 +1334,12 @@ mod tests {
             name.starts_with(".f.txt.") && name.ends_with(".tinytool.tmp"),
             "{name}"
         );
-        // Held by its live writer: another handle cannot lock it, and sweep leaves it.
+        // Held by its live writer: another handle cannot lock it.
         let other = std::fs::File::open(&staged.temp).unwrap();
         assert!(other.try_lock().is_err());
         drop(other);
-        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        std::fs::File::options()
-            .write(true)
-            .open(&staged.temp)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
-        sweep(tmp.path());
-        assert!(staged.temp.exists());
-        // A killed writer's file (its lock released, the name left behind) is swept.
-        let Staged { temp, held, .. } = staged;
-        drop(held);
-        let path = temp.keep().unwrap();
-        sweep(tmp.path());
+        let path = staged.temp.to_path_buf();
+        drop(staged);
         assert!(!path.exists());
     }
 

@@ -41,6 +41,7 @@ pub mod journal;
 pub mod locks;
 pub mod mcp;
 pub mod paths;
+pub mod pending;
 pub mod policy;
 pub mod process;
 pub mod project;

@@ -206,6 +206,8 @@ fn global_args() -> Vec<Arg> {
 /// Parses `args` (including the program name), runs the command and returns its status.
 pub fn run(args: Vec<OsString>) -> ExitStatus {
     crate::process::keep_inherited_descriptors_from_children();
+    // What a killed write of an earlier call left, wherever it is.
+    crate::pending::recover();
     let registry = tools::builtin();
     // websearch needs a key: `tinytool --help` lists it only where it can run (generated
     // man pages and completions, built from `command()`, always document it).

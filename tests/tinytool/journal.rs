@@ -124,22 +124,41 @@ fn a_killed_multi_file_patch_is_all_or_nothing_after_the_next_call() {
 }
 
 #[test]
-fn a_temporary_file_left_by_a_killed_write_goes_with_the_next_write_there() {
+fn what_a_killed_write_left_goes_with_the_next_call_and_a_users_file_stays() {
     let room = Room::new();
-    let stale = room.write("src/.main.rs.a1b2c3.tinytool.tmp", "half");
-    // Not brand new any more (a live writer's file is spared for a moment).
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(&stale)
-        .unwrap()
-        .set_modified(old)
+    // A write killed after making its temporary file (outside the project too): its
+    // record in the user's state directory names the file (`crate::pending`).
+    let outside = tempfile::tempdir().unwrap();
+    let left = [room.write("src/.main.rs.123-ab-0.tinytool.tmp", "half"), {
+        let path = outside.path().join(".notes.txt.123-ab-1.tinytool.tmp");
+        std::fs::write(&path, "half").unwrap();
+        path
+    }];
+    let pending = room.home.join(".local/state/tinytool/pending");
+    std::fs::create_dir_all(&pending).unwrap();
+    for (i, path) in left.iter().enumerate() {
+        std::fs::write(
+            pending.join(format!("123-ab-{i}")),
+            path.as_os_str().as_encoded_bytes(),
+        )
         .unwrap();
+    }
+    // A user's file of the same shape, which no write of tinytool's made.
+    let users = room.write("src/.lib.rs.999-ff-0.tinytool.tmp", "mine");
+    // The next call of any tool, writing nothing.
+    let run = room.call("glob", json!({"pattern": "*.md"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    for path in &left {
+        assert!(!path.exists(), "{}", path.display());
+    }
+    assert_eq!(room.read("src/.lib.rs.999-ff-0.tinytool.tmp"), "mine");
+    assert!(users.exists());
+    assert_eq!(std::fs::read_dir(&pending).unwrap().count(), 0);
+    // A write leaves no record behind.
     let run = room.call(
         "write",
         json!({"file_path": "src/lib.rs", "content": "x\n"}),
     );
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(!stale.exists());
-    assert_eq!(room.read("src/lib.rs"), "x\n");
+    assert_eq!(std::fs::read_dir(&pending).unwrap().count(), 0);
 }
