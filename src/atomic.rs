@@ -263,6 +263,8 @@ pub fn stage(target: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
     held.write_all(bytes)?;
     held.sync_all()?;
     held.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    static STAGED: AtomicU64 = AtomicU64::new(0);
+    crate::journal::test_kill_after_stage(STAGED.fetch_add(1, Ordering::Relaxed) as usize + 1);
     Ok(Staged {
         temp,
         target: target.to_path_buf(),

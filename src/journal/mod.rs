@@ -142,6 +142,18 @@ pub fn test_kill_point(changes_made: usize) {
     }
 }
 
+/// Sends this process `SIGKILL` after its `n`-th temporary file is staged (complete,
+/// not yet renamed) when `TINYTOOL_TEST_KILL_AT_STAGE` is `n` (test-only hook:
+/// what a kill leaves then is for the next call to remove).
+pub fn test_kill_after_stage(staged: usize) {
+    if let Some(at) = std::env::var_os("TINYTOOL_TEST_KILL_AT_STAGE")
+        && at.to_str().and_then(|s| s.parse::<usize>().ok()) == Some(staged)
+    {
+        // SAFETY: signalling this process; SIGKILL ends it at once.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct Record {
     version: u32,

@@ -162,3 +162,44 @@ fn what_a_killed_write_left_goes_with_the_next_call_and_a_users_file_stays() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(std::fs::read_dir(&pending).unwrap().count(), 0);
 }
+
+#[test]
+fn forty_writes_killed_with_their_temporary_files_staged_leave_nothing_after_one_call() {
+    use std::os::unix::process::ExitStatusExt;
+    let room = Room::new();
+    for round in 0..40 {
+        let dir = ["", "src/", "deep/er/"][round % 3];
+        let mut cmd = room.command(&[
+            "write",
+            "--file-path",
+            &format!("{dir}f{round}.txt"),
+            "--content",
+            "new",
+        ]);
+        cmd.env("TINYTOOL_TEST_KILL_AT_STAGE", "1");
+        let status = status_of(cmd, "");
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "round {round}");
+    }
+    let leftovers = |root: &Path| -> Vec<String> {
+        fn walk(dir: &Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.to_string_lossy().ends_with(".tinytool.tmp") {
+                    out.push(path.display().to_string());
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(root, &mut out);
+        out
+    };
+    assert!(
+        !leftovers(&room.dir).is_empty(),
+        "the kills left temporary files"
+    );
+    let run = room.call("glob", json!({"pattern": "*.md"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(leftovers(&room.dir), Vec::<String>::new());
+}
