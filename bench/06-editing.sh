@@ -52,3 +52,11 @@ bench_row "apply_patch: 50 files, 100 hunks" \
     "patch -p1" "rm -rf p2 && cp -r tree50 p2 && sync && patch -s -p1 -d p2 < patch50.diff"
 
 bench_note "editing rows: cp + sync before each run on both sides; tinytool fsyncs every write (atomic, durable), sed/patch do not"
+
+# The record every staged temporary file gets before it exists (issue 39: the next call
+# removes what a killed write left): a small write with records against the same write
+# where the user's state directory cannot be made (no record is kept).
+mkdir -p w1 st
+BENCH_PAIRS=60 cost_row "write, small file, temp-file record" \
+    "env XDG_STATE_HOME=$PWD/st $TT --dir w1 write --file-path a.txt --content x" \
+    "no record" "env XDG_STATE_HOME=/proc/none $TT --dir w1 write --file-path a.txt --content x"
