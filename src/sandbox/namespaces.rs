@@ -531,37 +531,34 @@ unsafe fn private_tmp(tmp: &super::private_tmp::PrivateTmp) -> bool {
             return false;
         }
         for dir in &tmp.make {
-            if !make_dirs(dir, true) {
+            let made = in_private_tmp(dir, true);
+            if made < 0 {
                 return false;
             }
+            libc::close(made);
         }
         for (kept, &fd) in tmp.keep.iter().zip(&fds) {
-            if !make_dirs(&kept.target, kept.dir) {
+            // The mount point, reached through handles from /tmp without following
+            // anything: what an earlier command planted in the private /tmp (a link
+            // where a folder goes) must not carry a `mkdir` or a mount onto the host.
+            let target = in_private_tmp(&kept.target, kept.dir);
+            if target < 0 {
                 return false;
             }
-            if !kept.dir {
-                let made = libc::open(
-                    kept.target.as_ptr(),
-                    libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-                    0o600,
-                );
-                if made < 0 {
-                    return false;
-                }
-                libc::close(made);
-            }
             let mut source = [0u8; 32];
-            if libc::mount(
+            let mut onto = [0u8; 32];
+            let mounted = libc::mount(
                 fd_path(fd, &mut source).cast(),
-                kept.target.as_ptr(),
+                fd_path(target, &mut onto).cast(),
                 std::ptr::null(),
                 libc::MS_BIND | libc::MS_REC,
                 std::ptr::null(),
-            ) != 0
-            {
+            ) == 0;
+            libc::close(target);
+            libc::close(fd);
+            if !mounted {
                 return false;
             }
-            libc::close(fd);
         }
     }
     true
@@ -589,33 +586,69 @@ fn fd_path(fd: libc::c_int, buffer: &mut [u8; 32]) -> *const u8 {
     buffer.as_ptr()
 }
 
-/// `mkdir -p` of `path` (its parents only unless `whole`), without allocating. False when
-/// a directory could not be made.
+/// A handle on `path` (absolute, below `/tmp`, which is the private one by now) made
+/// there when missing: a directory when `dir`, else an empty file, and the directories on
+/// the way. Every step is relative to the handle of the one before and follows no link;
+/// a link or a file where a directory goes (planted by an earlier command in the
+/// project's own `/tmp`) is removed and replaced. `-1` when a step failed.
 ///
 /// # Safety
-/// In the forked child (system calls on a stack buffer).
-unsafe fn make_dirs(path: &std::ffi::CStr, whole: bool) -> bool {
+/// In the forked child (system calls on the plan's strings and locals).
+unsafe fn in_private_tmp(path: &std::ffi::CStr, dir: bool) -> libc::c_int {
     let bytes = path.to_bytes();
-    let mut buffer = [0u8; 4096];
-    if bytes.len() >= buffer.len() {
-        return false;
-    }
-    let ends = bytes
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b == b'/' && i > 0)
-        .map(|(i, _)| i)
-        .chain(whole.then_some(bytes.len()));
-    for end in ends {
-        buffer[..end].copy_from_slice(&bytes[..end]);
-        buffer[end] = 0;
-        // SAFETY: a NUL-terminated path in the local buffer.
-        let made = unsafe { libc::mkdir(buffer.as_ptr().cast(), 0o755) } == 0;
-        if !made && errno() != libc::EEXIST {
-            return false;
+    let Some(rest) = bytes.strip_prefix(b"/tmp/") else {
+        return -1;
+    };
+    let mut name = [0u8; 256];
+    // SAFETY: system calls on NUL-terminated names in a local buffer and on handles this
+    // function owns.
+    unsafe {
+        let mut at = libc::open(
+            c"/tmp".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if at < 0 {
+            return -1;
         }
+        let parts = rest.split(|&b| b == b'/').filter(|p| !p.is_empty());
+        let count = rest.split(|&b| b == b'/').filter(|p| !p.is_empty()).count();
+        for (i, part) in parts.enumerate() {
+            if part.len() >= name.len() || part == b"." || part == b".." {
+                libc::close(at);
+                return -1;
+            }
+            name[..part.len()].copy_from_slice(part);
+            name[part.len()] = 0;
+            let c = name.as_ptr().cast::<libc::c_char>();
+            let last = i + 1 == count;
+            let next = if last && !dir {
+                let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+                let mut fd = libc::openat(at, c, flags, 0o600);
+                if fd < 0 && matches!(errno(), libc::ELOOP | libc::EISDIR) {
+                    libc::unlinkat(at, c, 0);
+                    libc::unlinkat(at, c, libc::AT_REMOVEDIR);
+                    fd = libc::openat(at, c, flags, 0o600);
+                }
+                fd
+            } else {
+                let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+                libc::mkdirat(at, c, 0o755);
+                let mut fd = libc::openat(at, c, flags);
+                if fd < 0 && matches!(errno(), libc::ELOOP | libc::ENOTDIR) {
+                    libc::unlinkat(at, c, 0);
+                    libc::mkdirat(at, c, 0o755);
+                    fd = libc::openat(at, c, flags);
+                }
+                fd
+            };
+            libc::close(at);
+            if next < 0 {
+                return -1;
+            }
+            at = next;
+        }
+        at
     }
-    true
 }
 
 /// Pseudo-terminals (`openpty`, `script`, test harnesses that want a terminal): a devpts

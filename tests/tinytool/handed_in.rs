@@ -292,3 +292,35 @@ fn unprivileged_too_tmp_is_the_projects_own() {
     let run = nobody.bash(&nobody.work, &format!("cat {probe}"), &[]);
     assert_eq!(run.json()["output"], "mine\n", "{run:?}");
 }
+
+#[test]
+fn a_link_planted_in_the_private_tmp_carries_no_mount_point_onto_the_host() {
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
+    );
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Where the project's ancestor is remade in the private /tmp, a link to a host
+    // folder, as an earlier call could have left it.
+    let victim = tempfile::Builder::new()
+        .prefix("tinytool-victim-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let ancestor = room.dir.parent().unwrap().file_name().unwrap();
+    let private = room.dir.join(".tinytool/tmp");
+    std::fs::remove_dir_all(private.join(ancestor)).unwrap();
+    std::os::unix::fs::symlink(victim.path(), private.join(ancestor)).unwrap();
+    let run = room.call("bash", json!({"command": "pwd && touch here"}));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(room.path("here").exists(), "{run:?}");
+    assert_eq!(
+        std::fs::read_dir(victim.path()).unwrap().count(),
+        0,
+        "{run:?}"
+    );
+    assert!(private.join(ancestor).is_dir() && !private.join(ancestor).is_symlink());
+}
