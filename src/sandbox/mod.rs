@@ -860,6 +860,11 @@ impl Plan {
         if self.masking.index_unread {
             meta["index_unread"] = json!(true);
         }
+        // Said when the project could not have a /tmp of its own (its `.tinytool` could
+        // not be made, or the project is /tmp itself): the host's is shared.
+        if report.is_active(MOUNT) && self.private_tmp.is_none() {
+            meta["tmp"] = json!("host");
+        }
         meta
     }
 
