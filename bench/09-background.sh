@@ -13,6 +13,12 @@ mkdir -p "$project/.tinytool"
 cat >"$project/.tinytool/config.json" <<'EOF'
 {"subagents": {"build": {"command": ["cat"]}}}
 EOF
+# A command the project config names runs only when the user policy allows it.
+policy="$project/user-policy.json"
+echo '{"rules": [{"permission": "shell", "pattern": "cat", "action": "allow"}]}' >"$policy"
+printf '#!/bin/sh\nexec %s --policy %s "$@"\n' "$TT" "$policy" >"$project/tt"
+chmod +x "$project/tt"
+TT="$project/tt"
 
 # The figures mean something only if the calls do what they should.
 answer=$("$TT" --dir "$project" --text task --description bench --prompt hello)
