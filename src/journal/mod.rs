@@ -502,7 +502,9 @@ mod tests {
         assert!(dir.join(".a.tmp").exists());
         // The writer is gone (its lock released, the record left): rolled back.
         drop(journal.file);
-        let notes = recover(dir);
+        let notes =
+            crate::locks::once_forks_let_go(|| Some(recover(dir)).filter(|n| !n.is_empty()))
+                .unwrap_or_default();
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("undone"), "{notes:?}");
         assert_eq!(std::fs::read(dir.join("a")).unwrap(), b"old");
