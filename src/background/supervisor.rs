@@ -34,9 +34,6 @@ pub const SUBCOMMAND: &str = "__supervise";
 /// How often a monitor's new lines are written to the database.
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
 
-/// How often a running monitor's sandbox is checked against the project (a secret or a
-/// repository that appeared since it started stops it: `Plan::outgrown`).
-const CHECK_EVERY: Duration = Duration::from_secs(1);
 /// The longest line a monitor keeps (the reference reads lines of up to 64 KiB); longer
 /// lines are cut on a character boundary and end in `…`.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -335,8 +332,6 @@ fn supervise_monitor(
         lines: Lines::default(),
         next_flush: None,
         tail: Vec::new(),
-        pgid: None,
-        next_check: None,
     };
     let outcome = run::run_with(request, &mut watcher);
     if outcome.is_err() {
@@ -351,7 +346,8 @@ fn supervise_monitor(
         let text = String::from_utf8_lossy(&watcher.tail).into_owned();
         watcher.lines.pending.extend(plan.masking_lines());
         let line = plan
-            .undone_line()
+            .stopped_line()
+            .or_else(|| plan.undone_line())
             .or_else(|| failed.then(|| plan.explain_text(&text)).flatten())
             .or_else(|| {
                 failed
@@ -401,35 +397,12 @@ struct MonitorWatcher<'a, 'h> {
     /// The end of the command's output (both streams, at most [`TAIL_BYTES`]), for the
     /// sandbox's explanatory line.
     tail: Vec<u8>,
-    /// The command's process group, once started.
-    pgid: Option<libc::pid_t>,
-    /// When the sandbox is next checked against the project.
-    next_check: Option<Instant>,
 }
 
 /// How much of a monitor's output end the sandbox's explanation looks at.
 const TAIL_BYTES: usize = 16 * 1024;
 
 impl MonitorWatcher<'_, '_> {
-    /// Every [`CHECK_EVERY`]: stops the command (its whole group) with the sandbox's line
-    /// when the project outgrew the sandbox it started in. Returns when to check next.
-    fn check_sandbox(&mut self, now: Instant) -> Option<Instant> {
-        let plan = self.start.plan.clone()?;
-        let pgid = self.pgid?;
-        let at = *self.next_check.get_or_insert(now + CHECK_EVERY);
-        if now < at {
-            return Some(at);
-        }
-        self.next_check = None;
-        if let Some(line) = plan.outgrown() {
-            self.lines.pending.push_back(line);
-            self.flush();
-            crate::process::kill_group(pgid, libc::SIGKILL);
-            return None;
-        }
-        Some(now + CHECK_EVERY)
-    }
-
     fn flush(&mut self) {
         if self.lines.pending.is_empty() && self.lines.dropped == 0 {
             return;
@@ -445,7 +418,6 @@ impl MonitorWatcher<'_, '_> {
 
 impl Watcher for MonitorWatcher<'_, '_> {
     fn started(&mut self, pgid: libc::pid_t) -> io::Result<()> {
-        self.pgid = Some(pgid);
         self.start.record(self.store, pgid)
     }
 
@@ -459,17 +431,16 @@ impl Watcher for MonitorWatcher<'_, '_> {
     }
 
     fn tick(&mut self, now: Instant) -> Option<Instant> {
-        let check = self.check_sandbox(now);
         if self.lines.pending.is_empty() {
-            return check;
+            return None;
         }
         let at = *self.next_flush.get_or_insert(now + FLUSH_EVERY);
         if now >= at {
             self.flush();
             self.next_flush = None;
-            return check;
+            return None;
         }
-        Some(check.map_or(at, |c| c.min(at)))
+        Some(at)
     }
 }
 

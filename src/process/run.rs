@@ -301,6 +301,13 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
         adopted::kill_adopted(&token, Instant::now() + REAP);
         return Err(err);
     }
+    // A supervised command (a monitor, a background job) outlives calls: its sandbox
+    // watches the project for what appears meanwhile (`sandbox::guard`).
+    let long_lived = matches!(request.isolation, Isolation::Group);
+    let guard = request
+        .sandbox
+        .as_ref()
+        .and_then(|plan| plan.guard(pid, long_lived));
     if let (Some(input), Some(pipe)) = (request.stdin, child.stdin.take()) {
         feed(pipe, input.to_vec());
     }
@@ -315,6 +322,9 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
     } else {
         watch(&mut child, pid, &request, start, watcher)
     };
+    // Stopped before the group is reaped: its id stays the command's while the guard
+    // may still signal it.
+    drop(guard);
     if result.is_err() {
         kill_group(pid, libc::SIGKILL);
         let _ = child.wait();

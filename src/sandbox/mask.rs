@@ -360,6 +360,16 @@ fn decode(dir: &Path, bytes: &[u8]) -> Option<Scan> {
 /// The secret files of the project in `dir`, from the cache when it is still valid;
 /// `limit`: the most directory entries a new scan looks at.
 pub fn scan(dir: &Path, limit: usize) -> Scan {
+    scan_with(dir, limit, true)
+}
+
+/// [`scan`] once a command ran: the running call's checkpoint walk, taken before it,
+/// is no proof of the tree any more.
+pub fn scan_after_command(dir: &Path, limit: usize) -> Scan {
+    scan_with(dir, limit, false)
+}
+
+fn scan_with(dir: &Path, limit: usize, trust_walk: bool) -> Scan {
     let cache = cache_path(dir);
     let text = std::fs::read(&cache).unwrap_or_default();
     let cached = parse(&text);
@@ -368,7 +378,7 @@ pub fn scan(dir: &Path, limit: usize) -> Scan {
         && !cached.dirs.is_empty()
         && !cached.capped
     {
-        match unchanged(dir, &cached.dirs) {
+        match unchanged(dir, &cached.dirs, trust_walk) {
             Some(Settled::Yes) => {
                 return Scan {
                     dirs: Vec::new(),
@@ -405,6 +415,15 @@ pub fn scan(dir: &Path, limit: usize) -> Scan {
     }
     store(dir, &cache, &fresh);
     fresh
+}
+
+/// The directories the last scan of the project in `dir` listed (absolute, the project
+/// first): where a secret could appear. Empty when there is no readable cache.
+pub fn scanned_directories(dir: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read(cache_path(dir)).unwrap_or_default();
+    parse(&text)
+        .map(|cached| cached.dirs.iter().map(|d| under(dir, d.rel)).collect())
+        .unwrap_or_default()
 }
 
 /// Writes `scan` as the cache file `cache` (atomically; a cache that cannot be written
@@ -446,7 +465,7 @@ fn same_names<'a>(cached: &[&[u8]], now: impl Iterator<Item = &'a std::ffi::OsSt
 /// each, looked up from the nearest anchor (module doc), never through a link in its last
 /// component, and spread over a few threads (on a 20,000-file tree this check is most of
 /// the sandbox's cost per call).
-fn unchanged(dir: &Path, dirs: &[CachedDir]) -> Option<Settled> {
+fn unchanged(dir: &Path, dirs: &[CachedDir], trust_walk: bool) -> Option<Settled> {
     use crate::checkpoints::walk::DirFd;
     use std::os::unix::ffi::OsStrExt;
     #[allow(clippy::unnecessary_cast)]
@@ -463,7 +482,7 @@ fn unchanged(dir: &Path, dirs: &[CachedDir]) -> Option<Settled> {
             .is_ok_and(|now| same_names(names, now.iter().map(|(n, _)| n.as_os_str())))
     };
     let mut seen = vec![false; dirs.len()];
-    if let Some(walked) = crate::checkpoints::walk::published(dir) {
+    if let Some(walked) = crate::checkpoints::walk::published(dir).filter(|_| trust_walk) {
         for (i, d) in dirs.iter().enumerate() {
             let listing = std::str::from_utf8(d.rel)
                 .ok()

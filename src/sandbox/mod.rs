@@ -31,6 +31,7 @@
 mod devices;
 pub mod explain;
 mod gitdirs;
+pub mod guard;
 pub mod landlock;
 pub mod mask;
 pub mod masking;
@@ -445,6 +446,10 @@ pub struct Plan {
     pub(crate) bare_watch: Vec<PathBuf>,
     /// The ones [`Plan::sweep`] removed.
     removed: std::sync::Mutex<Vec<PathBuf>>,
+    /// The repositories nested in the project when the plan was made (the scan's).
+    repos: Vec<PathBuf>,
+    /// Why the guard stopped the command ([`guard`]), once it did.
+    stopped: std::sync::Mutex<Option<String>>,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
     /// is none.
     pub(crate) landlock: Result<landlock::Prepared, String>,
@@ -745,6 +750,8 @@ impl Plan {
             git_watched,
             bare_watch,
             removed: std::sync::Mutex::new(Vec::new()),
+            repos: scan.repos.clone(),
+            stopped: std::sync::Mutex::new(None),
             landlock,
             scope,
             simulate_no_namespaces,
@@ -801,6 +808,15 @@ impl Plan {
         }
         if let Some(fresh) = &self.fresh_repo {
             removed.extend(gitdirs::sweep_fresh(fresh));
+        }
+        // Repositories the command created below the project: what it planted in them
+        // would run for the user's git there. (The scan's cache makes this cheap, and
+        // the next call's scan cheaper.)
+        if self.shared.report().is_active(MOUNT) {
+            let scan = mask::scan_after_command(&self.dir, self.scan_limit);
+            for repo in scan.repos.iter().filter(|r| !self.repos.contains(r)) {
+                removed.extend(gitdirs::sweep_fresh(&repo.join(".git")));
+            }
         }
         removed.clone()
     }
@@ -1063,6 +1079,13 @@ fn pinned_ancestors<'a>(
     out
 }
 
+/// The line of a command the sandbox stopped because `what` happened while it ran.
+fn stopped_line(what: &str) -> String {
+    format!(
+        "[sandbox: stopped: {what} after the command started, and its sandbox, fixed at the start, does not cover it; start it again to run it under the rules of now]"
+    )
+}
+
 /// The checkpoint store the plan covers (see `hidden` in [`Plan::new`]).
 fn hidden_paths(tinytool: &Path, purpose: Purpose) -> Vec<PathBuf> {
     if purpose.tinytool_writable {
@@ -1189,29 +1212,27 @@ impl Plan {
 
     /// For a process that outlives a call (a monitor): whether the project has since
     /// gained what this plan, fixed when it started, does not cover — a secret it would
-    /// mask now, or a repository at `--dir` whose hooks and config it would protect —
+    /// mask now, or a repository (at `--dir` or nested) whose hooks and config it would
+    /// protect —
     /// and so the process must be stopped, with the line that says why.
     pub fn outgrown(&self) -> Option<String> {
-        let again = |what: &str| {
-            format!(
-                "[sandbox: stopped: {what} after the command started, and its sandbox, fixed at the start, does not cover it; start it again to run it under the rules of now]"
-            )
-        };
         if let Some(fresh) = &self.fresh_repo
             && std::fs::symlink_metadata(fresh).is_ok()
         {
-            return Some(again(&format!(
-                "a repository ({}) was created",
-                masking::shown(&self.dir, fresh)
-            )));
+            return Some(self.repository_line(fresh));
         }
         // Without the mount layer nothing is masked (the fallback says so already).
         if self.unmask_all || !self.shared.report().is_active(MOUNT) {
             return None;
         }
-        let scan = mask::scan(&self.dir, self.scan_limit);
+        let scan = mask::scan_after_command(&self.dir, self.scan_limit);
         if scan.capped {
-            return Some(again("the project grew past the secret scan's limit"));
+            return Some(stopped_line(
+                "the project grew past the secret scan's limit",
+            ));
+        }
+        if let Some(repo) = scan.repos.iter().find(|r| !self.repos.contains(r)) {
+            return Some(self.repository_line(&repo.join(".git")));
         }
         let now = masking::decide(&self.dir, &scan.files, &scan.aliases, &self.unmask, false);
         let new: Vec<String> = now
@@ -1220,7 +1241,69 @@ impl Plan {
             .filter(|p| !self.masking.masked.contains(p))
             .map(|p| masking::shown(&self.dir, p))
             .collect();
-        (!new.is_empty()).then(|| again(&format!("the secret {} appeared", new.join(", "))))
+        (!new.is_empty()).then(|| stopped_line(&format!("the secret {} appeared", new.join(", "))))
+    }
+
+    /// The line of a command stopped because a repository appeared at `git` (its `.git`).
+    fn repository_line(&self, git: &Path) -> String {
+        let repo = git.parent().unwrap_or(git);
+        stopped_line(&format!(
+            "a repository ({}) was created",
+            masking::shown(&self.dir, &repo.join(".git"))
+        ))
+    }
+
+    /// The line of a command stopped because the masked secret `path` was replaced (a
+    /// new file renamed over it, which the kernel does not keep covered).
+    fn replaced_line(&self, path: &Path) -> String {
+        stopped_line(&format!(
+            "the secret {} was replaced",
+            masking::shown(&self.dir, path)
+        ))
+    }
+
+    /// The line of a command stopped because `path`, which appeared or was written while
+    /// it ran, is a secret its sandbox does not cover; `None` when it is not one.
+    fn appeared_line(&self, path: &Path) -> Option<String> {
+        let name = path.file_name()?.to_str()?;
+        if self.unmask_all
+            || !self.shared.report().is_active(MOUNT)
+            || !crate::secret_file::worth_judging(name)
+            || self.masking.masked.iter().any(|m| m == path)
+        {
+            return None;
+        }
+        let judged = masking::decide(&self.dir, &[path.to_path_buf()], &[], &self.unmask, false);
+        (!judged.masked.is_empty()).then(|| {
+            stopped_line(&format!(
+                "the secret {} appeared",
+                masking::shown(&self.dir, path)
+            ))
+        })
+    }
+
+    /// Starts the guard of a command started as group `pgid` with this plan (see
+    /// [`guard`]); `long_lived`: a supervised command (a monitor, a background job).
+    pub fn guard(
+        self: &std::sync::Arc<Self>,
+        pgid: libc::pid_t,
+        long_lived: bool,
+    ) -> Option<guard::Guard> {
+        guard::start(self, pgid, long_lived)
+    }
+
+    /// Records why the guard stopped the command (the first reason wins).
+    fn stop_with(&self, line: String) {
+        let mut stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
+        stopped.get_or_insert(line);
+    }
+
+    /// Why the guard stopped the command, when it did: the line for its result.
+    pub fn stopped_line(&self) -> Option<String> {
+        self.stopped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The lines a result adds about the masking: the secrets git tracks, which are not

@@ -339,7 +339,8 @@ pub fn sandbox_notes(
     timed_out: bool,
     command: &str,
 ) -> Vec<String> {
-    let mut notes: Vec<String> = plan.undone_line().into_iter().collect();
+    let mut notes: Vec<String> = plan.stopped_line().into_iter().collect();
+    notes.extend(plan.undone_line());
     notes.extend(plan.masking_lines());
     let why = if timed_out {
         plan.explain(&[stdout, stderr])

@@ -336,7 +336,8 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
     } else {
         // As for bash: the last line names the sandbox rule that stopped the subagent.
         let line = plan.as_deref().and_then(|p| {
-            p.undone_line()
+            p.stopped_line()
+                .or_else(|| p.undone_line())
                 .or_else(|| p.explain(&[&finished.stdout, &finished.stderr]))
         });
         let concluded = conclude(start.kind, finished, start.deadline);

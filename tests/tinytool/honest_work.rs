@@ -440,6 +440,93 @@ fn a_monitor_is_stopped_when_a_secret_or_a_repository_appears_after_it_started()
 }
 
 #[test]
+fn a_masked_secret_replaced_while_a_command_runs_stops_the_command() {
+    let room = Room::new();
+    room.write_user("policy.json", ALLOW);
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    room.write(".env", "API_KEY=old\n");
+    room.write("name", ".env\n");
+    // A monitor that keeps reading it: the new content never shows.
+    let id = start_monitor(
+        &room,
+        "while true; do cat $(cat name); echo; sleep 0.05; done",
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let wrote = room.call(
+        "write",
+        json!({"file_path": ".env", "content": "API_KEY=hunter2\n"}),
+    );
+    assert_eq!(wrote.code, 0, "{wrote:?}");
+    let (output, _) = until_it_ends(&room, &id);
+    assert!(!output.contains("hunter2"), "{output}");
+    assert!(output.contains("[sandbox: stopped: "), "{output}");
+    // A bash call waiting for a signal to read it: stopped when it is replaced.
+    let waiting = {
+        let call = room.command(&["bash"]);
+        let args = json!({"command": "touch started; while [ ! -e go ]; do sleep 0.02; done; cat $(cat name)"});
+        std::thread::spawn(move || {
+            crate::util::run_command(call, Some(args.to_string().as_bytes()))
+        })
+    };
+    while !room.path("started").exists() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let wrote = room.call(
+        "write",
+        json!({"file_path": ".env", "content": "API_KEY=swordfish\n"}),
+    );
+    assert_eq!(wrote.code, 0, "{wrote:?}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    room.write("go", "");
+    let run = waiting.join().unwrap();
+    assert!(!run.output().contains("swordfish"), "{run:?}");
+    assert!(
+        run.output()
+            .contains("[sandbox: stopped: the secret .env was replaced"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_repository_a_command_creates_below_the_project_is_swept_and_stops_a_monitor() {
+    let room = project("{}");
+    let run = bash(
+        &room,
+        "git init -q deep/inner && printf '#!/bin/sh\\necho pwned\\n' > deep/inner/.git/hooks/pre-commit \
+         && git -C deep/inner config core.fsmonitor 'echo pwned' && git -C deep/inner config user.name me; echo end",
+    );
+    if !crate::util::has_mount_layer(&run.json()) {
+        eprintln!("skipped: no mount layer: {run:?}");
+        return;
+    }
+    assert!(run.output().starts_with("end\n"), "{run:?}");
+    assert!(
+        !room.path("deep/inner/.git/hooks/pre-commit").exists(),
+        "{run:?}"
+    );
+    let config = room.read("deep/inner/.git/config");
+    assert!(!config.contains("fsmonitor"), "{config}");
+    assert_eq!(
+        git(&room, &["config", "-f", "deep/inner/.git/config", "user.name"]),
+        "me\n",
+        "what git init and the user's name need stays: {config}"
+    );
+    // A monitor running while the user makes a repository below the project: stopped
+    // before it could plant a hook there.
+    let id = start_monitor(&room, "sleep 30");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    git(&room, &["init", "-q", "other/repo"]);
+    let (output, _) = until_it_ends(&room, &id);
+    assert!(
+        output.contains("[sandbox: stopped: a repository (other/repo/.git) was created"),
+        "{output}"
+    );
+}
+
+#[test]
 fn a_nested_repository_is_protected_as_the_top_one_is() {
     let room = project("{}");
     std::fs::create_dir_all(room.path("libs/inner")).unwrap();
