@@ -31,6 +31,7 @@ const OWN_ENTRIES: &[(&str, bool)] = &[
     ("state.db-journal", false),
     ("journal", true),
     ("outputs", true),
+    ("sealed", true),
     ("sandbox", true),
 ];
 

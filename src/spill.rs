@@ -32,11 +32,16 @@ pub const KEEP_BYTES: u64 = 256 * 1024 * 1024;
 pub const KEEP_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// The folder, relative to the working directory.
 pub const OUTPUTS_DIR: &str = ".tinytool/outputs";
+/// The folder of the spill files of calls that saw secrets (a command allowed to read
+/// them): the sandbox shows commands `outputs/` only, so these stay out of their reach.
+pub const SEALED_DIR: &str = ".tinytool/sealed";
 
 /// Where spill files go and how much is kept.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Outputs {
     dir: PathBuf,
+    /// `dir` relative to the working directory, as results name it.
+    rel: &'static str,
     keep_bytes: u64,
 }
 
@@ -45,6 +50,7 @@ impl Outputs {
     pub fn new(root: &Path, keep_bytes: u64) -> Arc<Outputs> {
         Arc::new(Outputs {
             dir: root.join(OUTPUTS_DIR),
+            rel: OUTPUTS_DIR,
             keep_bytes: keep_bytes.max(1),
         })
     }
@@ -54,15 +60,31 @@ impl Outputs {
         &self.dir
     }
 
+    /// The same project's folder for the spill files of a call that saw secrets
+    /// ([`SEALED_DIR`]), with the same cap.
+    pub fn sealed(&self) -> Arc<Outputs> {
+        let root = self
+            .dir
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(&self.dir);
+        Arc::new(Outputs {
+            dir: root.join(SEALED_DIR),
+            rel: SEALED_DIR,
+            keep_bytes: self.keep_bytes,
+        })
+    }
+
     /// Creates a new, empty spill file.
     pub fn create(self: &Arc<Self>) -> io::Result<SpillFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         // Created without following a symlink planted there (`project`, issue 18).
-        match self.dir.parent().and_then(Path::parent) {
-            Some(root) => {
-                crate::project::ensure_own_subdir(root, "outputs")?;
+        let name = self.dir.file_name().and_then(|n| n.to_str());
+        match (self.dir.parent().and_then(Path::parent), name) {
+            (Some(root), Some(name)) => {
+                crate::project::ensure_own_subdir(root, name)?;
             }
-            None => fs::create_dir_all(&self.dir)?,
+            _ => fs::create_dir_all(&self.dir)?,
         }
         let millis = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -206,7 +228,7 @@ impl SpillFile {
         }
         self.kept = true;
         self.outputs.prune(&self.path);
-        Some(format!("{OUTPUTS_DIR}/{}", self.name))
+        Some(format!("{}/{}", self.outputs.rel, self.name))
     }
 }
 

@@ -50,6 +50,17 @@ pub struct Limits {
     pub spill: Option<Arc<Outputs>>,
 }
 
+impl Limits {
+    /// These limits for a call that saw secrets: its spill files go to the sealed folder
+    /// ([`crate::spill::SEALED_DIR`]), out of commands' reach.
+    pub fn sealed(&self) -> Limits {
+        Limits {
+            spill: self.spill.as_ref().map(|outputs| outputs.sealed()),
+            ..self.clone()
+        }
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {

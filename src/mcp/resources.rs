@@ -9,6 +9,9 @@
 //! NAME = [A-Za-z0-9] [A-Za-z0-9._-]*     (no slash: the file is directly in the folder)
 //! ```
 //!
+//! The spill files of calls that saw secrets (`.tinytool/sealed/NAME`, out of commands'
+//! reach) are `tinytool://sealed-output/NAME` the same way.
+//!
 //! Any other URI, a NAME outside the grammar, or a file that is missing or not a regular
 //! file directly under `<dir>/.tinytool/outputs/` (a symlink included) is `-32602`, with
 //! the URI in `data.uri`.
@@ -21,6 +24,11 @@ use serde_json::{Map, Value, json};
 pub const PREFIX: &str = "tinytool://output/";
 /// Where spill files live, relative to the directory.
 const FOLDER: &str = ".tinytool/outputs/";
+/// The URI prefix and the folder of sealed spill files.
+const SEALED_PREFIX: &str = "tinytool://sealed-output/";
+const SEALED_FOLDER: &str = ".tinytool/sealed/";
+/// Each URI prefix with its folder.
+const KINDS: [(&str, &str); 2] = [(PREFIX, FOLDER), (SEALED_PREFIX, SEALED_FOLDER)];
 /// The largest spill file served (a spill file is bounded by its writer; this keeps a
 /// file put there by hand from filling memory).
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
@@ -35,13 +43,15 @@ pub fn valid_name(name: &str) -> bool {
 /// The `resource_link` content for a result's spill file, when it has one.
 pub fn link_for(metadata: &Map<String, Value>) -> Option<Value> {
     let path = metadata.get("full_output")?.as_str()?;
-    let name = path.strip_prefix(FOLDER)?;
+    let (prefix, name) = KINDS
+        .iter()
+        .find_map(|(prefix, folder)| Some((prefix, path.strip_prefix(folder)?)))?;
     if !valid_name(name) {
         return None;
     }
     Some(json!({
         "type": "resource_link",
-        "uri": format!("{PREFIX}{name}"),
+        "uri": format!("{prefix}{name}"),
         "name": name,
         "title": "Whole output",
         "description": "The whole output of this call; the text above is a preview.",
@@ -52,11 +62,14 @@ pub fn link_for(metadata: &Map<String, Value>) -> Option<Value> {
 /// The `resources/read` result for `uri`, or the error message of a `-32602`.
 pub fn read(dir: &Path, uri: &str) -> Result<Value, String> {
     let unknown = || format!("Resource not found: {uri}");
-    let name = uri.strip_prefix(PREFIX).ok_or_else(unknown)?;
+    let (folder, name) = KINDS
+        .iter()
+        .find_map(|(prefix, folder)| Some((folder, uri.strip_prefix(prefix)?)))
+        .ok_or_else(unknown)?;
     if !valid_name(name) {
         return Err(unknown());
     }
-    let path = dir.join(FOLDER).join(name);
+    let path = dir.join(folder).join(name);
     // Never follow a link out of the folder: only a regular file is served.
     let meta = std::fs::symlink_metadata(&path).map_err(|_| unknown())?;
     if !meta.file_type().is_file() {
@@ -70,12 +83,17 @@ pub fn read(dir: &Path, uri: &str) -> Result<Value, String> {
     Ok(json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}))
 }
 
-/// The `resources/templates/list` result: the one URI template served.
+/// The `resources/templates/list` result: the URI templates served.
 pub fn templates() -> Value {
     json!({"resourceTemplates": [{
         "uriTemplate": format!("{PREFIX}{{name}}"),
         "name": "output",
         "title": "Whole output of a previewed result",
+        "mimeType": "text/plain",
+    }, {
+        "uriTemplate": format!("{SEALED_PREFIX}{{name}}"),
+        "name": "sealed-output",
+        "title": "Whole output of a previewed result that showed secrets",
         "mimeType": "text/plain",
     }]})
 }
@@ -116,5 +134,18 @@ mod tests {
         )
         .unwrap();
         assert!(read(dir.path(), "tinytool://output/link").is_err());
+        // A sealed spill file has a URI of its own, and its name is no way out either.
+        std::fs::create_dir_all(dir.path().join(SEALED_FOLDER)).unwrap();
+        std::fs::write(dir.path().join(SEALED_FOLDER).join("out-1.txt"), "key").unwrap();
+        let sealed = read(dir.path(), "tinytool://sealed-output/out-1.txt").unwrap();
+        assert_eq!(sealed["contents"][0]["text"], "key");
+        assert!(read(dir.path(), "tinytool://output/out-1.txt").is_err());
+        assert!(read(dir.path(), "tinytool://sealed-output/../outputs/bash-1.txt").is_err());
+        let mut meta = Map::new();
+        meta.insert("full_output".into(), json!(".tinytool/sealed/out-1.txt"));
+        assert_eq!(
+            link_for(&meta).unwrap()["uri"],
+            "tinytool://sealed-output/out-1.txt"
+        );
     }
 }

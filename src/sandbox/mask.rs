@@ -739,6 +739,38 @@ pub fn empty_dir(tinytool: &Path) -> Option<PathBuf> {
     Some(path)
 }
 
+/// The read-only view of `.tinytool/` commands get (`.tinytool/sandbox/own.d`, made once):
+/// empty but for a mount point `outputs`, where the spill files are bound. The state
+/// database (a monitor's lines), the journal and the sealed spill files of calls that saw
+/// secrets are not for commands; `None` when it cannot be made.
+pub fn own_view(tinytool: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = tinytool.join("sandbox").join("own.d");
+    let sound = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    let listed: Option<Vec<std::ffi::OsString>> = std::fs::read_dir(&path)
+        .ok()
+        .map(|entries| entries.flatten().map(|e| e.file_name()).collect());
+    match listed {
+        Some(names)
+            if sound(&path)
+                && names.len() == 1
+                && names[0] == "outputs"
+                && sound(&path.join("outputs")) =>
+        {
+            return Some(path);
+        }
+        Some(_) => return None,
+        None => {}
+    }
+    crate::project::ensure_own_subdir(tinytool.parent()?, "sandbox").ok()?;
+    std::fs::create_dir(&path).ok()?;
+    std::fs::create_dir(path.join("outputs")).ok()?;
+    for dir in [path.join("outputs"), path.clone()] {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).ok()?;
+    }
+    Some(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

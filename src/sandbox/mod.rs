@@ -433,6 +433,8 @@ pub struct Plan {
     pub(crate) hidden: Vec<CString>,
     /// The empty read-only directory they are covered with.
     pub(crate) empty_dir: Option<CString>,
+    /// What covers `.tinytool/` for a command that is no tinytool user ([`OwnView`]).
+    pub(crate) own_view: Option<OwnView>,
     /// Where the secret scan stopped at its limit: the limit (the command is refused).
     pub mask_capped: Option<usize>,
     /// Protected paths that do not exist and cannot be bound: removed if the command
@@ -466,6 +468,35 @@ pub struct Plan {
 /// this machine refused the namespaces (`EPERM`), so the Landlock fallback can be tested on
 /// a machine that has them. Release builds ignore it.
 pub const NO_NAMESPACES_VAR: &str = "TINYTOOL_TEST_NO_NAMESPACES";
+
+/// `.tinytool/` as a command sees it: a read-only folder holding only the spill files
+/// (`outputs/`), so that the state database (which keeps monitors' lines), the journal and
+/// the spill files of calls that saw secrets (`sealed/`) are out of its reach.
+#[derive(Debug)]
+pub(crate) struct OwnView {
+    /// The project's `.tinytool`.
+    pub folder: CString,
+    /// Its `outputs`, bound back in.
+    pub outputs: CString,
+    /// The folder put over it (`mask::own_view`).
+    pub skeleton: CString,
+    /// The skeleton's `outputs`, where the spill files are bound.
+    pub mount_point: CString,
+}
+
+impl OwnView {
+    fn new(tinytool: &Path) -> Option<OwnView> {
+        let skeleton = mask::own_view(tinytool)?;
+        let outputs = tinytool.join("outputs");
+        crate::project::ensure_own_subdir(tinytool.parent()?, "outputs").ok()?;
+        Some(OwnView {
+            folder: c_path(&crate::paths::canonicalize(tinytool).ok()?),
+            outputs: c_path(&crate::paths::canonicalize(outputs).ok()?),
+            mount_point: c_path(&skeleton.join("outputs")),
+            skeleton: c_path(&skeleton),
+        })
+    }
+}
 
 /// What a plan is made for.
 #[derive(Debug, Clone, Copy, Default)]
@@ -690,6 +721,12 @@ impl Plan {
             && std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|v| !v.is_empty());
         // The checkpoint store is hidden unless the command is a tinytool user itself.
         let mut hidden = Vec::new();
+        // A command allowed to read secrets sees the rest of `.tinytool` as well.
+        let own_view = if purpose.tinytool_writable || purpose.unmask_all {
+            None
+        } else {
+            OwnView::new(&tinytool)
+        };
         let empty_dir = if purpose.tinytool_writable {
             None
         } else {
@@ -744,6 +781,7 @@ impl Plan {
                 Vec::new()
             },
             empty_dir: empty_dir.map(|p| c_path(&p)),
+            own_view,
             mask_capped: scan.capped.then_some(settings.scan_limit),
             absent,
             fresh_repo,
@@ -1272,6 +1310,16 @@ impl Plan {
             || self.masking.masked.iter().any(|m| m == path)
         {
             return None;
+        }
+        // tinytool's own write of a masked secret (`.NAME.<id>.tinytool.tmp`, about to be
+        // renamed over it) is that secret being replaced.
+        let target = name
+            .strip_suffix(".tinytool.tmp")
+            .and_then(|rest| rest.rsplit_once('.'))
+            .and_then(|(dotted, _)| dotted.strip_prefix('.'))
+            .map(|original| path.with_file_name(original));
+        if let Some(target) = target.filter(|t| self.masking.masked.contains(t)) {
+            return Some(self.replaced_line(&target));
         }
         let judged = masking::decide(&self.dir, &[path.to_path_buf()], &[], &self.unmask, false);
         (!judged.masked.is_empty()).then(|| {

@@ -491,6 +491,17 @@ unsafe fn build_mounts(plan: &Plan) -> bool {
                 }
             }
         }
+        // Last: the placeholders and empty folders above lie in `.tinytool/sandbox`. The
+        // spill files onto the view's mount point, then the view over `.tinytool`.
+        if let Some(own) = &plan.own_view {
+            report.set_active(MASK);
+            if !(bind(own.outputs.as_ptr(), own.mount_point.as_ptr())
+                && bind(own.skeleton.as_ptr(), own.folder.as_ptr())
+                && set_read_only(own.folder.as_ptr(), true, true))
+            {
+                fail(MASK, 9);
+            }
+        }
     }
     report.is_active(MOUNT)
 }

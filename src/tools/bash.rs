@@ -219,10 +219,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         return Ok(ToolOutput::error("Command cannot be empty"));
     }
     let timeout = effective_timeout(args.timeout);
+    let unmask_all = secrets_allowed(ctx, &args.command);
     let plan = sandbox::plan_for(
         ctx.session,
         sandbox::Purpose {
-            unmask_all: secrets_allowed(ctx, &args.command),
+            unmask_all,
             ..Default::default()
         },
     );
@@ -232,6 +233,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         environment::child_env(std::env::vars_os()),
         timeout,
     );
+    // What a command allowed to read secrets prints is kept where later commands,
+    // which are not, cannot read it.
+    if unmask_all {
+        request.limits = request.limits.sealed();
+    }
+    let limits = request.limits.clone();
     request.sandbox = plan.clone();
     let finished = match run::run(request) {
         Ok(finished) => finished,
@@ -246,7 +253,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     Ok(compose(
         finished,
         timeout,
-        ctx,
+        limits,
         plan.as_deref(),
         &args.command,
     ))
@@ -256,7 +263,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
 fn compose(
     finished: Finished,
     timeout: Duration,
-    ctx: &CallContext,
+    limits: crate::truncate::Limits,
     plan: Option<&sandbox::Plan>,
     command: &str,
 ) -> ToolOutput {
@@ -293,7 +300,7 @@ fn compose(
     });
     let stdout_bytes = stdout.total_bytes();
     let stderr_bytes = stderr.total_bytes();
-    let mut output = Capture::new(ctx.session.limits.clone());
+    let mut output = Capture::new(limits);
     if let Some(line) = &failure {
         output.push_str(line);
         output.push_str("\n");

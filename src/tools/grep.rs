@@ -240,12 +240,14 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     } = walked;
     candidates
         .sort_unstable_by(|a, b| search::newest_first((a.mtime, &a.path), (b.mtime, &b.path)));
-    let report = collect(
-        &search,
-        candidates,
-        max_count,
-        Capture::new(ctx.session.limits.clone()),
-    );
+    // Secrets the policy let the caller read: what they print is kept out of commands'
+    // reach (a spill file of this call would otherwise hold them).
+    let limits = if candidates.iter().any(|c| is_secret(&c.path)) {
+        ctx.session.limits.sealed()
+    } else {
+        ctx.session.limits.clone()
+    };
+    let report = collect(&search, candidates, max_count, Capture::new(limits));
     let skipped = Skipped {
         over_size,
         binary: report.binary,

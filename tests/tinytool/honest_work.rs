@@ -462,7 +462,10 @@ fn a_masked_secret_replaced_while_a_command_runs_stops_the_command() {
     assert_eq!(wrote.code, 0, "{wrote:?}");
     let (output, _) = until_it_ends(&room, &id);
     assert!(!output.contains("hunter2"), "{output}");
-    assert!(output.contains("[sandbox: stopped: "), "{output}");
+    assert!(
+        output.contains("[sandbox: stopped: the secret .env was replaced"),
+        "{output}"
+    );
     // A bash call waiting for a signal to read it: stopped when it is replaced.
     let waiting = {
         let call = room.command(&["bash"]);
@@ -510,7 +513,10 @@ fn a_repository_a_command_creates_below_the_project_is_swept_and_stops_a_monitor
     let config = room.read("deep/inner/.git/config");
     assert!(!config.contains("fsmonitor"), "{config}");
     assert_eq!(
-        git(&room, &["config", "-f", "deep/inner/.git/config", "user.name"]),
+        git(
+            &room,
+            &["config", "-f", "deep/inner/.git/config", "user.name"]
+        ),
         "me\n",
         "what git init and the user's name need stays: {config}"
     );

@@ -177,3 +177,42 @@ fn previewed_outputs_have_the_documented_shape() {
         "{whole}"
     );
 }
+
+#[test]
+fn commands_see_only_the_spill_files_of_tinytool_and_none_of_a_call_that_saw_secrets() {
+    let room = Room::new();
+    room.write_user(
+        "policy.json",
+        r#"{"ask": "deny", "rules": [
+            {"permission": "secret-shell", "pattern": "*", "action": "allow"}]}"#,
+    );
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    room.write(".env", "API_KEY=hunter2\n");
+    // Allowed to read the secret: its whole output is sealed, and the model reads it.
+    let run = room.call(
+        "bash",
+        json!({"command": "yes \"$(cat .env)\" | head -n 10000"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let sealed = run.json()["metadata"]["full_output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(sealed.starts_with(".tinytool/sealed/"), "{run:?}");
+    let read = room.call("read", json!({"file_path": sealed, "limit": 1}));
+    assert!(read.output().contains("API_KEY=hunter2"), "{read:?}");
+    // Commands no longer allowed to: an ordinary spill file stays readable for them.
+    room.write_user("policy.json", r#"{"ask": "deny"}"#);
+    let plain = spilled_seq(&room, 20_000);
+    // A later command (its paths hidden from the shell's detectors, as a script's are):
+    // `.tinytool` holds the spill files and nothing else.
+    room.write("own", ".tinytool\n");
+    let run = room.call(
+        "bash",
+        json!({"command": "ls -A $(cat own); cat $(cat own)/sealed/* $(cat own)/state.db 2>/dev/null | grep -c hunter2; wc -l < $(cat own)/outputs/$(ls $(cat own)/outputs | head -1)"}),
+    );
+    assert_eq!(run.output(), "outputs\n0\n20000\n", "{run:?} {plain}");
+}
