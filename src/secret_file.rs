@@ -12,13 +12,13 @@
 //! | `.pem`, `.key` (`.crt`, `.cer`, `.csr` too) | by content: secret when it holds a private key (or is not PEM at all, for `.pem` and `.key`); certificates, CRLs, requests and public keys are public |
 //! | `credentials`, `-credentials` stems (`credentials.json`, `.git-credentials`) | secret, or by content with a data extension |
 //! | `secrets.*`, `secret.*` | secret, or by content with a data extension (`secrets.yaml`) |
-//! | `.npmrc`, `.pypirc` | by content: a registry's token or password makes one a secret |
+//! | `.npmrc`, `.pypirc`, `.envrc` | by content: a registry's token, a password, a key makes one a secret |
 //! | credential stores: SSH private keys (`id_rsa`, …), `.netrc`, `.pgpass`, `.htpasswd`, `.vault-token`, key stores (`.p12`, `.pfx`, `.jks`, `.keystore`, `.kdbx`) | secret |
 //!
 //! Code that reads variables (`process.env.HOME`, `import.meta.env.VITE_URL`) is not a
-//! file name. A backup suffix (`server.key.bak`, `id_rsa~`) is judged as the name before
-//! it. Content is read up to [`CONTENT_LIMIT`]; a file that cannot be read, or is larger,
-//! is judged a secret (fail closed).
+//! file name. A backup suffix (`server.key.bak`, `id_rsa~`) or an editor's autosave
+//! (`#.env#`) is judged as the name it saves. Content is read up to [`CONTENT_LIMIT`]; a
+//! file that cannot be read, or is larger, is judged a secret (fail closed).
 
 use std::io::Read;
 use std::path::Path;
@@ -95,7 +95,8 @@ pub enum Kind {
 
 /// The verdict of a file name (no directory).
 pub fn by_name(name: &str) -> ByName {
-    let lower = without_backup_suffixes(&name.to_ascii_lowercase());
+    let base = without_backup_suffixes(name);
+    let lower = base.to_ascii_lowercase();
     let parts: Vec<&str> = lower.split('.').collect();
     // `.env` has no extension: its one part after the dot is its name.
     let extension = if parts.len() > 1 && !(parts.len() == 2 && parts[0].is_empty()) {
@@ -126,7 +127,11 @@ pub fn by_name(name: &str) -> ByName {
     if matches!(lower.as_str(), ".npmrc" | ".pypirc") {
         return ByName::Content(Kind::Data { by_name: false });
     }
-    if env_file(name) || credentials(&lower) || secrets_store {
+    // Package managers' settings and direnv's file: a token beside public settings.
+    if lower == ".envrc" {
+        return ByName::Content(Kind::Data { by_name: false });
+    }
+    if env_file(&base) || credentials(&lower) || secrets_store {
         return if data {
             ByName::Content(Kind::Data { by_name: true })
         } else {
@@ -327,18 +332,24 @@ fn credentials(lower: &str) -> bool {
 }
 
 /// A lower-cased name without up to three backup suffixes (`id_rsa.bak.orig` is `id_rsa`).
-fn without_backup_suffixes(lower: &str) -> String {
-    let mut lower = lower.to_string();
+fn without_backup_suffixes(name: &str) -> String {
+    // An editor's autosave (`#.env#`) is the file it saves.
+    let name = match name.strip_prefix('#').and_then(|l| l.strip_suffix('#')) {
+        Some(inner) if !inner.is_empty() => inner,
+        _ => name,
+    };
+    let mut name = name.to_string();
     for _ in 0..3 {
+        let lower = name.to_ascii_lowercase();
         match BACKUP_SUFFIXES
             .iter()
             .find(|s| lower.ends_with(*s) && lower.len() > s.len())
         {
-            Some(suffix) => lower.truncate(lower.len() - suffix.len()),
+            Some(suffix) => name.truncate(name.len() - suffix.len()),
             None => break,
         }
     }
-    lower
+    name
 }
 
 #[cfg(test)]
@@ -347,6 +358,14 @@ mod tests {
 
     /// The one table: each name with what its name says.
     const TABLE: &[(&str, &str)] = &[
+        // Editors' backups and autosaves of a secret, and direnv's file.
+        (".env~", "secret"),
+        ("#.env#", "secret"),
+        (".env.local~", "secret"),
+        ("#id_rsa#", "secret"),
+        (".envrc", "content"),
+        ("#notes.txt#", "public"),
+        ("main.rs~", "public"),
         // Source code and documentation are never secret by name.
         ("credentials.py", "public"),
         ("jest.env.js", "public"),
@@ -402,7 +421,6 @@ mod tests {
         (".npmrc", "content"),
         (".pypirc", "content"),
         // Ordinary names.
-        (".envrc", "public"),
         (".venv", "public"),
         ("environment.ts", "public"),
         ("python-dotenv", "public"),
@@ -433,10 +451,10 @@ mod tests {
             };
             assert_eq!(got, *want, "{name}");
             assert_eq!(worth_judging(name), *want != "public", "{name}");
-            // Certificates and package managers' settings are secrets by content only.
+            // Certificates, package managers' settings and direnv's file: by content only.
             let by_content_only = name.ends_with(".crt")
                 || name.ends_with(".csr")
-                || [".npmrc", ".pypirc"].contains(name);
+                || [".npmrc", ".pypirc", ".envrc"].contains(name);
             assert_eq!(
                 name_may_be_secret(name),
                 *want != "public" && !by_content_only,
