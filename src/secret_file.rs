@@ -176,6 +176,18 @@ pub fn is_secret(path: &Path) -> bool {
     }
 }
 
+/// Whether a file named `name` holding `bytes` (any content, e.g. an older version of
+/// it) would be a secret: [`is_secret`] without reading the file.
+pub fn content_makes_secret(name: &str, bytes: &[u8]) -> bool {
+    match by_name(name) {
+        ByName::Public => false,
+        ByName::Secret => true,
+        ByName::Content(kind) => {
+            bytes.len() as u64 > CONTENT_LIMIT || content_is_secret(kind, bytes)
+        }
+    }
+}
+
 /// The file's content when it is at most [`CONTENT_LIMIT`] long and readable.
 fn read_head(path: &Path) -> Option<Vec<u8>> {
     let file = std::fs::File::open(path).ok()?;

@@ -25,6 +25,42 @@ pub fn is_secret(ctx: &CallContext, path: &Path) -> bool {
     !ctx.session.gate.permits(ctx, &access)
 }
 
+/// The refusal of a change that would make the secret file `path` readable for a caller
+/// that may not read it (`None`: it may go ahead). A file that is a secret by its content
+/// (`credentials.json` holding a `client_secret`) would stop being one if an edit renamed
+/// the field, and another name of a secret (a hard link) is a file of its own once it is
+/// rewritten: either change would hand the secret to `read` and to commands. `new` is the
+/// content the change would leave; `shown` the path as results show it.
+pub fn declassifying(ctx: &CallContext, path: &Path, new: &[u8], shown: &str) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if !is_secret(ctx, path) {
+        return None;
+    }
+    let name = path.file_name()?.to_str()?;
+    if crate::secret_file::content_makes_secret(name, new) {
+        return None;
+    }
+    let classified = crate::secret_file::is_secret(path);
+    let other_names = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.nlink() > 1);
+    if !classified && !other_names {
+        // Secret by a policy rule on its path: it stays one whatever it holds.
+        return None;
+    }
+    Some(format!(
+        "Refused: this change would make {shown} readable: it is a secret file{}, and after the change it would no longer be one ({}), which would show what it holds to `read` and to commands, and the policy does not let you read it. Nothing was changed. Keep what makes it a secret, or ask the user to allow reading it (a `read` rule for this path in the user policy).",
+        if other_names && !classified {
+            " (another name of one)"
+        } else {
+            ""
+        },
+        if other_names && !classified {
+            "a rewritten file no longer shares the secret's identity"
+        } else {
+            "its new content names no secret field or key"
+        },
+    ))
+}
+
 /// The diff of one secret file: its header lines (names only) and [`HIDDEN`].
 pub fn hidden_diff(old_name: &str, new_name: &str) -> String {
     format!("--- {old_name}\n+++ {new_name}\n{HIDDEN}\n")

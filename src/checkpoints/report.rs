@@ -37,6 +37,21 @@ impl<'a> Secrets<'a> {
     pub fn is_secret(&self, path: &str) -> bool {
         self.judge.may_refuse() && !self.judge.permits(&self.session.dir.join(path))
     }
+
+    /// Whether the contents of `path` in a diff may not be shown: it is a secret now, or
+    /// one of `contents` (its versions) made it one then (a secret judged by content that
+    /// a later edit turned public must not show what it was).
+    pub fn hides(&self, path: &str, contents: &[Option<&[u8]>]) -> bool {
+        if self.is_secret(path) {
+            return true;
+        }
+        let name = path.rsplit('/').next().unwrap_or(path);
+        self.judge.may_refuse()
+            && contents
+                .iter()
+                .flatten()
+                .any(|bytes| crate::secret_file::content_makes_secret(name, bytes))
+    }
 }
 
 /// One letter for what a change did.
@@ -240,7 +255,7 @@ pub fn checkpoint_diff(blobs: &BlobStore, secrets: &Secrets, changes: &[FileChan
             change
                 .after_mode
                 .map(|_| new.as_deref().unwrap_or_default()),
-            secrets.is_secret(&change.path),
+            secrets.hides(&change.path, &[old.as_deref(), new.as_deref()]),
             None,
         ));
     }

@@ -477,7 +477,13 @@ pub fn plan_diff(session: &Session, plan: &Plan) -> String {
             &step.path,
             step.current.as_ref().map(|(_, b)| b.as_slice()),
             step.goal.as_ref().map(|(_, b)| b.as_slice()),
-            secrets.is_secret(&step.path),
+            secrets.hides(
+                &step.path,
+                &[
+                    step.current.as_ref().map(|(_, b)| b.as_slice()),
+                    step.goal.as_ref().map(|(_, b)| b.as_slice()),
+                ],
+            ),
             None,
         ));
     }

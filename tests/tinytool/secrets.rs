@@ -147,3 +147,60 @@ fn a_failing_formatter_does_not_quote_a_secret_file() {
     assert_hidden(&run);
     assert_eq!(run.json()["metadata"]["formatter"]["status"], "failed");
 }
+
+#[test]
+fn no_change_turns_a_secret_into_a_readable_file() {
+    let room = room();
+    let creds = format!("{{\"client_secret\": \"{SECRET}\"}}\n");
+    room.write("credentials.json", &creds);
+    // A secret by its content: renaming the field would make it public.
+    let edit = room.call(
+        "edit",
+        json!({"file_path": "credentials.json", "old_string": "client_secret", "new_string": "client_sekret"}),
+    );
+    assert_eq!(edit.code, 1, "{edit:?}");
+    assert_eq!(edit.json()["metadata"]["reason"], "secret", "{edit:?}");
+    assert_hidden(&edit);
+    let patch = room.call(
+        "apply_patch",
+        json!({"patch": format!("*** Begin Patch\n*** Update File: credentials.json\n@@\n-{{\"client_secret\": \"{SECRET}\"}}\n+{{\"client_sekret\": \"{SECRET}\"}}\n*** End Patch\n")}),
+    );
+    assert_ne!(patch.code, 0, "{patch:?}");
+    assert!(
+        patch
+            .output()
+            .contains("would make credentials.json readable"),
+        "{patch:?}"
+    );
+    assert_eq!(room.read("credentials.json"), creds);
+    // Another name of `.env`: rewriting it would give it an identity of its own.
+    std::fs::hard_link(room.path(".env"), room.path("notes.txt")).unwrap();
+    let edit = room.call(
+        "edit",
+        json!({"file_path": "notes.txt", "old_string": "DEBUG=1", "new_string": "DEBUG=0"}),
+    );
+    assert_eq!(edit.code, 1, "{edit:?}");
+    assert!(edit.output().contains("another name of one"), "{edit:?}");
+    // What keeps it a secret may change: `.env` is one by name, whatever it holds.
+    let edit = room.call(
+        "edit",
+        json!({"file_path": ".env", "old_string": "DEBUG=1", "new_string": "DEBUG=0"}),
+    );
+    assert_eq!(edit.code, 0, "{edit:?}");
+    // Replaced whole by `write` (nothing of it kept): the checkpoint's diff still hides
+    // what it was.
+    let write = room.call(
+        "write",
+        json!({"file_path": "credentials.json", "content": "{}\n"}),
+    );
+    assert_eq!(write.code, 0, "{write:?}");
+    let id = write.json()["metadata"]["checkpoint"]["id"].clone();
+    let show = room.call("checkpoint", json!({"action": "show", "id": id}));
+    assert_eq!(show.code, 0, "{show:?}");
+    assert!(
+        show.output()
+            .contains("[content of a secret file not shown]"),
+        "{show:?}"
+    );
+    assert_hidden(&show);
+}

@@ -236,6 +236,21 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             return Ok(ToolOutput::error(format!("{NOTHING_CHANGED}\n{message}")));
         }
     };
+    // No update may turn a secret into a file the caller could read.
+    for (path, entry) in &plan.after {
+        if let apply::Entry::File { bytes, .. } = entry
+            && plan
+                .before
+                .iter()
+                .any(|(p, before)| p == path && before != entry)
+            && let Some(refusal) = crate::secrets::declassifying(ctx, path, bytes, &show(path))
+        {
+            return Ok(ToolOutput::error(format!(
+                "{NOTHING_CHANGED}
+{refusal}"
+            )));
+        }
+    }
     let format_name = match patch.format {
         parse::Format::Envelope => "envelope",
         parse::Format::Unified => "unified",

@@ -258,6 +258,11 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         }
     };
     let updated = doc.render(&edit.splices, None);
+    if let Some(refusal) = crate::secrets::declassifying(ctx, &path, &updated, &shown) {
+        return Ok(ToolOutput::error(refusal)
+            .with("path", shown)
+            .with("reason", "secret"));
+    }
     let new_text = TextDoc::decode(&updated)
         .map(|d| d.text)
         .unwrap_or_default();
