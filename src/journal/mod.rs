@@ -364,9 +364,18 @@ fn named_paths<'a>(entries: &'a [Entry], created: &'a [PathBuf]) -> impl Iterato
 /// with its symlinks resolved, the form the file tools record).
 fn inside(dir: &Path, path: &Path) -> bool {
     use std::path::Component;
+    let below = |root: &Path| {
+        path.strip_prefix(root).is_ok_and(|rest| {
+            // tinytool never journals a write into a git directory or its own folder, and
+            // a renamed file there could run for the user's git (a hook).
+            !rest
+                .components()
+                .any(|c| c.as_os_str() == ".git" || c.as_os_str() == ".tinytool")
+        })
+    };
     path.is_absolute()
         && !path.components().any(|c| c == Component::ParentDir)
-        && (path.starts_with(dir) || path.starts_with(crate::paths::resolve_symlinks(dir)))
+        && (below(dir) || below(&crate::paths::resolve_symlinks(dir)))
 }
 
 /// (device, inode) of what `path` itself names.
@@ -457,6 +466,24 @@ fn roll_back(entries: &[Entry], created: &[PathBuf]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_projects_own_files_may_be_named() {
+        let dir = Path::new("/p/proj");
+        assert!(inside(dir, Path::new("/p/proj/src/a.rs")));
+        assert!(inside(dir, Path::new("/p/proj/.gitignore")));
+        for refused in [
+            "/p/other/a.rs",
+            "/p/proj/../other/a.rs",
+            "proj/a.rs",
+            "/p/proj/.git/hooks/pre-commit",
+            "/p/proj/sub/.git/config",
+            "/p/proj/.tinytool/state.db",
+            "/p/proj/nested/.tinytool/journal/1.json",
+        ] {
+            assert!(!inside(dir, Path::new(refused)), "{refused}");
+        }
+    }
 
     #[test]
     fn records_round_trip_any_path() {

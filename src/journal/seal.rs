@@ -26,6 +26,13 @@ pub fn key_path() -> Option<PathBuf> {
     Some(crate::approvals::user_state_dir()?.join("journal.key"))
 }
 
+/// The user's key file, created when missing (so that a sandbox made now can cover it
+/// before any command could read a key made later); `None` when there is none.
+pub fn ensure_key() -> Option<PathBuf> {
+    key()?;
+    key_path()
+}
+
 /// The user's key, created when missing; `None` when there is no state directory or the
 /// key file cannot be trusted.
 fn key() -> Option<[u8; KEY_BYTES]> {

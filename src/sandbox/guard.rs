@@ -6,7 +6,10 @@
 //! dentry, and the kernel drops the mount in every namespace, so the command would read
 //! the new content. Every sandboxed command therefore has a guard: a thread that watches
 //! (inotify) the folders of the masked secrets and stops the command's whole group the
-//! moment one of their names is created again, saying why ([`super::Plan::stopped_line`]).
+//! moment one of their names is created again, or tinytool's own temporary file of one
+//! (its write or undo of the secret) appears, saying why ([`super::Plan::stopped_line`]).
+//! The stop follows the event: a command watching the folder itself may read such a file
+//! in the instant between (the README says so).
 //!
 //! A long-lived command (a monitor or a background job, run by a supervisor) also sees
 //! what did not exist when it started: the guard watches every folder the last secret scan
@@ -246,6 +249,9 @@ impl Watch {
         let created = mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0;
         if created && self.plan.masking.masked.iter().any(|m| m == path) {
             return Some(self.plan.replaced_line(path));
+        }
+        if created && let Some(line) = self.plan.rewritten_line(path) {
+            return Some(line);
         }
         if !self.long_lived {
             return None;

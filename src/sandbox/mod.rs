@@ -749,7 +749,7 @@ impl Plan {
                 Vec::new()
             },
             private_tmp,
-            unreadable: crate::journal::seal::key_path()
+            unreadable: crate::journal::seal::ensure_key()
                 .filter(|key| empty.is_some() && key.is_file())
                 .map(|key| c_path(&key))
                 .into_iter()
@@ -1300,6 +1300,25 @@ impl Plan {
         ))
     }
 
+    /// The line of a command stopped because `path` is tinytool's own temporary file of a
+    /// masked secret (`.NAME.<id>.tinytool.tmp`, about to be renamed over it, or the
+    /// `.tinytool.old` name its previous content is set aside under): the secret is being
+    /// rewritten, and both names hold a content the mask does not cover.
+    fn rewritten_line(&self, path: &Path) -> Option<String> {
+        let name = path.file_name()?.to_str()?;
+        let target = name
+            .strip_suffix(".tinytool.tmp")
+            .or_else(|| name.strip_suffix(".tinytool.old"))?
+            .rsplit_once('.')?
+            .0
+            .strip_prefix('.')?;
+        let target = path.with_file_name(target);
+        self.masking
+            .masked
+            .contains(&target)
+            .then(|| self.replaced_line(&target))
+    }
+
     /// The line of a command stopped because `path`, which appeared or was written while
     /// it ran, is a secret its sandbox does not cover; `None` when it is not one.
     fn appeared_line(&self, path: &Path) -> Option<String> {
@@ -1311,15 +1330,8 @@ impl Plan {
         {
             return None;
         }
-        // tinytool's own write of a masked secret (`.NAME.<id>.tinytool.tmp`, about to be
-        // renamed over it) is that secret being replaced.
-        let target = name
-            .strip_suffix(".tinytool.tmp")
-            .and_then(|rest| rest.rsplit_once('.'))
-            .and_then(|(dotted, _)| dotted.strip_prefix('.'))
-            .map(|original| path.with_file_name(original));
-        if let Some(target) = target.filter(|t| self.masking.masked.contains(t)) {
-            return Some(self.replaced_line(&target));
+        if let Some(line) = self.rewritten_line(path) {
+            return Some(line);
         }
         let judged = masking::decide(&self.dir, &[path.to_path_buf()], &[], &self.unmask, false);
         (!judged.masked.is_empty()).then(|| {

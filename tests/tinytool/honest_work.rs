@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::util::{Nobody, Room, Run};
+use crate::util::{Nobody, Room, Run, start_monitor, until_it_ends};
 
 const ALLOW: &str = r#"{"ask": "deny", "rules": [
     {"permission": "destructive-shell", "pattern": "*", "action": "allow"}]}"#;
@@ -380,31 +380,6 @@ fn a_secret_in_an_ignored_folder_is_masked_and_a_scan_past_its_limit_refuses() {
     let run = bash(&room, SIZES);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.output().contains("local/.env 0\n"), "{run:?}");
-}
-
-/// Starts a monitor, and returns its id.
-fn start_monitor(room: &Room, command: &str) -> String {
-    let started = room.call("monitor", json!({"action": "start", "command": command}));
-    assert_eq!(started.code, 0, "{started:?}");
-    started.json()["metadata"]["monitor_id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-/// A monitor's output until it ends (at most ten seconds).
-fn until_it_ends(room: &Room, id: &str) -> (String, serde_json::Value) {
-    let mut output = String::new();
-    for _ in 0..100 {
-        let read = room.call("monitor", json!({"action": "read", "monitor_id": id}));
-        output.push_str(&read.output());
-        if read.json()["metadata"]["running"] != true {
-            return (output, read.json());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    room.call("monitor", json!({"action": "stop", "monitor_id": id}));
-    panic!("the monitor did not end: {output}");
 }
 
 #[test]

@@ -85,3 +85,36 @@ fn the_executable_state_answers_and_key_cannot_be_touched_from_inside() {
     let read = run_command(after, None);
     assert_eq!(read.code, 0, "{read:?}");
 }
+
+#[test]
+fn a_monitor_started_before_the_journal_key_existed_cannot_read_it() {
+    let room = Room::new();
+    room.write_user("policy.json", ALLOW_ALL);
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let key = room.home.join(".local/state/tinytool/journal.key");
+    std::fs::remove_file(&key).ok();
+    let id = crate::util::start_monitor(
+        &room,
+        &format!(
+            "for i in $(seq 1 40); do od -An -tx1 {} 2>/dev/null; sleep 0.05; done",
+            key.display()
+        ),
+    );
+    // A patch of two files seals a journal record with the key (made now, if not before).
+    let patch = room.call(
+        "apply_patch",
+        serde_json::json!({"patch": "*** Begin Patch\n*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n*** End Patch\n"}),
+    );
+    assert_eq!(patch.code, 0, "{patch:?}");
+    let bytes = std::fs::read(&key).unwrap();
+    assert_eq!(bytes.len(), 16);
+    let (output, _) = crate::util::until_it_ends(&room, &id);
+    let first = bytes[..4]
+        .iter()
+        .map(|b| format!(" {b:02x}"))
+        .collect::<String>();
+    assert!(!output.contains(&first), "the key leaked: {output}");
+}

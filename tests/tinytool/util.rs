@@ -512,3 +512,37 @@ pub fn has_mount_layer(result: &Value) -> bool {
         .as_array()
         .is_some_and(|l| l.iter().any(|x| x == "mount"))
 }
+
+/// Starts a monitor, and returns its id.
+pub fn start_monitor(room: &Room, command: &str) -> String {
+    let started = room.call(
+        "monitor",
+        serde_json::json!({"action": "start", "command": command}),
+    );
+    assert_eq!(started.code, 0, "{started:?}");
+    started.json()["metadata"]["monitor_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A monitor's output until it ends (at most ten seconds).
+pub fn until_it_ends(room: &Room, id: &str) -> (String, serde_json::Value) {
+    let mut output = String::new();
+    for _ in 0..100 {
+        let read = room.call(
+            "monitor",
+            serde_json::json!({"action": "read", "monitor_id": id}),
+        );
+        output.push_str(&read.output());
+        if read.json()["metadata"]["running"] != true {
+            return (output, read.json());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    room.call(
+        "monitor",
+        serde_json::json!({"action": "stop", "monitor_id": id}),
+    );
+    panic!("the monitor did not end: {output}");
+}
