@@ -18,12 +18,15 @@
 //! an unknown method 404 with `-32601`. Closing a call's event stream cancels the call.
 //!
 //! Security, checked before anything else, each failing closed:
+//! - a second `Host`, `Origin` or `Authorization` header -> 400;
 //! - `Host` must name a loopback host when the server listens on loopback (DNS-rebinding
 //!   protection) -> 403;
 //! - an `Origin` header must be a loopback origin (or, off loopback, the `Host` the
 //!   request was sent to) -> 403;
 //! - with a token (`--token-file`, required off loopback), `Authorization: Bearer TOKEN`,
-//!   compared in constant time -> 401;
+//!   compared in constant time -> 401; without one, on loopback, a connection of another
+//!   user than the server's (told by the kernel's socket table, `peer`) -> 403: any local
+//!   user can connect to 127.0.0.1, and the tools run with the server's rights;
 //! - bodies over [`MAX_BODY`] -> 413; more than [`MAX_ACTIVE`] requests in flight -> 503;
 //!   at most [`MAX_SESSIONS`] sessions, the oldest ended first.
 //!
@@ -122,6 +125,7 @@ pub fn serve(registry: &Registry, mut session: Session, options: &Options) -> Ex
     let state = State {
         core: &core,
         options,
+        bound,
         sessions: Mutex::new(HashMap::new()),
         active: AtomicUsize::new(0),
         counter: AtomicU64::new(0),
@@ -148,6 +152,8 @@ pub fn serve(registry: &Registry, mut session: Session, options: &Options) -> Ex
 struct State<'a, 'c> {
     core: &'a Core<'c>,
     options: &'a Options,
+    /// The address the server listens on.
+    bound: SocketAddr,
     /// `initialize`-era sessions by id, with their creation order.
     sessions: Mutex<HashMap<String, (u64, Arc<Conn>)>>,
     /// Requests in flight.
@@ -439,6 +445,22 @@ impl State<'_, '_> {
 
     /// The security checks: `Some(reply)` refuses the request.
     fn refusal(&self, request: &tiny_http::Request) -> Option<Reply> {
+        // One of each: a second Host or Origin could say something else than the one
+        // checked.
+        for name in ["Host", "Origin", "Authorization"] {
+            let count = request
+                .headers()
+                .iter()
+                .filter(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
+                .count();
+            if count > 1 {
+                return Some(rpc_error(
+                    400,
+                    -32600,
+                    &format!("Bad Request: {count} {name} headers; send one"),
+                ));
+            }
+        }
         let host = get_header(request, "Host").unwrap_or_default();
         if self.options.addr.ip().is_loopback() && !is_loopback_host(host_of(&host)) {
             return Some(rpc_error(
@@ -463,6 +485,11 @@ impl State<'_, '_> {
                 ));
             }
         }
+        if self.options.token.is_none()
+            && let Some(refusal) = self.foreign_user(request)
+        {
+            return Some(refusal);
+        }
         if let Some(token) = &self.options.token {
             let given = get_header(request, "Authorization").unwrap_or_default();
             let given = given.strip_prefix("Bearer ").unwrap_or("");
@@ -479,6 +506,29 @@ impl State<'_, '_> {
             return Some(plain(404, "the MCP endpoint is /mcp"));
         }
         None
+    }
+
+    /// Without a token: the refusal of a connection whose other end is not this server's
+    /// user (or cannot be told).
+    fn foreign_user(&self, request: &tiny_http::Request) -> Option<Reply> {
+        // SAFETY: geteuid cannot fail.
+        let me = unsafe { libc::geteuid() };
+        let peer = request.remote_addr().copied();
+        let uid = peer.and_then(|peer| super::peer::uid_of(peer, self.bound));
+        if uid == Some(me) {
+            return None;
+        }
+        let who = match uid {
+            Some(uid) => format!("another user (uid {uid})"),
+            None => "a user the kernel's socket table does not show".to_string(),
+        };
+        Some(rpc_error(
+            403,
+            -32600,
+            &format!(
+                "Forbidden: the connection comes from {who}, and without a token this server answers only its own user (uid {me}), whose rights its tools run with; start it with --token-file FILE to let others in with the token"
+            ),
+        ))
     }
 
     /// The session a legacy request names.

@@ -41,6 +41,7 @@
 
 pub mod http;
 pub mod modern;
+mod peer;
 mod pool;
 pub mod resources;
 pub mod results;
@@ -326,7 +327,8 @@ impl<'a> Core<'a> {
                     // Waits for the task's end, off the reader.
                     let tasks = self.tasks.clone();
                     let out = out.clone();
-                    std::thread::spawn(move || match tasks.result(&params) {
+                    let owner = conn.prefix.clone();
+                    std::thread::spawn(move || match tasks.result(&params, Some(&owner)) {
                         Ok(result) => out.result(&id, result),
                         Err((code, text)) => out.error(&id, code, &text),
                     });
@@ -374,13 +376,19 @@ impl<'a> Core<'a> {
             "server/discover" => Ok(modern::discover()),
             "ping" if modern.is_none() => Ok(json!({})),
             "tools/list" => Ok(self.list(&conn.version())),
-            "tasks/get" => self.tasks.get(params).map_err(|e| (INVALID_PARAMS, e)),
+            "tasks/get" => self
+                .tasks
+                .get(params, modern.is_none().then_some(conn.prefix.as_str()))
+                .map_err(|e| (INVALID_PARAMS, e)),
             "tasks/list" if modern.is_none() => Ok(self.tasks.list(&conn.prefix)),
             "tasks/update" if modern.is_some() => self
                 .tasks
                 .update_request(params)
                 .map_err(|e| (INVALID_PARAMS, e)),
-            "tasks/cancel" => match self.tasks.cancel(params) {
+            "tasks/cancel" => match self
+                .tasks
+                .cancel(params, modern.is_none().then_some(conn.prefix.as_str()))
+            {
                 Ok((key, answer)) => {
                     self.pool.cancel(&key);
                     Ok(answer)

@@ -247,11 +247,15 @@ impl Tasks {
             .ok_or_else(|| "tasks/* needs params.taskId".to_string())
     }
 
-    /// `tasks/get`.
-    pub fn get(&self, params: &Value) -> Result<Value, Refusal> {
+    /// `tasks/get`; `owner`: the asking connection's prefix, where tasks belong to
+    /// connections (2025-11-25 sessions; another session's task is unknown to it).
+    pub fn get(&self, params: &Value, owner: Option<&str>) -> Result<Value, Refusal> {
         let id = Self::id_of(params)?;
         let map = self.lock();
-        let entry = map.get(id).ok_or_else(|| format!("Unknown task: {id}"))?;
+        let entry = map
+            .get(id)
+            .filter(|e| owns(e, owner))
+            .ok_or_else(|| format!("Unknown task: {id}"))?;
         Ok(Value::Object(Self::shape(id, entry, true)))
     }
 
@@ -270,11 +274,12 @@ impl Tasks {
 
     /// `tasks/cancel`: marks the task cancelled; returns the pool key to stop and the
     /// answer (the task in 2025-11-25, an empty result in 2026-07-28).
-    pub fn cancel(&self, params: &Value) -> Result<(String, Value), Refusal> {
+    pub fn cancel(&self, params: &Value, owner: Option<&str>) -> Result<(String, Value), Refusal> {
         let id = Self::id_of(params)?;
         let mut map = self.lock();
         let entry = map
             .get_mut(id)
+            .filter(|e| owns(e, owner))
             .ok_or_else(|| format!("Unknown task: {id}"))?;
         if entry.terminal() {
             if entry.form == Form::Legacy {
@@ -307,11 +312,11 @@ impl Tasks {
 
     /// `tasks/result` (2025-11-25): waits for the task to end, then its call's result (with
     /// the related-task `_meta`), or its error as `Err((code, message))`.
-    pub fn result(&self, params: &Value) -> Result<Value, (i64, String)> {
+    pub fn result(&self, params: &Value, owner: Option<&str>) -> Result<Value, (i64, String)> {
         let id = Self::id_of(params).map_err(|m| (super::INVALID_PARAMS, m))?;
         let mut map = self.lock();
         loop {
-            let Some(entry) = map.get(id) else {
+            let Some(entry) = map.get(id).filter(|e| owns(e, owner)) else {
                 return Err((super::INVALID_PARAMS, format!("Unknown task: {id}")));
             };
             if entry.terminal() {
@@ -343,6 +348,12 @@ impl Tasks {
     }
 }
 
+/// Whether the connection `owner` may see `entry` (`None`: any may, a stateless
+/// request's task id being its only key).
+fn owns(entry: &Entry, owner: Option<&str>) -> bool {
+    owner.is_none_or(|owner| entry.owner == owner)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,17 +369,17 @@ mod tests {
         assert_eq!(created["status"], "working");
         let sink = tasks.sink(&id);
         sink.send(&json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 5, "message": "running for 5 s"}}));
-        let got = tasks.get(&json!({"taskId": id})).unwrap();
+        let got = tasks.get(&json!({"taskId": id}), None).unwrap();
         assert_eq!(got["statusMessage"], "running for 5 s");
         sink.send(&json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": true}}));
-        let got = tasks.get(&json!({"taskId": id})).unwrap();
+        let got = tasks.get(&json!({"taskId": id}), None).unwrap();
         assert_eq!(got["status"], "completed");
         assert_eq!(got["result"]["isError"], true);
         // A finished task stays finished.
-        let (_, answer) = tasks.cancel(&json!({"taskId": id})).unwrap();
+        let (_, answer) = tasks.cancel(&json!({"taskId": id}), None).unwrap();
         assert_eq!(answer, json!({}));
         assert_eq!(
-            tasks.get(&json!({"taskId": id})).unwrap()["status"],
+            tasks.get(&json!({"taskId": id}), None).unwrap()["status"],
             "completed"
         );
     }
@@ -382,7 +393,7 @@ mod tests {
         assert_eq!(tasks.created(&id)["task"]["ttl"], 5000);
         let sink = tasks.sink(&id);
         std::thread::scope(|scope| {
-            let waiter = scope.spawn(|| tasks.result(&json!({"taskId": id})));
+            let waiter = scope.spawn(|| tasks.result(&json!({"taskId": id}), Some("s:")));
             sink.send(
                 &json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": true}}),
             );
@@ -393,11 +404,24 @@ mod tests {
             );
         });
         assert_eq!(
-            tasks.get(&json!({"taskId": id})).unwrap()["status"],
+            tasks.get(&json!({"taskId": id}), None).unwrap()["status"],
             "failed"
         );
         assert_eq!(tasks.list("s:")["tasks"].as_array().unwrap().len(), 1);
         assert_eq!(tasks.list("other:")["tasks"].as_array().unwrap().len(), 0);
-        assert!(tasks.get(&json!({"taskId": "nope"})).is_err());
+        assert!(tasks.get(&json!({"taskId": "nope"}), None).is_err());
+        // Another session's task is unknown to it.
+        assert!(tasks.get(&json!({"taskId": id}), Some("other:")).is_err());
+        assert!(
+            tasks
+                .cancel(&json!({"taskId": id}), Some("other:"))
+                .is_err()
+        );
+        assert!(
+            tasks
+                .result(&json!({"taskId": id}), Some("other:"))
+                .is_err()
+        );
+        assert!(tasks.get(&json!({"taskId": id}), Some("s:")).is_ok());
     }
 }

@@ -355,6 +355,18 @@ fn foreign_hosts_and_origins_are_refused_and_tokens_are_checked() {
     assert_eq!(status, 403);
     let (status, _, _) = server.post(&[("Host", "evil.example.com")], &init);
     assert_eq!(status, 403);
+    // A second Host or Origin could differ from the one checked.
+    let loopback = format!("127.0.0.1:{}", server.port);
+    let (status, _, _) = server.post(&[("Host", &loopback), ("Host", "evil.example.com")], &init);
+    assert_eq!(status, 400);
+    let (status, _, _) = server.post(
+        &[
+            ("Origin", "http://127.0.0.1"),
+            ("Origin", "http://evil.example.com"),
+        ],
+        &init,
+    );
+    assert_eq!(status, 400);
     let port = server.port.to_string();
     let origin = format!("http://localhost:{port}");
     let (status, _, _) = server.post(&[("Origin", &origin)], &init);
@@ -480,4 +492,49 @@ fn a_long_call_streams_progress_before_its_result() {
     let last = messages.last().unwrap();
     assert_eq!(last["id"], 5);
     assert_eq!(last["result"]["content"][0]["text"], "late\n");
+}
+
+/// The status line of one `initialize` sent as uid 65534 (bash's `/dev/tcp`, no client
+/// program needed), with `extra` header lines.
+fn status_as_nobody(port: u16, extra: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let script = format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{port}; printf 'POST /mcp HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\nConnection: close\\r\\nContent-Type: application/json\\r\\nAccept: application/json\\r\\n{extra}Content-Length: {}\\r\\n\\r\\n%s' '{body}' >&3; head -n 1 <&3",
+        body.len()
+    );
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "bash",
+            "-c",
+            &script,
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn on_loopback_without_a_token_only_the_servers_own_user_is_answered() {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        eprintln!("skipped: not root, so there is no other user to connect as");
+        return;
+    }
+    let room = Room::new();
+    let server = Server::start(&room, &[]);
+    // The server's own user.
+    server.initialize();
+    // Another local user: refused before anything runs.
+    let status = status_as_nobody(server.port, "");
+    assert!(status.contains(" 403 "), "{status}");
+    // With a token, whoever holds it is let in.
+    let token = room.write("token", "s3cret\n");
+    let server = Server::start(&room, &["--token-file", token.to_str().unwrap()]);
+    let status = status_as_nobody(server.port, "Authorization: Bearer s3cret\\r\\n");
+    assert!(status.contains(" 200 "), "{status}");
+    let status = status_as_nobody(server.port, "");
+    assert!(status.contains(" 401 "), "{status}");
 }
