@@ -27,7 +27,8 @@
 //!   compared in constant time -> 401; without one, on loopback, a connection of another
 //!   user than the server's (told by the kernel's socket table, `peer`) -> 403: any local
 //!   user can connect to 127.0.0.1, and the tools run with the server's rights;
-//! - bodies over [`MAX_BODY`] -> 413; more than [`MAX_ACTIVE`] requests in flight -> 503;
+//! - bodies over [`MAX_BODY`] -> 413; more than [`MAX_ACTIVE`] requests in flight (their
+//!   bodies read: a client that stalls in the middle of one holds no place) -> 503;
 //!   at most [`MAX_SESSIONS`] sessions, the oldest ended first.
 //!
 //! Plain threads over `tiny_http`: one thread per request in flight, calls on the core's
@@ -133,16 +134,10 @@ pub fn serve(registry: &Registry, mut session: Session, options: &Options) -> Ex
     std::thread::scope(|scope| {
         core.start_workers(scope);
         for request in server.incoming_requests() {
-            if state.active.fetch_add(1, Ordering::SeqCst) >= MAX_ACTIVE {
-                state.active.fetch_sub(1, Ordering::SeqCst);
-                let _ = request.respond(plain(503, "too many requests in flight"));
-                continue;
-            }
+            // Counted in flight only once its body is read (`respond`): a client that
+            // never finishes sending one must not take the place of those that do.
             let state = &state;
-            scope.spawn(move || {
-                state.respond(request);
-                state.active.fetch_sub(1, Ordering::SeqCst);
-            });
+            scope.spawn(move || state.respond(request));
         }
         core.shut_down();
     });
@@ -309,6 +304,24 @@ impl State<'_, '_> {
                 return;
             }
         };
+        if self.active.fetch_add(1, Ordering::SeqCst) >= MAX_ACTIVE {
+            self.active.fetch_sub(1, Ordering::SeqCst);
+            let _ = request.respond(plain(503, "too many requests in flight"));
+            return;
+        }
+        self.handle(request, body, session_id, sse_ok);
+        self.active.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// A request whose body was read, counted in flight; `sse_ok`: whether its client
+    /// accepts an event stream.
+    fn handle(
+        &self,
+        request: tiny_http::Request,
+        body: Vec<u8>,
+        session_id: Option<String>,
+        sse_ok: bool,
+    ) {
         let value: Value = match serde_json::from_slice(&body) {
             Ok(value) => value,
             Err(err) => {

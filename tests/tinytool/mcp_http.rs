@@ -538,3 +538,24 @@ fn on_loopback_without_a_token_only_the_servers_own_user_is_answered() {
     let status = status_as_nobody(server.port, "");
     assert!(status.contains(" 401 "), "{status}");
 }
+
+#[test]
+fn clients_stalled_in_the_middle_of_a_body_do_not_lock_the_others_out() {
+    let room = Room::new();
+    let server = Server::start(&room, &[]);
+    // More stalled uploads than requests may be in flight at once.
+    let stalled: Vec<TcpStream> = (0..70)
+        .map(|_| {
+            let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+            write!(
+                stream,
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Accept: application/json\r\nContent-Length: 1000000\r\n\r\n{{"
+            )
+            .unwrap();
+            stream
+        })
+        .collect();
+    server.initialize();
+    drop(stalled);
+}
