@@ -4,7 +4,8 @@
 //! A lock is an exclusive OS lock (`flock`) on a lock file in **one per-user directory**:
 //! `$XDG_RUNTIME_DIR/tinytool/locks/` when that variable names a directory of this user,
 //! else `/run/user/<uid>/tinytool/locks/` when that exists and is this user's, else
-//! `/tmp/tinytool-<uid>/locks/`. Keying locks inside each project's `.tinytool/` let two
+//! `locks/` in the user's state directory (`$XDG_STATE_HOME/tinytool`, or
+//! `~/.local/state/tinytool`), else `/tmp/tinytool-<uid>/locks/`. Keying locks inside each project's `.tinytool/` let two
 //! processes whose `--dir` differ (`P` and `P/sub`) edit one file at once and lose updates.
 //!
 //! The lock file's name is the file's identity, not the path as typed:
@@ -46,15 +47,49 @@ pub struct PathLock {
     shown: PathBuf,
 }
 
+/// The longest a lock is waited for: a holder writes one file (or one patch) and lets
+/// go; one that holds it longer is stuck, or is not tinytool.
+pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Takes the lock of `file`, waiting until `give_up` at most.
+fn wait_for(file: &File, give_up: std::time::Instant) -> io::Result<()> {
+    let mut nap = std::time::Duration::from_micros(200);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(err)) => return Err(err),
+        }
+        if std::time::Instant::now() >= give_up {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "gave up waiting"));
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(std::time::Duration::from_millis(20));
+    }
+}
+
 impl PathLock {
-    /// Blocks until this process holds the lock of `path` (resolved: symlinks followed,
+    /// Waits (at most [`MAX_WAIT`]) until this process holds the lock of `path` (resolved: symlinks followed,
     /// absolute). The file need not exist.
     pub fn acquire(path: &Path) -> io::Result<PathLock> {
         let (dir, shown) = lock_dir()?;
+        let give_up = std::time::Instant::now() + MAX_WAIT;
         loop {
             let name = lock_name(path)?;
             let file = open_lock_file(&dir, &name, &shown)?;
-            file.lock()?;
+            wait_for(&file, give_up).map_err(|err| {
+                io::Error::new(
+                    err.kind(),
+                    format!(
+                        "{} has been locked by another process for {} s (lock file {}): {err}; \
+                         if no tinytool call is working on it, that process is stuck or not \
+                         tinytool's",
+                        path.display(),
+                        MAX_WAIT.as_secs(),
+                        shown.join(OsStr::from_bytes(name.as_bytes())).display()
+                    ),
+                )
+            })?;
             let lock = PathLock {
                 file,
                 dir: dir.try_clone()?,
@@ -197,8 +232,8 @@ pub fn lock_dir() -> io::Result<(OwnedFd, PathBuf)> {
 }
 
 /// The first directory (already there, not created) and the names below it to create:
-/// `$XDG_RUNTIME_DIR` + `tinytool/locks`, `/run/user/<uid>` + `tinytool/locks`, or
-/// `/tmp` + `tinytool-<uid>/locks`.
+/// `$XDG_RUNTIME_DIR` + `tinytool/locks`, `/run/user/<uid>` + `tinytool/locks`, the
+/// state directory + `locks`, or `/tmp` + `tinytool-<uid>/locks`.
 fn lock_base(uid: libc::uid_t) -> (PathBuf, Vec<String>) {
     let ours = |dir: &Path| {
         use std::os::unix::fs::MetadataExt;
@@ -214,6 +249,18 @@ fn lock_base(uid: libc::uid_t) -> (PathBuf, Vec<String>) {
     let run_user = PathBuf::from(format!("/run/user/{uid}"));
     if ours(&run_user) {
         return (run_user, nested());
+    }
+    // The user's own state directory before the shared /tmp, where another user could
+    // make `tinytool-<uid>` first and so stop every write of this one.
+    if let Some(state) = crate::approvals::user_state_dir() {
+        use std::os::unix::fs::DirBuilderExt;
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&state);
+        if ours(&state) {
+            return (state, vec!["locks".to_string()]);
+        }
     }
     (
         PathBuf::from("/tmp"),
@@ -344,6 +391,22 @@ mod tests {
         assert_ne!(deep, lock_name(&root.join("sub/x/z.txt")).unwrap());
         std::fs::write(root.join("sub/f.txt"), "x").unwrap();
         assert_eq!(a, lock_name(&root.join("sub/f.txt")).unwrap());
+    }
+
+    #[test]
+    fn a_lock_held_elsewhere_is_waited_for_until_the_deadline() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("held.lock");
+        let holder = File::create(&path).unwrap();
+        holder.lock().unwrap();
+        // A read-only open is enough to hold one.
+        let waiter = File::open(&path).unwrap();
+        let soon = std::time::Instant::now() + std::time::Duration::from_millis(30);
+        let err = wait_for(&waiter, soon).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        drop(holder);
+        let later = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        assert!(wait_for(&waiter, later).is_ok());
     }
 
     #[test]

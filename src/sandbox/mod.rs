@@ -733,6 +733,15 @@ impl Plan {
             let store = tinytool.join("checkpoints");
             let _ = std::fs::create_dir_all(&store);
             hidden.extend(crate::paths::canonicalize(&store).ok());
+            // The user's lock folder: a command holding a lock file there (a read-only
+            // open is enough for `flock`) would make tinytool's next write wait. Under
+            // a /tmp of the project's own it is out of sight unless kept.
+            hidden.extend(
+                crate::locks::lock_dir()
+                    .ok()
+                    .and_then(|(_, path)| crate::paths::canonicalize(path).ok())
+                    .filter(|path| private_tmp.as_ref().is_none_or(|tmp| tmp.shows(path))),
+            );
             mask::empty_dir(&tinytool)
         };
         Some(Plan {

@@ -32,6 +32,20 @@ pub(crate) struct PrivateTmp {
     pub make: Vec<CString>,
 }
 
+impl PrivateTmp {
+    /// Whether a command sees the host's `path` (absolute, resolved): anything outside
+    /// `/tmp`, and under it what is kept.
+    pub fn shows(&self, path: &Path) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        !path.starts_with("/tmp")
+            || self.keep.iter().any(|kept| {
+                path.starts_with(Path::new(std::ffi::OsStr::from_bytes(
+                    kept.target.as_bytes(),
+                )))
+            })
+    }
+}
+
 /// One host path under `/tmp` that keeps its host view.
 #[derive(Debug)]
 pub(crate) struct Kept {

@@ -118,3 +118,29 @@ fn a_monitor_started_before_the_journal_key_existed_cannot_read_it() {
         .collect::<String>();
     assert!(!output.contains(&first), "the key leaked: {output}");
 }
+
+#[test]
+fn the_lock_folder_is_out_of_a_commands_sight() {
+    let room = Room::new();
+    room.write_user("policy.json", ALLOW_ALL);
+    if let Err(why) = crate::util::mount_layer(&room) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // A write makes the user's lock folder; a lock file a killed holder left stays there.
+    let write = room.call(
+        "write",
+        serde_json::json!({"file_path": "a.txt", "content": "a"}),
+    );
+    assert_eq!(write.code, 0, "{write:?}");
+    let locks = room.home.join(".local/state/tinytool/locks");
+    std::fs::write(locks.join("left.lock"), "").unwrap();
+    // Holding it (a read-only open is enough for flock) would stall the next write.
+    let run = room.call(
+        "bash",
+        serde_json::json!({"command": format!("ls -A {} | wc -l; flock -n {}/left.lock true 2>/dev/null; echo $?", locks.display(), locks.display())}),
+    );
+    let lines: Vec<String> = run.output().lines().map(str::to_string).collect();
+    assert_eq!(lines[0], "0", "nothing of the folder shows: {run:?}");
+    assert_ne!(lines[1], "0", "no lock file there can be held: {run:?}");
+}
