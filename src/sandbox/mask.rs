@@ -597,16 +597,30 @@ fn walk(dir: &Path, limit: usize) -> Scan {
     // names of the secrets once the walk is done.
     let mut others: std::collections::HashMap<u64, Vec<PathBuf>> = Default::default();
     let mut secret_inodes: Vec<u64> = Vec::new();
+    // The dependency folders the walk leaves out, where a hard link to a secret could
+    // still be made (`.git` and `.tinytool` are mount points of their own in the
+    // sandbox: no link crosses into them).
+    let passed: std::sync::Arc<std::sync::Mutex<Vec<PathBuf>>> = Default::default();
+    let passing = std::sync::Arc::clone(&passed);
     let walker = ignore::WalkBuilder::new(dir)
         .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|e| {
+        .filter_entry(move |e| {
             let name = e.file_name();
-            e.depth() == 0
-                || !(crate::search::is_skip_dir(name)
+            let skipped = e.depth() > 0
+                && (crate::search::is_skip_dir(name)
                     || NOT_THE_PROJECTS.iter().any(|n| name == *n)
                     || (e.file_type().is_some_and(|t| t.is_dir())
-                        && e.path().join("pyvenv.cfg").is_file()))
+                        && e.path().join("pyvenv.cfg").is_file()));
+            if skipped
+                && name != ".git"
+                && name != ".tinytool"
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && let Ok(mut passed) = passing.lock()
+            {
+                passed.push(e.path().to_path_buf());
+            }
+            !skipped
         })
         .build();
     for entry in walker.flatten() {
@@ -679,7 +693,59 @@ fn walk(dir: &Path, limit: usize) -> Scan {
             }
         }
     }
+    // A candidate with more names than the walk saw: its other names are looked for in
+    // the folders it left out (a link made there before the file became a secret).
+    let mut unseen: Vec<(u64, u64)> = Vec::new();
+    for path in &scan.files {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        let id = (meta.dev(), meta.ino());
+        let seen = scan
+            .files
+            .iter()
+            .chain(&scan.aliases)
+            .filter(|p| identity(p) == Some(id))
+            .count() as u64;
+        if meta.is_file() && meta.nlink() > seen.max(1) && !unseen.contains(&id) {
+            unseen.push(id);
+        }
+    }
+    if !unseen.is_empty() {
+        let passed = passed.lock().map(|p| p.clone()).unwrap_or_default();
+        scan.aliases
+            .extend(names_in(&passed, &unseen, limit.saturating_sub(seen)));
+    }
     scan
+}
+
+/// The files under `folders` whose identity is one of `wanted`, looking at `budget`
+/// entries at most.
+fn names_in(folders: &[PathBuf], wanted: &[(u64, u64)], budget: usize) -> Vec<PathBuf> {
+    let inodes: Vec<u64> = wanted.iter().map(|(_, ino)| *ino).collect();
+    let mut found = Vec::new();
+    let mut looked = 0usize;
+    for folder in folders {
+        let walker = ignore::WalkBuilder::new(folder)
+            .standard_filters(false)
+            .follow_links(false)
+            .build();
+        for entry in walker.flatten() {
+            looked += 1;
+            if looked > budget {
+                return found;
+            }
+            let is_file = entry.file_type().is_some_and(|t| t.is_file());
+            if is_file
+                && entry.ino().is_some_and(|ino| inodes.contains(&ino))
+                && std::fs::symlink_metadata(entry.path())
+                    .is_ok_and(|m| wanted.contains(&(m.dev(), m.ino())))
+            {
+                found.push(entry.path().to_path_buf());
+            }
+        }
+    }
+    found
 }
 
 /// Whether `path` is another name of a secret candidate of the project in `dir` (a hard
@@ -826,6 +892,22 @@ mod tests {
         assert!(is_alias_of_secret(&root, &root.join("docs/notes.txt")));
         assert!(!is_alias_of_secret(&root, &root.join("plain.txt")));
         assert!(!is_alias_of_secret(&root, &root.join(".env")));
+        // In a folder the walk leaves out (a link made there before the file became a
+        // secret): found by the identity the walk could not account for.
+        std::fs::create_dir_all(root.join("node_modules/p")).unwrap();
+        std::fs::create_dir_all(root.join("target/debug")).unwrap();
+        std::fs::hard_link(root.join(".env"), root.join("node_modules/p/readme.md")).unwrap();
+        std::fs::hard_link(root.join(".env"), root.join("target/debug/out.txt")).unwrap();
+        let mut aliases = scan(&root, CAP).aliases;
+        aliases.sort();
+        assert_eq!(
+            aliases,
+            [
+                root.join("docs/notes.txt"),
+                root.join("node_modules/p/readme.md"),
+                root.join("target/debug/out.txt")
+            ]
+        );
     }
 
     #[test]
