@@ -187,9 +187,12 @@ const FILES: &[(&str, &str)] = &[
         "$XDG_RUNTIME_DIR/tinytool/locks/",
         "Lock files, one per file being changed, shared by every tinytool process of the \
          user whatever its --dir, named by the identity of the file's directory and a hash \
-         of its name; removed by their holder when the change is done. Without \
-         XDG_RUNTIME_DIR: /run/user/UID/tinytool/locks/, else /tmp/tinytool-UID/locks/ \
-         (mode 0700; a lock directory owned by another user or open to others is refused).",
+         of its name; removed by their holder when the change is done, waited for two \
+         minutes at most. Without XDG_RUNTIME_DIR: /run/user/UID/tinytool/locks/, else \
+         locks/ in the user's state directory ($XDG_STATE_HOME/tinytool, or \
+         ~/.local/state/tinytool), else /tmp/tinytool-UID/locks/ (mode 0700; a lock \
+         directory owned by another user or open to others is refused). Commands do not \
+         see it.",
     ),
 ];
 
