@@ -46,7 +46,7 @@ pub struct Open {
     pub id: i64,
     /// What the walk before the call saw and the watch on its directories (taken by the
     /// walk after the call, which then `stat`s only the directories that changed).
-    before: std::sync::Mutex<Option<(Arc<walk::listing::Cache>, Watch)>>,
+    before: std::sync::Mutex<Option<(Arc<walk::listing::Cache>, Arc<Watch>)>>,
 }
 
 impl Open {
@@ -184,8 +184,9 @@ pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str
 
 /// [`begin`] with the lock held (undo opens its own checkpoint this way).
 pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
-    let watch = Watch::new();
-    let (alive, listings) = match settle(session, watch.as_ref())? {
+    let made = std::time::Instant::now();
+    let watch = Watch::new().map(Arc::new);
+    let (alive, listings) = match settle(session, watch.as_deref())? {
         Err(notice) => return Ok(Began::Notice(notice)),
         Ok(settled) => settled,
     };
@@ -200,6 +201,8 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
         .write(|store| store.open_checkpoint(&[], &new))?;
     let open = Open::new(id);
     if let (Some(watch), Ok(mut before)) = (watch, open.before.lock()) {
+        // The sandbox asks it what a command changed (`sandbox::Plan::sweep`).
+        super::watch::publish(&session.dir, made, &watch);
         *before = Some((listings, watch));
     }
     Ok(Began::Open(open))

@@ -46,6 +46,10 @@ struct Watched {
     /// Directories that share a descriptor with another path (a bind mount): an event
     /// cannot tell which changed, so neither is quiet.
     shared: HashSet<String>,
+    /// Directories events were read for.
+    changed: HashSet<String>,
+    /// Whether events were lost (an overflow): nothing is quiet any more.
+    broken: bool,
 }
 
 impl std::fmt::Debug for Watch {
@@ -115,11 +119,12 @@ impl Watch {
         }
     }
 
-    /// The watched directories nothing happened in (reading every queued event);
-    /// `None` when the events cannot be trusted to be complete.
-    pub fn quiet(self) -> Option<HashSet<String>> {
-        let Watched { dirs, mut shared } = self.watched.into_inner().ok()?;
-        let changed = &mut shared;
+    /// Reads every queued event into `watched.changed`; false when the events cannot be
+    /// trusted to be complete (an overflow, a read error).
+    fn drain(&self, watched: &mut Watched) -> bool {
+        if watched.broken {
+            return false;
+        }
         let mut buf = vec![0u8; 64 * 1024];
         const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
         loop {
@@ -127,16 +132,14 @@ impl Watch {
             let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             if n < 0 {
                 match std::io::Error::last_os_error().raw_os_error() {
-                    Some(libc::EAGAIN) => break,
+                    Some(libc::EAGAIN) => return true,
                     Some(libc::EINTR) => continue,
-                    _ => return None,
+                    _ => break,
                 }
             }
-            let Ok(n) = usize::try_from(n) else {
-                return None;
-            };
+            let Ok(n) = usize::try_from(n) else { break };
             if n == 0 {
-                break;
+                return true;
             }
             let mut rest = &buf[..n];
             // inotify_event = wd:i32 mask:u32 cookie:u32 len:u32 name[len]
@@ -146,21 +149,121 @@ impl Watch {
                 };
                 let (wd, mask, len) = (word(0) as i32, word(4), word(12) as usize);
                 if mask & libc::IN_Q_OVERFLOW != 0 {
-                    return None;
+                    watched.broken = true;
+                    return false;
                 }
-                if let Some(rel) = dirs.get(&wd) {
-                    changed.insert(rel.clone());
+                if let Some(rel) = watched.dirs.get(&wd).cloned() {
+                    watched.changed.insert(rel);
                 }
-                rest = rest.get(HEADER + len..)?;
+                match rest.get(HEADER + len..) {
+                    Some(tail) => rest = tail,
+                    None => {
+                        watched.broken = true;
+                        return false;
+                    }
+                }
             }
         }
-        release(self.fd);
+        watched.broken = true;
+        false
+    }
+
+    /// The watched directories nothing happened in so far (reading every queued event);
+    /// `None` when the events cannot be trusted to be complete.
+    pub fn quiet(&self) -> Option<HashSet<String>> {
+        let mut watched = self.watched.lock().ok()?;
+        if !self.drain(&mut watched) {
+            return None;
+        }
+        let Watched {
+            dirs,
+            shared,
+            changed,
+            ..
+        } = &*watched;
         Some(
-            dirs.into_values()
-                .filter(|rel| !changed.contains(rel))
+            dirs.values()
+                .filter(|rel| !changed.contains(*rel) && !shared.contains(*rel))
+                .cloned()
                 .collect(),
         )
     }
+
+    /// The watched directories something happened in so far, and whether `rel` was
+    /// watched at all (a folder made since is not): `None` when the events cannot be
+    /// trusted to be complete.
+    pub fn changed(&self) -> Option<(Vec<String>, HashSet<String>)> {
+        let mut watched = self.watched.lock().ok()?;
+        if !self.drain(&mut watched) {
+            return None;
+        }
+        let changed = watched
+            .changed
+            .iter()
+            .chain(&watched.shared)
+            .cloned()
+            .collect();
+        Some((changed, watched.dirs.values().cloned().collect()))
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        if let Ok(fd) = self.fd.try_clone() {
+            // The last reference goes in a throwaway child (see `release`); this one
+            // closes quickly then.
+            release(fd);
+        }
+    }
+}
+
+/// The watches of the checkpoints open in this process, with their projects (resolved)
+/// and when they were made: what a call's command changed can be asked of one made
+/// before the command started ([`changed_since`]).
+static OPEN: Mutex<
+    Vec<(
+        std::path::PathBuf,
+        std::time::Instant,
+        std::sync::Weak<Watch>,
+    )>,
+> = Mutex::new(Vec::new());
+
+/// Makes `watch` (of the project `root`, made at `made`) answer [`changed_since`] until
+/// it is dropped.
+pub fn publish(root: &Path, made: std::time::Instant, watch: &std::sync::Arc<Watch>) {
+    if let Ok(mut open) = OPEN.lock() {
+        open.retain(|(_, _, w)| w.strong_count() > 0);
+        open.push((
+            crate::paths::resolve_symlinks(root),
+            made,
+            std::sync::Arc::downgrade(watch),
+        ));
+    }
+}
+
+/// The directories (absolute) below `root` (resolved) where something happened since a
+/// watch of it made before `since` began, and the set of those it watches (relative):
+/// `None` when no such watch is open or its events are incomplete.
+pub fn changed_since(
+    root: &Path,
+    since: std::time::Instant,
+) -> Option<(Vec<std::path::PathBuf>, HashSet<String>)> {
+    let watch =
+        OPEN.lock().ok()?.iter().find_map(|(r, made, w)| {
+            (r == root && *made <= since).then(|| w.upgrade()).flatten()
+        })?;
+    let (changed, watched) = watch.changed()?;
+    let dirs = changed
+        .iter()
+        .map(|rel| {
+            if rel.is_empty() {
+                root.to_path_buf()
+            } else {
+                root.join(rel)
+            }
+        })
+        .collect();
+    Some((dirs, watched))
 }
 
 /// Closes the instance in a throwaway child process. Releasing thousands of watches waits

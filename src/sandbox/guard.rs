@@ -34,20 +34,21 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(1);
 /// The most folders one guard watches (each watch costs the kernel about 1 KB).
 pub const MAX_WATCHES: usize = 8192;
 
-/// A running guard; dropping it stops the thread (and waits for it).
+/// A running guard; dropping it ends its watch. The thread is not waited for, and its
+/// inotify instance is closed later ([`RETIRED`]): closing one right after its watches
+/// went waits for the kernel's grace period (10–20 ms), which no call should pay; once
+/// dropped, the guard signals nothing (the group id may be reused).
 #[derive(Debug)]
 pub struct Guard {
     wake: Option<OwnedFd>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    ended: Arc<std::sync::Mutex<bool>>,
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        *self.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
         // Closing the write end wakes the thread's poll (the read end reports a hang-up).
         drop(self.wake.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 
@@ -65,16 +66,18 @@ pub(crate) fn start(plan: &Arc<Plan>, pgid: libc::pid_t, long_lived: bool) -> Op
     // SAFETY: both were just opened and are owned here alone.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     let plan = Arc::clone(plan);
-    let thread = std::thread::Builder::new()
+    let ended: Arc<std::sync::Mutex<bool>> = Arc::default();
+    let watching = Arc::clone(&ended);
+    std::thread::Builder::new()
         .name("sandbox-guard".into())
         .spawn(move || {
-            let mut watch = Watch::new(plan, pgid, long_lived, read);
+            let mut watch = Watch::new(plan, pgid, long_lived, read, watching);
             watch.run();
         })
         .ok()?;
     Some(Guard {
         wake: Some(write),
-        thread: Some(thread),
+        ended,
     })
 }
 
@@ -84,15 +87,30 @@ struct Watch {
     pgid: libc::pid_t,
     long_lived: bool,
     wake: OwnedFd,
+    /// Set when the command's run is over: nothing may be signalled any more.
+    ended: Arc<std::sync::Mutex<bool>>,
     inotify: Option<OwnedFd>,
     folders: HashMap<i32, PathBuf>,
 }
+
+/// Instances of ended guards, their watches removed, waiting to be closed.
+static RETIRED: std::sync::Mutex<Vec<OwnedFd>> = std::sync::Mutex::new(Vec::new());
 
 /// What makes the guard look at a new name.
 const EVENTS: u32 = libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE;
 
 impl Watch {
-    fn new(plan: Arc<Plan>, pgid: libc::pid_t, long_lived: bool, wake: OwnedFd) -> Watch {
+    fn new(
+        plan: Arc<Plan>,
+        pgid: libc::pid_t,
+        long_lived: bool,
+        wake: OwnedFd,
+        ended: Arc<std::sync::Mutex<bool>>,
+    ) -> Watch {
+        // Those of earlier guards: long enough ago to close quickly.
+        drop(std::mem::take(
+            &mut *RETIRED.lock().unwrap_or_else(|e| e.into_inner()),
+        ));
         // SAFETY: inotify_init1 takes flags only.
         let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
         // SAFETY: a descriptor just opened, owned here alone.
@@ -102,6 +120,7 @@ impl Watch {
             pgid,
             long_lived,
             wake,
+            ended,
             inotify,
             folders: HashMap::new(),
         }
@@ -156,7 +175,7 @@ impl Watch {
                 return;
             }
             if polls[0].revents != 0 {
-                return;
+                return self.unwatch();
             }
             if polls[1].revents != 0
                 && let Some(line) = self.read_events()
@@ -169,6 +188,27 @@ impl Watch {
                 }
                 next_check = Instant::now() + CHECK_EVERY;
             }
+        }
+    }
+
+    /// Removes every watch: closing an instance that still has some waits for the
+    /// kernel to free them (a grace period of 10-20 ms, which the call's process would pay
+    /// again when it exits); removed first, the close is quick.
+    fn unwatch(&mut self) {
+        if let Some(inotify) = &self.inotify {
+            for wd in self.folders.keys() {
+                // SAFETY: a valid inotify descriptor and one of its watches.
+                unsafe { libc::inotify_rm_watch(inotify.as_raw_fd(), *wd) };
+            }
+        }
+        self.folders.clear();
+        // Closed by the next guard, or when the process exits: either comes after the
+        // grace period the removals began, and is quick then.
+        if let Some(inotify) = self.inotify.take() {
+            RETIRED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(inotify);
         }
     }
 
@@ -297,6 +337,12 @@ impl Watch {
     }
 
     fn stop(&self, line: String) {
+        // Under the lock the run's end is decided by: while it is not over, the group
+        // is the command's.
+        let ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        if *ended {
+            return;
+        }
         self.plan.stop_with(line);
         // SAFETY: kill takes plain integers; the group is the command's.
         unsafe { libc::kill(-self.pgid, libc::SIGKILL) };

@@ -589,6 +589,17 @@ fn processors() -> usize {
 /// Folders the scan does not enter (module doc): they hold dependencies and build output.
 const NOT_THE_PROJECTS: [&str; 3] = ["target", "__pycache__", ".venv"];
 
+/// Whether the scan leaves the folder `path` out: dependencies, build output, virtual
+/// environments, tinytool's and git's own folders.
+pub fn left_out(path: &Path) -> bool {
+    let Some(name) = path.file_name() else {
+        return false;
+    };
+    crate::search::is_skip_dir(name)
+        || NOT_THE_PROJECTS.iter().any(|n| name == *n)
+        || path.join("pyvenv.cfg").is_file()
+}
+
 fn walk(dir: &Path, limit: usize) -> Scan {
     use std::os::unix::fs::DirEntryExt;
     let mut scan = Scan::default();
@@ -610,8 +621,7 @@ fn walk(dir: &Path, limit: usize) -> Scan {
             let skipped = e.depth() > 0
                 && (crate::search::is_skip_dir(name)
                     || NOT_THE_PROJECTS.iter().any(|n| name == *n)
-                    || (e.file_type().is_some_and(|t| t.is_dir())
-                        && e.path().join("pyvenv.cfg").is_file()));
+                    || (e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path())));
             if skipped
                 && name != ".git"
                 && name != ".tinytool"

@@ -450,6 +450,10 @@ pub struct Plan {
     removed: std::sync::Mutex<Vec<PathBuf>>,
     /// The repositories nested in the project when the plan was made (the scan's).
     repos: Vec<PathBuf>,
+    /// When the plan was made (a checkpoint watch begun before saw all its command did).
+    created: std::time::Instant,
+    /// Whether the shell's rules judge the command read-only ([`Purpose::read_only`]).
+    read_only: bool,
     /// Why the guard stopped the command ([`guard`]), once it did.
     stopped: std::sync::Mutex<Option<String>>,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
@@ -503,6 +507,9 @@ impl OwnView {
 pub struct Purpose<'a> {
     /// `.tinytool/` stays writable (a task subagent is a tinytool user itself).
     pub tinytool_writable: bool,
+    /// The shell's rules judge the command read-only (`detect::read_only`): what it
+    /// changed is not looked for again after it, as the checkpoints do not.
+    pub read_only: bool,
     /// More writable paths (a subagent's `subagents.<name>.writable`).
     pub extra_writable: &'a [PathBuf],
     /// A `secret-shell` allow rule covers the command: no secret is masked.
@@ -568,9 +575,19 @@ impl Plan {
                 Some(parent.join(p.file_name()?))
             })
             .collect();
+        // A command allowed to read secrets sees the rest of `.tinytool` as well; for the
+        // others the view covers it whole (read-only, the spill files alone in it).
+        let own_view = if purpose.tinytool_writable || purpose.unmask_all {
+            None
+        } else {
+            let _ = crate::project::ensure_tinytool_dir(&dir);
+            OwnView::new(&tinytool)
+        };
         if !purpose.tinytool_writable {
             let _ = crate::project::ensure_tinytool_dir(&dir);
-            protected.push(tinytool.clone());
+            if own_view.is_none() {
+                protected.push(tinytool.clone());
+            }
         } else {
             let _ = crate::project::ensure_tinytool_dir(&dir);
             anchors.push(tinytool.clone());
@@ -602,18 +619,28 @@ impl Plan {
         // command must not rewrite what decides about the next one. Where they would be
         // writable and do not exist yet, they are created first, so that they can be bound
         // read-only and cannot be created inside.
-        for user_dir in [
-            crate::config::user_config_dir(),
-            crate::approvals::user_state_dir(),
-        ]
-        .into_iter()
-        .flatten()
+        // tinytool's state (approvals, the journal key, locks, pending writes) is no
+        // command's business: hidden whole, but from a subagent, which is tinytool too.
+        let state_dir = crate::approvals::user_state_dir();
+        let mut hidden_state = None;
+        for user_dir in [crate::config::user_config_dir(), state_dir.clone()]
+            .into_iter()
+            .flatten()
         {
             if !user_dir.exists() && writable.iter().any(|w| user_dir.starts_with(w)) {
                 let _ = std::fs::DirBuilder::new()
                     .recursive(true)
                     .mode(0o700)
                     .create(&user_dir);
+            }
+            if Some(&user_dir) == state_dir.as_ref()
+                && !purpose.tinytool_writable
+                && mask::empty_dir(&tinytool).is_some()
+            {
+                hidden_state = crate::paths::canonicalize(&user_dir).ok();
+                if hidden_state.is_some() {
+                    continue;
+                }
             }
             protected.push(user_dir);
         }
@@ -691,6 +718,7 @@ impl Plan {
             .chain(&protected)
             .chain(&anchors)
             .chain(&hidden_paths(&tinytool, purpose))
+            .chain(&hidden_state)
             .filter(|p| Some(*p) != temp_dir.as_ref())
             .cloned()
             .chain(
@@ -721,18 +749,17 @@ impl Plan {
             && std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|v| !v.is_empty());
         // The checkpoint store is hidden unless the command is a tinytool user itself.
         let mut hidden = Vec::new();
-        // A command allowed to read secrets sees the rest of `.tinytool` as well.
-        let own_view = if purpose.tinytool_writable || purpose.unmask_all {
-            None
-        } else {
-            OwnView::new(&tinytool)
-        };
         let empty_dir = if purpose.tinytool_writable {
             None
         } else {
-            let store = tinytool.join("checkpoints");
-            let _ = std::fs::create_dir_all(&store);
-            hidden.extend(crate::paths::canonicalize(&store).ok());
+            // The checkpoint store (copies of secret files), where the view of
+            // `.tinytool` does not cover it already.
+            if own_view.is_none() {
+                let store = tinytool.join("checkpoints");
+                let _ = std::fs::create_dir_all(&store);
+                hidden.extend(crate::paths::canonicalize(&store).ok());
+            }
+            hidden.extend(hidden_state.clone());
             // The user's lock folder: a command holding a lock file there (a read-only
             // open is enough for `flock`) would make tinytool's next write wait. Under
             // a /tmp of the project's own it is out of sight unless kept.
@@ -740,7 +767,8 @@ impl Plan {
                 crate::locks::lock_dir()
                     .ok()
                     .and_then(|(_, path)| crate::paths::canonicalize(path).ok())
-                    .filter(|path| private_tmp.as_ref().is_none_or(|tmp| tmp.shows(path))),
+                    .filter(|path| private_tmp.as_ref().is_none_or(|tmp| tmp.shows(path)))
+                    .filter(|path| !hidden.iter().any(|h| path.starts_with(h))),
             );
             mask::empty_dir(&tinytool)
         };
@@ -760,6 +788,10 @@ impl Plan {
             private_tmp,
             unreadable: crate::journal::seal::ensure_key()
                 .filter(|key| empty.is_some() && key.is_file())
+                .filter(|key| {
+                    !(empty_dir.is_some()
+                        && hidden_state.as_ref().is_some_and(|h| key.starts_with(h)))
+                })
                 .map(|key| c_path(&key))
                 .into_iter()
                 .collect(),
@@ -798,6 +830,8 @@ impl Plan {
             bare_watch,
             removed: std::sync::Mutex::new(Vec::new()),
             repos: scan.repos.clone(),
+            created: std::time::Instant::now(),
+            read_only: purpose.read_only,
             stopped: std::sync::Mutex::new(None),
             landlock,
             scope,
@@ -857,15 +891,66 @@ impl Plan {
             removed.extend(gitdirs::sweep_fresh(fresh));
         }
         // Repositories the command created below the project: what it planted in them
-        // would run for the user's git there. (The scan's cache makes this cheap, and
-        // the next call's scan cheaper.)
+        // would run for the user's git there. The call's checkpoint watch says which
+        // folders changed; without one, the whole project is scanned again.
         if self.shared.report().is_active(MOUNT) {
-            let scan = mask::scan_after_command(&self.dir, self.scan_limit);
-            for repo in scan.repos.iter().filter(|r| !self.repos.contains(r)) {
+            let made = match crate::checkpoints::watch::changed_since(&self.dir, self.created) {
+                Some((changed, watched)) => self.repositories_made_in(&changed, &watched),
+                // A command the shell's rules judge read-only (every line a known
+                // reader, no redirection) makes no repository; for it, as for the
+                // checkpoints, nothing is walked again.
+                None if self.read_only => Vec::new(),
+                None => mask::scan_after_command(&self.dir, self.scan_limit).repos,
+            };
+            for repo in made.iter().filter(|r| !self.repos.contains(r)) {
                 removed.extend(gitdirs::sweep_fresh(&repo.join(".git")));
             }
         }
         removed.clone()
+    }
+
+    /// The folders holding a `.git` in the folders `changed` (absolute) and in those
+    /// made since the watch began (not in `watched`, relative to the project), below the
+    /// project and outside dependency folders, as the secret scan finds repositories.
+    fn repositories_made_in(
+        &self,
+        changed: &[PathBuf],
+        watched: &std::collections::HashSet<String>,
+    ) -> Vec<PathBuf> {
+        const BUDGET: usize = 100_000;
+        let mut found = Vec::new();
+        let mut queue: Vec<PathBuf> = changed.to_vec();
+        let mut looked = 0usize;
+        while let Some(folder) = queue.pop() {
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                looked += 1;
+                if looked > BUDGET {
+                    // Too much new to look through: the scan decides.
+                    return mask::scan_after_command(&self.dir, self.scan_limit).repos;
+                }
+                let name = entry.file_name();
+                if name == ".git" {
+                    if folder != self.dir {
+                        found.push(folder.clone());
+                    }
+                    continue;
+                }
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let path = entry.path();
+                let rel = path
+                    .strip_prefix(&self.dir)
+                    .ok()
+                    .and_then(|r| r.to_str())
+                    .unwrap_or_default();
+                if is_dir && !watched.contains(rel) && !mask::left_out(&path) {
+                    queue.push(path);
+                }
+            }
+        }
+        found
     }
 
     /// The explanatory line when the command created protected paths that the sandbox

@@ -224,6 +224,10 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         ctx.session,
         sandbox::Purpose {
             unmask_all,
+            read_only: args
+                .command
+                .lines()
+                .all(crate::detect::read_only::line_is_read_only),
             ..Default::default()
         },
     );
