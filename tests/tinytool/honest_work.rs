@@ -384,12 +384,9 @@ fn a_secret_in_an_ignored_folder_is_masked_and_a_scan_past_its_limit_refuses() {
 
 #[test]
 fn a_monitor_is_stopped_when_a_secret_or_a_repository_appears_after_it_started() {
-    let room = Room::new();
-    room.write_user("policy.json", ALLOW);
-    if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = crate::util::sandboxed_room(ALLOW) else {
         return;
-    }
+    };
     // It would print the secret written after it started.
     room.write("name", ".env.local\n");
     let id = start_monitor(&room, "sleep 3; cat $(cat name); sleep 30");
@@ -416,12 +413,9 @@ fn a_monitor_is_stopped_when_a_secret_or_a_repository_appears_after_it_started()
 
 #[test]
 fn a_masked_secret_replaced_while_a_command_runs_stops_the_command() {
-    let room = Room::new();
-    room.write_user("policy.json", ALLOW);
-    if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = crate::util::sandboxed_room(ALLOW) else {
         return;
-    }
+    };
     room.write(".env", "API_KEY=old\n");
     room.write("name", ".env\n");
     // A monitor that keeps reading it: the new content never shows.

@@ -4,18 +4,15 @@
 
 use std::process::Command;
 
-use crate::util::{Room, run_command};
+use crate::util::run_command;
 
 const ALLOW_ALL: &str = r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#;
 
 #[test]
 fn the_executable_state_answers_and_key_cannot_be_touched_from_inside() {
-    let room = Room::new();
-    room.write_user("policy.json", ALLOW_ALL);
-    if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = crate::util::sandboxed_room(ALLOW_ALL) else {
         return;
-    }
+    };
     // A copy of the binary in a writable folder beside the project, a state database and
     // an answers file there too.
     let place = tempfile::tempdir().unwrap();
@@ -91,12 +88,9 @@ fn the_executable_state_answers_and_key_cannot_be_touched_from_inside() {
 
 #[test]
 fn a_monitor_started_before_the_journal_key_existed_cannot_read_it() {
-    let room = Room::new();
-    room.write_user("policy.json", ALLOW_ALL);
-    if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = crate::util::sandboxed_room(ALLOW_ALL) else {
         return;
-    }
+    };
     let key = room.home.join(".local/state/tinytool/journal.key");
     std::fs::remove_file(&key).ok();
     let id = crate::util::start_monitor(
@@ -124,12 +118,9 @@ fn a_monitor_started_before_the_journal_key_existed_cannot_read_it() {
 
 #[test]
 fn the_lock_folder_is_out_of_a_commands_sight() {
-    let room = Room::new();
-    room.write_user("policy.json", ALLOW_ALL);
-    if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+    let Some(room) = crate::util::sandboxed_room(ALLOW_ALL) else {
         return;
-    }
+    };
     // A write makes the user's lock folder; a lock file a killed holder left stays there.
     let write = room.call(
         "write",

@@ -506,6 +506,20 @@ pub fn mount_layer(room: &Room) -> Result<(), String> {
     }
 }
 
+/// A room whose user policy is `policy`, where bash calls get the sandbox's mount layer;
+/// `None`, after saying why, on a machine that cannot set it up.
+pub fn sandboxed_room(policy: &str) -> Option<Room> {
+    let room = Room::new();
+    room.write_user("policy.json", policy);
+    match mount_layer(&room) {
+        Ok(()) => Some(room),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
 /// Whether a bash result ran with the sandbox's mount layer.
 pub fn has_mount_layer(result: &Value) -> bool {
     result["metadata"]["sandbox"]["layers"]
