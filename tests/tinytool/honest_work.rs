@@ -463,6 +463,47 @@ fn a_masked_secret_replaced_while_a_command_runs_stops_the_command() {
 }
 
 #[test]
+fn unprivileged_a_secret_replaced_while_a_command_runs_stops_it() {
+    let Some(nobody) = Nobody::new(ALLOW) else {
+        return;
+    };
+    let work = nobody.work.clone();
+    std::fs::write(work.join(".env"), "API_KEY=old\n").unwrap();
+    std::fs::write(work.join("name"), ".env\n").unwrap();
+    nobody.hand_over();
+    let run = std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| {
+            nobody.call(
+                &work,
+                "bash",
+                &json!({"command": "touch started; while [ ! -e go ]; do sleep 0.02; done; cat $(cat name)"}),
+            )
+        });
+        while !work.join("started").exists() && !waiting.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let wrote = nobody.call(
+            &work,
+            "write",
+            &json!({"file_path": ".env", "content": "API_KEY=swordfish\n"}),
+        );
+        assert_eq!(wrote.code, 0, "{wrote:?}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::fs::write(work.join("go"), "").unwrap();
+        waiting.join().unwrap()
+    });
+    if !Nobody::sandboxed(&run) {
+        return;
+    }
+    assert!(!run.output().contains("swordfish"), "{run:?}");
+    assert!(
+        run.output()
+            .contains("[sandbox: stopped: the secret .env was replaced"),
+        "{run:?}"
+    );
+}
+
+#[test]
 fn a_repository_a_command_creates_below_the_project_is_swept_and_stops_a_monitor() {
     let room = project("{}");
     let run = bash(

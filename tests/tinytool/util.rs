@@ -478,6 +478,22 @@ impl Nobody {
         run_command(cmd, None)
     }
 
+    /// A call of `tool` with `args` (JSON on stdin) in `dir` as uid 65534, with a clean
+    /// environment (HOME and PATH).
+    pub fn call(&self, dir: &Path, tool: &str, args: &Value) -> Run {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&self.bin)
+            .arg("--dir")
+            .arg(dir)
+            .arg(tool)
+            .current_dir(dir)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        run_command(cmd, Some(args.to_string().as_bytes()))
+    }
+
     /// Whether `run` had a user namespace (else why not, said): without one the
     /// unprivileged checks have nothing to check.
     pub fn sandboxed(run: &Run) -> bool {
