@@ -35,7 +35,7 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(1);
 pub const MAX_WATCHES: usize = 8192;
 
 /// A running guard; dropping it ends its watch. The thread is not waited for, and its
-/// inotify instance is closed later ([`RETIRED`]): closing one right after its watches
+/// inotify instance is closed later (by the next guard): closing one right after its watches
 /// went waits for the kernel's grace period (10–20 ms), which no call should pay; once
 /// dropped, the guard signals nothing (the group id may be reused).
 #[derive(Debug)]
