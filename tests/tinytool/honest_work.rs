@@ -126,6 +126,14 @@ fn git_commits_and_stashes_inside_what_it_would_outside() {
         return;
     }
     let outside = project(r#"{"mode": "off"}"#);
+    // A spill file in each: tinytool's folder holds something git could list.
+    for room in [&inside, &outside] {
+        let spilled = bash(room, "seq 1 100000");
+        assert!(
+            spilled.json()["metadata"]["full_output"].is_string(),
+            "{spilled:?}"
+        );
+    }
     let a = bash(&inside, ROUND_TRIP);
     let b = bash(&outside, ROUND_TRIP);
     assert_eq!(a.code, 0, "{a:?}");

@@ -214,5 +214,9 @@ fn commands_see_only_the_spill_files_of_tinytool_and_none_of_a_call_that_saw_sec
         "bash",
         json!({"command": "ls -A $(cat own); cat $(cat own)/sealed/* $(cat own)/state.db 2>/dev/null | grep -c hunter2; wc -l < $(cat own)/outputs/$(ls $(cat own)/outputs | head -1)"}),
     );
-    assert_eq!(run.output(), "outputs\n0\n20000\n", "{run:?} {plain}");
+    assert_eq!(
+        run.output(),
+        ".gitignore\noutputs\n0\n20000\n",
+        "{run:?} {plain}"
+    );
 }
