@@ -344,6 +344,7 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
     session.sandbox.own_files = std::iter::once(session.state.path().to_path_buf())
         .chain(session.answers.clone())
         .collect();
+    session.sandbox.state_file = Some(session.state.path().to_path_buf());
     session.gate = Box::new(PolicyGate::new(policy.clone()));
     if let Some(command) = session.config.after_hook.clone() {
         session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));

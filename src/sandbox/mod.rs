@@ -120,6 +120,9 @@ pub struct Settings {
     /// tinytool's own files of this session wherever the options put them (the state
     /// database given by `--state`, the `--answers` file): read-only for commands.
     pub own_files: Vec<PathBuf>,
+    /// The session's state database: unreadable for commands, wherever it is (it keeps
+    /// monitors' lines); inside `.tinytool/` the view of that folder hides it already.
+    pub state_file: Option<PathBuf>,
     /// For one background command handed to its supervisor: a `secret-shell` allow rule
     /// covers it ([`Purpose::unmask_all`]). Never set by a policy.
     pub unmask_all: bool,
@@ -137,6 +140,7 @@ impl Default for Settings {
             sockets: Vec::new(),
             scan_limit: mask::CAP,
             own_files: Vec::new(),
+            state_file: None,
             unmask_all: false,
             policy_file: None,
         }
@@ -187,6 +191,7 @@ impl Settings {
             "sockets": self.sockets,
             "scan_limit": self.scan_limit,
             "own_files": self.own_files,
+            "state_file": self.state_file,
             "unmask_all": self.unmask_all,
             "policy_file": self.policy_file,
         })
@@ -210,6 +215,8 @@ impl Settings {
             scan_limit: Option<usize>,
             #[serde(default)]
             own_files: Vec<PathBuf>,
+            #[serde(default)]
+            state_file: Option<PathBuf>,
             policy_file: Option<PathBuf>,
         }
         match serde_json::from_str::<Wire>(text) {
@@ -222,6 +229,7 @@ impl Settings {
                 sockets: w.sockets,
                 scan_limit: w.scan_limit.unwrap_or(mask::CAP),
                 own_files: w.own_files,
+                state_file: w.state_file,
                 policy_file: w.policy_file,
             },
             Err(_) => Settings {
@@ -745,6 +753,23 @@ impl Plan {
         } else {
             None
         };
+        // The state database and SQLite's files beside it, where the view of `.tinytool`
+        // does not cover them. (A supervisor keeps its connection open while its command
+        // runs, so the write-ahead log is not removed and made again under the mount.)
+        let state_files: Vec<PathBuf> = settings
+            .state_file
+            .iter()
+            .filter(|_| !purpose.tinytool_writable)
+            .filter_map(|f| crate::paths::canonicalize(f).ok())
+            .filter(|f| own_view.is_none() || !f.starts_with(&tinytool))
+            .flat_map(|f| {
+                ["", "-wal", "-shm", "-journal"].map(|suffix| {
+                    let mut name = f.clone().into_os_string();
+                    name.push(suffix);
+                    PathBuf::from(name)
+                })
+            })
+            .collect();
         let simulate_no_namespaces = cfg!(debug_assertions)
             && std::env::var_os(NO_NAMESPACES_VAR).is_some_and(|v| !v.is_empty());
         // The checkpoint store is hidden unless the command is a tinytool user itself.
@@ -787,13 +812,14 @@ impl Plan {
             },
             private_tmp,
             unreadable: crate::journal::seal::ensure_key()
-                .filter(|key| empty.is_some() && key.is_file())
                 .filter(|key| {
                     !(empty_dir.is_some()
                         && hidden_state.as_ref().is_some_and(|h| key.starts_with(h)))
                 })
-                .map(|key| c_path(&key))
                 .into_iter()
+                .chain(state_files)
+                .filter(|file| empty.is_some() && file.is_file())
+                .map(|file| c_path(&file))
                 .collect(),
             anchors: anchors.iter().map(|p| c_path(p)).collect(),
             // An anchor is bound on itself anyway (a mount point already).

@@ -39,7 +39,7 @@ fn the_executable_state_answers_and_key_cannot_be_touched_from_inside() {
     let script = format!(
         "echo evil > {bin}; cp /bin/true {bin}; mv {dir} {dir}.gone; rm -f {bin}; \
          echo x >> {state}; rm -f {state}; echo '{{\"forged\": 1}}' > {answers}; \
-         cat {key} 2>/dev/null | wc -c; echo end",
+         cat {state} 2>/dev/null | wc -c; cat {key} 2>/dev/null | wc -c; echo end",
         bin = bin.display(),
         dir = bin.parent().unwrap().display(),
         state = state.display(),
@@ -59,8 +59,8 @@ fn the_executable_state_answers_and_key_cannot_be_touched_from_inside() {
         .unwrap_or_default()
         .to_string();
     assert!(
-        output.contains("0\nend\n"),
-        "the key read empty or not at all: {run:?}"
+        output.contains("0\n0\nend\n"),
+        "the state database and the key read empty or not at all: {run:?}"
     );
     assert_eq!(std::fs::read(&bin).unwrap(), original, "{run:?}");
     assert!(bin.parent().unwrap().is_dir(), "{run:?}");
