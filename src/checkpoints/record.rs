@@ -184,12 +184,13 @@ pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str
 
 /// [`begin`] with the lock held (undo opens its own checkpoint this way).
 pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
-    let made = std::time::Instant::now();
     let watch = Watch::new().map(Arc::new);
     let (alive, listings) = match settle(session, watch.as_deref())? {
         Err(notice) => return Ok(Began::Notice(notice)),
         Ok(settled) => settled,
     };
+    // Every folder is watched from here on (the walk added the watches).
+    let made = std::time::Instant::now();
     let overlaps: Vec<String> = alive.iter().map(i64::to_string).collect();
     let overlaps = overlaps.join(",");
     let new = NewCheckpoint {

@@ -249,7 +249,7 @@ pub fn changed_since(
     since: std::time::Instant,
 ) -> Option<(Vec<std::path::PathBuf>, HashSet<String>)> {
     let watch =
-        OPEN.lock().ok()?.iter().find_map(|(r, made, w)| {
+        OPEN.lock().ok()?.iter().rev().find_map(|(r, made, w)| {
             (r == root && *made <= since).then(|| w.upgrade()).flatten()
         })?;
     let (changed, watched) = watch.changed()?;

@@ -65,21 +65,35 @@ pub(crate) fn start(plan: &Arc<Plan>, pgid: libc::pid_t, long_lived: bool) -> Op
     }
     // SAFETY: both were just opened and are owned here alone.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let plan = Arc::clone(plan);
     let ended: Arc<std::sync::Mutex<bool>> = Arc::default();
-    let watching = Arc::clone(&ended);
+    // The folders of the masked secrets are watched before this returns, and what
+    // happened to the secrets since the plan was made is checked after: no gap.
+    let mut watch = Watch::new(Arc::clone(plan), pgid, long_lived, read, Arc::clone(&ended));
+    let masked_parents: Vec<PathBuf> = plan
+        .masking
+        .masked
+        .iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    for folder in masked_parents {
+        // Without a watch, the secrets are looked at every [`POLL_EVERY`] instead.
+        watch.polling |= !watch.add(&folder);
+    }
+    if let Some(line) = plan.replaced_now() {
+        watch.stop(line);
+    }
     std::thread::Builder::new()
         .name("sandbox-guard".into())
-        .spawn(move || {
-            let mut watch = Watch::new(plan, pgid, long_lived, read, watching);
-            watch.run();
-        })
+        .spawn(move || watch.run())
         .ok()?;
     Some(Guard {
         wake: Some(write),
         ended,
     })
 }
+
+/// How often the masked secrets are looked at where they could not be watched.
+pub const POLL_EVERY: Duration = Duration::from_millis(100);
 
 /// The thread's state.
 struct Watch {
@@ -91,6 +105,8 @@ struct Watch {
     ended: Arc<std::sync::Mutex<bool>>,
     inotify: Option<OwnedFd>,
     folders: HashMap<i32, PathBuf>,
+    /// Whether some masked secret's folder is not watched (no inotify, a limit).
+    polling: bool,
 }
 
 /// Instances of ended guards, their watches removed, waiting to be closed.
@@ -107,10 +123,6 @@ impl Watch {
         wake: OwnedFd,
         ended: Arc<std::sync::Mutex<bool>>,
     ) -> Watch {
-        // Those of earlier guards: long enough ago to close quickly.
-        drop(std::mem::take(
-            &mut *RETIRED.lock().unwrap_or_else(|e| e.into_inner()),
-        ));
         // SAFETY: inotify_init1 takes flags only.
         let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
         // SAFETY: a descriptor just opened, owned here alone.
@@ -121,22 +133,17 @@ impl Watch {
             long_lived,
             wake,
             ended,
+            polling: fd < 0,
             inotify,
             folders: HashMap::new(),
         }
     }
 
     fn run(&mut self) {
-        let masked_parents: Vec<PathBuf> = self
-            .plan
-            .masking
-            .masked
-            .iter()
-            .filter_map(|p| p.parent().map(Path::to_path_buf))
-            .collect();
-        for folder in masked_parents {
-            self.add(&folder);
-        }
+        // Those of earlier guards: long enough ago to close quickly.
+        drop(std::mem::take(
+            &mut *RETIRED.lock().unwrap_or_else(|e| e.into_inner()),
+        ));
         if self.long_lived {
             let folders = super::mask::scanned_directories(&self.plan.dir);
             for (i, folder) in folders.iter().enumerate() {
@@ -148,12 +155,16 @@ impl Watch {
         }
         let mut next_check = Instant::now() + CHECK_EVERY;
         loop {
-            let timeout = if self.long_lived {
+            let mut timeout = if self.long_lived {
                 let left = next_check.saturating_duration_since(Instant::now());
                 i32::try_from(left.as_millis()).unwrap_or(i32::MAX)
             } else {
                 -1
             };
+            if self.polling {
+                let poll = i32::try_from(POLL_EVERY.as_millis()).unwrap_or(100);
+                timeout = if timeout < 0 { poll } else { timeout.min(poll) };
+            }
             let mut polls = [
                 libc::pollfd {
                     fd: self.wake.as_raw_fd(),
@@ -179,6 +190,11 @@ impl Watch {
             }
             if polls[1].revents != 0
                 && let Some(line) = self.read_events()
+            {
+                return self.stop(line);
+            }
+            if self.polling
+                && let Some(line) = self.plan.replaced_now()
             {
                 return self.stop(line);
             }
@@ -269,6 +285,10 @@ impl Watch {
             }
             for (wd, mask, name) in events {
                 if mask & libc::IN_Q_OVERFLOW != 0 {
+                    // Events were lost: what they would have said is looked at.
+                    if let Some(line) = self.plan.replaced_now() {
+                        return Some(line);
+                    }
                     if self.long_lived {
                         return self.plan.outgrown();
                     }
@@ -293,7 +313,7 @@ impl Watch {
         if created && let Some(line) = self.plan.rewritten_line(path) {
             return Some(line);
         }
-        if !self.long_lived {
+        if !self.long_lived || self.in_left_out(path) {
             return None;
         }
         let name = path.file_name()?;
@@ -301,6 +321,9 @@ impl Watch {
             return Some(self.plan.repository_line(path));
         }
         if created && mask & libc::IN_ISDIR != 0 {
+            if super::mask::left_out(path) {
+                return None;
+            }
             return self.enter(path.to_path_buf());
         }
         self.plan.appeared_line(path)
@@ -323,7 +346,9 @@ impl Watch {
                     return Some(self.plan.repository_line(&path));
                 }
                 match entry.file_type() {
-                    Ok(kind) if kind.is_dir() => queue.push(path),
+                    Ok(kind) if kind.is_dir() && !super::mask::left_out(&path) => {
+                        queue.push(path);
+                    }
                     Ok(kind) if kind.is_file() => {
                         if let Some(line) = self.plan.appeared_line(&path) {
                             return Some(line);
@@ -334,6 +359,15 @@ impl Watch {
             }
         }
         None
+    }
+
+    /// Whether `path` lies in a folder the secret scan leaves out (dependencies, build
+    /// output): what appears there is not the project's, and no scan would mask it.
+    fn in_left_out(&self, path: &Path) -> bool {
+        path.ancestors()
+            .skip(1)
+            .take_while(|a| a.starts_with(&self.plan.dir) && *a != self.plan.dir)
+            .any(super::mask::left_out)
     }
 
     fn stop(&self, line: String) {

@@ -705,34 +705,46 @@ fn walk(dir: &Path, limit: usize) -> Scan {
     }
     // A candidate with more names than the walk saw: its other names are looked for in
     // the folders it left out (a link made there before the file became a secret).
-    let mut unseen: Vec<(u64, u64)> = Vec::new();
-    for path in &scan.files {
+    // Each identity once: (device, inode) → names seen and names it has.
+    let mut names: Vec<((u64, u64), u64, u64)> = Vec::new();
+    for path in scan.files.iter().chain(&scan.aliases) {
         let Ok(meta) = std::fs::symlink_metadata(path) else {
             continue;
         };
+        if !meta.is_file() || meta.nlink() < 2 {
+            continue;
+        }
         let id = (meta.dev(), meta.ino());
-        let seen = scan
-            .files
-            .iter()
-            .chain(&scan.aliases)
-            .filter(|p| identity(p) == Some(id))
-            .count() as u64;
-        if meta.is_file() && meta.nlink() > seen.max(1) && !unseen.contains(&id) {
-            unseen.push(id);
+        match names.iter_mut().find(|(known, _, _)| *known == id) {
+            Some((_, seen, _)) => *seen += 1,
+            None => names.push((id, 1, meta.nlink())),
         }
     }
+    let unseen: Vec<((u64, u64), u64)> = names
+        .into_iter()
+        .filter(|(_, seen, has)| has > seen)
+        .map(|(id, seen, has)| (id, has - seen))
+        .collect();
     if !unseen.is_empty() {
         let passed = passed.lock().map(|p| p.clone()).unwrap_or_default();
-        scan.aliases
-            .extend(names_in(&passed, &unseen, limit.saturating_sub(seen)));
+        let (found, complete) = names_in(&passed, &unseen, limit.saturating_sub(seen));
+        scan.aliases.extend(found);
+        // Names left to find in folders not looked through to the end: no proof that
+        // none is there (the limit's refusal says how to raise it).
+        scan.capped |= !complete;
     }
     scan
 }
 
-/// The files under `folders` whose identity is one of `wanted`, looking at `budget`
-/// entries at most.
-fn names_in(folders: &[PathBuf], wanted: &[(u64, u64)], budget: usize) -> Vec<PathBuf> {
-    let inodes: Vec<u64> = wanted.iter().map(|(_, ino)| *ino).collect();
+/// The files under `folders` whose identity is one of `wanted` (each with how many
+/// names of it are missing), looking at `budget` entries at most; and whether the search
+/// is complete (every missing name found, or every folder looked through).
+fn names_in(
+    folders: &[PathBuf],
+    wanted: &[((u64, u64), u64)],
+    budget: usize,
+) -> (Vec<PathBuf>, bool) {
+    let mut missing: Vec<((u64, u64), u64)> = wanted.to_vec();
     let mut found = Vec::new();
     let mut looked = 0usize;
     for folder in folders {
@@ -743,19 +755,31 @@ fn names_in(folders: &[PathBuf], wanted: &[(u64, u64)], budget: usize) -> Vec<Pa
         for entry in walker.flatten() {
             looked += 1;
             if looked > budget {
-                return found;
+                return (found, false);
             }
-            let is_file = entry.file_type().is_some_and(|t| t.is_file());
-            if is_file
-                && entry.ino().is_some_and(|ino| inodes.contains(&ino))
-                && std::fs::symlink_metadata(entry.path())
-                    .is_ok_and(|m| wanted.contains(&(m.dev(), m.ino())))
+            let Some(ino) = entry.ino() else { continue };
+            if !entry.file_type().is_some_and(|t| t.is_file())
+                || !missing.iter().any(|((_, i), _)| *i == ino)
             {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            let id = (meta.dev(), meta.ino());
+            if let Some((_, left)) = missing
+                .iter_mut()
+                .find(|(known, left)| *known == id && *left > 0)
+            {
+                *left -= 1;
                 found.push(entry.path().to_path_buf());
+                if missing.iter().all(|(_, left)| *left == 0) {
+                    return (found, true);
+                }
             }
         }
     }
-    found
+    (found, true)
 }
 
 /// Whether `path` is another name of a secret candidate of the project in `dir` (a hard
@@ -937,6 +961,28 @@ mod tests {
                 root.join("target/debug/out.txt")
             ]
         );
+    }
+
+    #[test]
+    fn a_search_for_other_names_says_whether_it_is_complete() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("node_modules/a")).unwrap();
+        for i in 0..20 {
+            std::fs::write(root.join(format!("node_modules/a/{i}.js")), "x").unwrap();
+        }
+        std::fs::write(root.join(".env"), "K=v").unwrap();
+        std::fs::hard_link(root.join(".env"), root.join("node_modules/a/x.md")).unwrap();
+        let meta = std::fs::metadata(root.join(".env")).unwrap();
+        let wanted = [((meta.dev(), meta.ino()), 1)];
+        let folders = [root.join("node_modules")];
+        assert_eq!(
+            names_in(&folders, &wanted, 1000),
+            (vec![root.join("node_modules/a/x.md")], true)
+        );
+        // Out of budget before the end: not complete, so the scan counts as capped.
+        assert!(!names_in(&folders, &wanted, 0).1);
     }
 
     #[test]

@@ -41,7 +41,7 @@ mod sockets;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
@@ -462,6 +462,11 @@ pub struct Plan {
     created: std::time::Instant,
     /// Whether the shell's rules judge the command read-only ([`Purpose::read_only`]).
     read_only: bool,
+    /// Whether the repositories the command made were looked for ([`Plan::sweep`]).
+    repos_swept: std::sync::atomic::AtomicBool,
+    /// Each masked secret's identity (device, inode) when the plan was made: a new file
+    /// under its name is one the mask no longer covers ([`Plan::replaced_now`]).
+    masked_ids: Vec<(PathBuf, (u64, u64))>,
     /// Why the guard stopped the command ([`guard`]), once it did.
     stopped: std::sync::Mutex<Option<String>>,
     /// The Landlock ruleset enforced where the namespaces cannot be set up, or why there
@@ -797,6 +802,7 @@ impl Plan {
             );
             mask::empty_dir(&tinytool)
         };
+        let masked_ids = masked_ids(&masking.masked);
         Some(Plan {
             mode: settings.mode,
             network: settings.network,
@@ -813,6 +819,7 @@ impl Plan {
             private_tmp,
             unreadable: crate::journal::seal::ensure_key()
                 .filter(|key| {
+                    let key = crate::paths::canonicalize(key).unwrap_or_else(|_| key.clone());
                     !(empty_dir.is_some()
                         && hidden_state.as_ref().is_some_and(|h| key.starts_with(h)))
                 })
@@ -858,6 +865,8 @@ impl Plan {
             repos: scan.repos.clone(),
             created: std::time::Instant::now(),
             read_only: purpose.read_only,
+            repos_swept: std::sync::atomic::AtomicBool::new(false),
+            masked_ids,
             stopped: std::sync::Mutex::new(None),
             landlock,
             scope,
@@ -919,20 +928,41 @@ impl Plan {
         // Repositories the command created below the project: what it planted in them
         // would run for the user's git there. The call's checkpoint watch says which
         // folders changed; without one, the whole project is scanned again.
-        if self.shared.report().is_active(MOUNT) {
-            let made = match crate::checkpoints::watch::changed_since(&self.dir, self.created) {
-                Some((changed, watched)) => self.repositories_made_in(&changed, &watched),
-                // A command the shell's rules judge read-only (every line a known
-                // reader, no redirection) makes no repository; for it, as for the
-                // checkpoints, nothing is walked again.
-                None if self.read_only => Vec::new(),
-                None => mask::scan_after_command(&self.dir, self.scan_limit).repos,
-            };
-            for repo in made.iter().filter(|r| !self.repos.contains(r)) {
+        // Looked for once: `sweep` runs for the result's lines, its metadata and the
+        // plan's end.
+        if self.shared.report().is_active(MOUNT) && !self.repos_swept.swap(true, Ordering::SeqCst) {
+            for repo in self.repositories_made() {
                 removed.extend(gitdirs::sweep_fresh(&repo.join(".git")));
             }
         }
         removed.clone()
+    }
+
+    /// The repositories below the project that were not there when the plan was made.
+    fn repositories_made(&self) -> Vec<PathBuf> {
+        let watched = crate::checkpoints::watch::changed_since(&self.dir, self.created);
+        let made = match watched {
+            // Folders the secret scan knows and the watch does not (ignored ones, where
+            // a watch could not be added) give no event: only a scan tells about them.
+            Some((changed, watched))
+                if mask::scanned_directories(&self.dir).iter().all(|d| {
+                    d.strip_prefix(&self.dir)
+                        .ok()
+                        .and_then(Path::to_str)
+                        .is_some_and(|rel| watched.contains(rel))
+                }) =>
+            {
+                self.repositories_made_in(&changed, &watched)
+            }
+            // A command the shell's rules judge read-only (every line a known reader,
+            // no redirection) makes no repository; for it, as for the checkpoints,
+            // nothing is walked again.
+            _ if self.read_only => Vec::new(),
+            _ => mask::scan_after_command(&self.dir, self.scan_limit).repos,
+        };
+        made.into_iter()
+            .filter(|r| !self.repos.contains(r))
+            .collect()
     }
 
     /// The folders holding a `.git` in the folders `changed` (absolute) and in those
@@ -966,12 +996,13 @@ impl Plan {
                 }
                 let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
                 let path = entry.path();
-                let rel = path
+                // A name that is no UTF-8 was not watched by name either.
+                let unwatched = path
                     .strip_prefix(&self.dir)
                     .ok()
                     .and_then(|r| r.to_str())
-                    .unwrap_or_default();
-                if is_dir && !watched.contains(rel) && !mask::left_out(&path) {
+                    .is_none_or(|rel| !watched.contains(rel));
+                if is_dir && unwatched && !mask::left_out(&path) {
                     queue.push(path);
                 }
             }
@@ -1237,6 +1268,17 @@ fn pinned_ancestors<'a>(
     out
 }
 
+/// The identity (device, inode) of each of `paths` that exists.
+fn masked_ids(paths: &[PathBuf]) -> Vec<(PathBuf, (u64, u64))> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            let meta = std::fs::symlink_metadata(p).ok()?;
+            Some((p.clone(), (meta.dev(), meta.ino())))
+        })
+        .collect()
+}
+
 /// The line of a command the sandbox stopped because `what` happened while it ran.
 fn stopped_line(what: &str) -> String {
     format!(
@@ -1418,6 +1460,16 @@ impl Plan {
             "the secret {} was replaced",
             masking::shown(&self.dir, path)
         ))
+    }
+
+    /// The line of a command stopped because a masked secret is another file now than
+    /// when the plan was made (renamed over, or removed and made again); `None` while
+    /// every one is the file it was (or gone).
+    fn replaced_now(&self) -> Option<String> {
+        self.masked_ids.iter().find_map(|(path, id)| {
+            let now = std::fs::symlink_metadata(path).ok()?;
+            ((now.dev(), now.ino()) != *id).then(|| self.replaced_line(path))
+        })
     }
 
     /// The line of a command stopped because `path` is tinytool's own temporary file of a

@@ -530,6 +530,18 @@ fn a_repository_a_command_creates_below_the_project_is_swept_and_stops_a_monitor
     );
     let config = room.read("deep/inner/.git/config");
     assert!(!config.contains("fsmonitor"), "{config}");
+    // Also in a folder git ignores, which the checkpoint's watch does not see.
+    std::fs::create_dir_all(room.path("build")).unwrap();
+    room.write(".gitignore", ".env.local\nbuild/\n");
+    let run = bash(
+        &room,
+        "git init -q build/x && printf '#!/bin/sh\\necho pwned\\n' > build/x/.git/hooks/pre-commit; echo end",
+    );
+    assert!(run.output().starts_with("end\n"), "{run:?}");
+    assert!(
+        !room.path("build/x/.git/hooks/pre-commit").exists(),
+        "{run:?}"
+    );
     assert_eq!(
         git(
             &room,
