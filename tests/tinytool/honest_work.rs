@@ -459,7 +459,9 @@ fn a_masked_secret_replaced_while_a_command_runs_stops_the_command() {
         json!({"file_path": ".env", "content": "API_KEY=swordfish\n"}),
     );
     assert_eq!(wrote.code, 0, "{wrote:?}");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Stopped by now, or soon: only a command still waiting is told to go on (and then
+    // reads the new secret, which fails the test).
+    crate::util::until_finished(&waiting);
     room.write("go", "");
     let run = waiting.join().unwrap();
     assert!(!run.output().contains("swordfish"), "{run:?}");
@@ -496,7 +498,7 @@ fn unprivileged_a_secret_replaced_while_a_command_runs_stops_it() {
             &json!({"file_path": ".env", "content": "API_KEY=swordfish\n"}),
         );
         assert_eq!(wrote.code, 0, "{wrote:?}");
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        crate::util::until_scoped_finished(&waiting);
         std::fs::write(work.join("go"), "").unwrap();
         waiting.join().unwrap()
     });

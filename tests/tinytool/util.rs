@@ -576,3 +576,23 @@ pub fn until_it_ends(room: &Room, id: &str) -> (String, serde_json::Value) {
     );
     panic!("the monitor did not end: {output}");
 }
+
+/// Waits until the thread `handle` runs has finished, ten seconds at most (a test then
+/// goes on and fails on what the thread returns, never hangs).
+pub fn until_finished<T>(handle: &std::thread::JoinHandle<T>) {
+    until_done(|| handle.is_finished());
+}
+
+/// [`until_finished`] for a scoped thread.
+pub fn until_scoped_finished<T>(handle: &std::thread::ScopedJoinHandle<'_, T>) {
+    until_done(|| handle.is_finished());
+}
+
+fn until_done(finished: impl Fn() -> bool) {
+    for _ in 0..500 {
+        if finished() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
