@@ -185,7 +185,7 @@ pub fn ensure_own_subdir(dir: &Path, name: &str) -> io::Result<PathBuf> {
 /// change times) is what it was before it was checked: adding, removing, renaming or
 /// replacing an entry changes the modification time, a `chown` or `chmod` the status
 /// change time, a swapped folder the inode. A stamp younger than
-/// [`crate::checkpoints::walk::listing::RACY_NS`] is not trusted (a change within the same
+/// [`crate::clock::RACY_NS`] is not trusted (a change within the same
 /// clock tick leaves the times as they were).
 mod sound {
     use std::os::unix::fs::MetadataExt;
@@ -238,17 +238,12 @@ mod sound {
     /// the checks, so a change during them shows as a different stamp); nothing is recorded
     /// when the stamp changed meanwhile or is too young to be trusted.
     pub fn record(folder: &Path, before: Stamp, subdir: Option<&str>) {
-        record_at(
-            folder,
-            before,
-            subdir,
-            crate::checkpoints::walk::listing::now_ns(),
-        );
+        record_at(folder, before, subdir, crate::clock::now_ns());
     }
 
     /// [`record`] as seen at `now_ns` (nanoseconds since the epoch).
     pub(super) fn record_at(folder: &Path, before: Stamp, subdir: Option<&str>, now_ns: i64) {
-        use crate::checkpoints::walk::listing::RACY_NS;
+        use crate::clock::RACY_NS;
         let settled = before.mtime_ns.max(before.ctime_ns).saturating_add(RACY_NS) <= now_ns;
         if !settled || stamp(folder) != Some(before) {
             return;
@@ -350,7 +345,7 @@ mod tests {
         sound::record(&folder, stamp, Some("journal"));
         assert!(!sound::still(&folder, None));
         // Seen once it settled: trusted, for the folder and the subfolder it was checked with.
-        let later = crate::checkpoints::walk::listing::now_ns() + 10_000_000_000;
+        let later = crate::clock::now_ns() + 10_000_000_000;
         sound::record_at(&folder, stamp, Some("journal"), later);
         assert!(sound::still(&folder, None));
         assert!(sound::still(&folder, Some("journal")));

@@ -1,7 +1,7 @@
 //! Spill files (DESIGN §3): the whole output of a previewed result, kept under
 //! `<dir>/.tinytool/outputs/` so that nothing a preview leaves out is lost.
 //!
-//! A file is written while the output is produced (a [`crate::truncate::Capture`] streams
+//! A file is written while the output is produced (the output capture of `truncate` streams
 //! into it once the output is over the preview thresholds), so memory never depends on the
 //! size of the output. Names match `^[A-Za-z0-9][A-Za-z0-9._-]*$`:
 //!

@@ -26,7 +26,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::hash::{Hash, Hasher};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -37,20 +36,7 @@ use listing::Kind;
 /// Directories a checkpoint never enters, besides [`crate::search::SKIP_DIRS`].
 const EXTRA_SKIP_DIRS: [&str; 1] = ["target"];
 
-/// What a stat call says about one path; equal fingerprints mean "not changed".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct Fingerprint {
-    /// Size in bytes.
-    pub size: u64,
-    /// Modification time, nanoseconds since the epoch.
-    pub mtime_ns: i64,
-    /// Inode number (a replacing rename changes it even when size and mtime agree).
-    pub ino: u64,
-    /// Status change time, nanoseconds since the epoch (a `touch -d` cannot set it back).
-    pub ctime_ns: i64,
-    /// Permission bits and file type, as `st_mode`.
-    pub mode: u32,
-}
+pub use crate::fingerprint::{Fingerprint, fingerprint};
 
 /// One walk's result.
 #[derive(Debug, Default)]
@@ -97,23 +83,6 @@ pub enum Change {
 /// True for a directory name no checkpoint walk enters.
 fn is_skipped(name: &OsStr) -> bool {
     crate::search::is_skip_dir(name) || EXTRA_SKIP_DIRS.iter().any(|d| name == OsStr::new(d))
-}
-
-/// Fingerprint of one `lstat` result.
-pub fn fingerprint(meta: &std::fs::Metadata) -> Fingerprint {
-    Fingerprint {
-        size: meta.size(),
-        mtime_ns: meta
-            .mtime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(meta.mtime_nsec()),
-        ino: meta.ino(),
-        ctime_ns: meta
-            .ctime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(meta.ctime_nsec()),
-        mode: meta.mode(),
-    }
 }
 
 /// Every file under `root` with its fingerprint, trusting no cache (tests and tools that
@@ -1143,9 +1112,7 @@ pub mod listing {
     /// The cache file's name under `.tinytool/checkpoints/`.
     pub const FILE: &str = "dirs.bin";
 
-    /// How long after a directory's last change its listing must have been taken to be
-    /// trusted (well above any file system's timestamp granularity).
-    pub const RACY_NS: i64 = 2_000_000_000;
+    pub use crate::clock::{RACY_NS, now_ns};
 
     const MAGIC: &[u8] = b"TTDIRS2\n";
 
@@ -1236,13 +1203,6 @@ pub mod listing {
         pub tree: u64,
         /// The listings.
         pub dirs: HashMap<String, Listing>,
-    }
-
-    /// Now, nanoseconds since the epoch.
-    pub fn now_ns() -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
     }
 
     /// Whether a listing taken at `listed_ns` of a directory stamped `stamp` is trusted.

@@ -48,7 +48,7 @@ use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::checkpoints::walk::listing::{RACY_NS, now_ns};
+use crate::clock::{RACY_NS, now_ns};
 
 /// The most directory entries a scan looks at, unless `sandbox.scan_limit` says otherwise.
 pub const CAP: usize = 50_000;

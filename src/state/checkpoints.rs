@@ -17,7 +17,7 @@ use anyhow::Result;
 use rusqlite::{OptionalExtension, params};
 
 use super::Store;
-use crate::checkpoints::walk::Fingerprint;
+use crate::fingerprint::Fingerprint;
 
 /// One path of the stored tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
