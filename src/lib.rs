@@ -55,6 +55,7 @@ pub mod search;
 pub mod secret_file;
 pub mod secrets;
 pub mod session;
+pub mod skip_dirs;
 pub mod spill;
 pub mod state;
 pub mod textdoc;

@@ -23,7 +23,6 @@
 //! that line.
 
 use std::cmp::Ordering;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -37,13 +36,7 @@ use ignore::{
 use crate::ignores::IgnoreRules;
 use crate::policy::ReadJudge;
 
-/// Directory names that are never descended into below the search root.
-pub const SKIP_DIRS: [&str; 5] = [".git", "node_modules", "vendor", ".tinycode", ".tinytool"];
-
-/// Whether a directory with this base name is pruned.
-pub fn is_skip_dir(name: &OsStr) -> bool {
-    SKIP_DIRS.iter().any(|skip| name == OsStr::new(skip))
-}
+pub use crate::skip_dirs::{SKIP_DIRS, is_skip_dir};
 
 /// A search's `path` argument: `.` when absent or empty.
 pub fn root_or_dot(path: Option<&str>) -> &str {

@@ -2,7 +2,7 @@
 //!
 //! Which files are walked: everything below the root except what `.gitignore`, `.ignore`
 //! and git's exclude files leave out (also outside a git repository), the skip
-//! directories of [`crate::search::SKIP_DIRS`] and `target` (build output). Symlinks are
+//! directories of [`crate::skip_dirs::SKIP_DIRS`] and `target` (build output). Symlinks are
 //! recorded as themselves (their fingerprint), never followed. Paths are relative to the
 //! root, `/`-separated, and only valid UTF-8 paths are walked (others are counted).
 //!
@@ -33,7 +33,7 @@ use anyhow::{Context, Result};
 
 use listing::Kind;
 
-/// Directories a checkpoint never enters, besides [`crate::search::SKIP_DIRS`].
+/// Directories a checkpoint never enters, besides [`crate::skip_dirs::SKIP_DIRS`].
 const EXTRA_SKIP_DIRS: [&str; 1] = ["target"];
 
 pub use crate::fingerprint::{Fingerprint, fingerprint};
@@ -82,7 +82,7 @@ pub enum Change {
 
 /// True for a directory name no checkpoint walk enters.
 fn is_skipped(name: &OsStr) -> bool {
-    crate::search::is_skip_dir(name) || EXTRA_SKIP_DIRS.iter().any(|d| name == OsStr::new(d))
+    crate::skip_dirs::is_skip_dir(name) || EXTRA_SKIP_DIRS.iter().any(|d| name == OsStr::new(d))
 }
 
 /// Every file under `root` with its fingerprint, trusting no cache (tests and tools that

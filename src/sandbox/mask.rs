@@ -595,7 +595,7 @@ pub fn left_out(path: &Path) -> bool {
     let Some(name) = path.file_name() else {
         return false;
     };
-    crate::search::is_skip_dir(name)
+    crate::skip_dirs::is_skip_dir(name)
         || NOT_THE_PROJECTS.iter().any(|n| name == *n)
         || path.join("pyvenv.cfg").is_file()
 }
@@ -619,7 +619,7 @@ fn walk(dir: &Path, limit: usize) -> Scan {
         .filter_entry(move |e| {
             let name = e.file_name();
             let skipped = e.depth() > 0
-                && (crate::search::is_skip_dir(name)
+                && (crate::skip_dirs::is_skip_dir(name)
                     || NOT_THE_PROJECTS.iter().any(|n| name == *n)
                     || (e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path())));
             if skipped

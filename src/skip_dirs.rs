@@ -1,0 +1,12 @@
+//! The folders no walk of a project descends into: git's and tinytool's own, and
+//! installed dependencies. Search, checkpoints and the sandbox's secret scan share it.
+
+use std::ffi::OsStr;
+
+/// Directory names that are never descended into below a walk's root.
+pub const SKIP_DIRS: [&str; 5] = [".git", "node_modules", "vendor", ".tinycode", ".tinytool"];
+
+/// Whether a directory with this base name is pruned.
+pub fn is_skip_dir(name: &OsStr) -> bool {
+    SKIP_DIRS.iter().any(|skip| name == OsStr::new(skip))
+}
