@@ -447,23 +447,6 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn skip_dirs_are_exactly_the_spec_list_plus_tinytool() {
-        for name in [".git", "node_modules", "vendor", ".tinycode", ".tinytool"] {
-            assert!(is_skip_dir(OsStr::new(name)), "{name}");
-        }
-        for name in [
-            "git",
-            ".github",
-            "vendors",
-            "node_module",
-            "src",
-            ".tinytools",
-        ] {
-            assert!(!is_skip_dir(OsStr::new(name)), "{name}");
-        }
-    }
-
-    #[test]
     fn newest_first_then_path() {
         let t = |s| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
         let mut items = [
