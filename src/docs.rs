@@ -275,20 +275,7 @@ pub fn completion_file_name(shell: &str) -> Option<&'static str> {
     }
 }
 
-/// The completion script for `shell` (one of [`cli::SHELLS`]): what
-/// `tinytool completions SHELL` prints and `completions/` holds. `None` for another shell.
-pub fn completion_script(shell: &str) -> Option<Vec<u8>> {
-    use clap_complete::Shell;
-    let shell = match shell {
-        "bash" => Shell::Bash,
-        "zsh" => Shell::Zsh,
-        "fish" => Shell::Fish,
-        _ => return None,
-    };
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut cli::public_command(), "tinytool", &mut buf);
-    Some(buf)
-}
+pub use cli::completion_script;
 
 /// Writes every page into `root/man/` and every script into `root/completions/`, and
 /// removes files there that are no longer generated (a renamed tool's old page). Returns

@@ -374,10 +374,25 @@ fn completions(sub: &ArgMatches, out: &mut Output) -> ExitStatus {
     let shell = sub
         .get_one::<String>("shell")
         .map_or("bash", String::as_str);
-    match crate::docs::completion_script(shell) {
+    match completion_script(shell) {
         Some(script) => out.raw(&script),
         None => usage(&format!("no completion script for the shell {shell}")),
     }
+}
+
+/// The completion script for `shell` (one of [`SHELLS`]): what `tinytool completions
+/// SHELL` prints and `completions/` holds. `None` for another shell.
+pub fn completion_script(shell: &str) -> Option<Vec<u8>> {
+    use clap_complete::Shell;
+    let shell = match shell {
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        _ => return None,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut public_command(), "tinytool", &mut buf);
+    Some(buf)
 }
 
 /// Reports a usage error on standard error.
