@@ -320,19 +320,7 @@ impl Staged {
     }
 }
 
-/// Flushes the directories holding `paths` (each once), making renames and deletions in
-/// them durable. A filesystem that cannot sync a directory still has the files in place, so
-/// failures are ignored.
-pub fn sync_dirs<'a>(paths: impl IntoIterator<Item = &'a Path>) {
-    let mut dirs: Vec<&Path> = paths.into_iter().filter_map(Path::parent).collect();
-    dirs.sort();
-    dirs.dedup();
-    for dir in dirs {
-        if let Ok(handle) = std::fs::File::open(dir) {
-            let _ = handle.sync_all();
-        }
-    }
-}
+pub use crate::beneath::sync_dirs;
 
 /// Writes `bytes` to `target` atomically with `mode`, creating missing parent directories.
 pub fn write(target: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {

@@ -285,6 +285,20 @@ pub fn remove_dir(path: &Path) -> io::Result<()> {
     unlink_at(&dir, name, true)
 }
 
+/// Flushes the directories holding `paths` (each once), making renames and deletions in
+/// them durable. A filesystem that cannot sync a directory still has the files in place, so
+/// failures are ignored.
+pub fn sync_dirs<'a>(paths: impl IntoIterator<Item = &'a Path>) {
+    let mut dirs: Vec<&Path> = paths.into_iter().filter_map(Path::parent).collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        if let Ok(handle) = std::fs::File::open(dir) {
+            let _ = handle.sync_all();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! The journal of multi-file commits: all or nothing even when the process is killed
 //! (issue 18 item 4, DESIGN §6).
 //!
-//! [`crate::atomic::commit`] changes several files in steps (stage, set aside, install,
+//! `atomic::commit` changes several files in steps (stage, set aside, install,
 //! clean up). While the process lives, a failed step is undone; a `kill -9` between two
 //! renames would leave the tree half-changed and hidden helper files behind. So before the
 //! first visible change the commit records its plan here, flushed to disk, and removes the
@@ -119,14 +119,14 @@ impl Journal {
             let _ = std::fs::remove_file(&temp);
             return Err(err);
         }
-        crate::atomic::sync_dirs([path.as_path()]);
+        crate::beneath::sync_dirs([path.as_path()]);
         Ok(Journal { file, path })
     }
 
     /// The commit is over (done, or undone while the process lived): removes the record.
     pub fn finish(self) {
         let _ = std::fs::remove_file(&self.path);
-        crate::atomic::sync_dirs([self.path.as_path()]);
+        crate::beneath::sync_dirs([self.path.as_path()]);
         drop(self.file);
     }
 }
@@ -326,7 +326,7 @@ fn recover_one(dir: &Path, path: &Path, complete: bool) -> Option<String> {
         .flatten()
         .map(PathBuf::as_path)
         .chain(created.iter().map(PathBuf::as_path));
-    crate::atomic::sync_dirs(touched);
+    crate::beneath::sync_dirs(touched);
     if !failures.is_empty() {
         return Some(format!(
             "journal {}: recovery incomplete: {}",
@@ -335,7 +335,7 @@ fn recover_one(dir: &Path, path: &Path, complete: bool) -> Option<String> {
         ));
     }
     let _ = std::fs::remove_file(path);
-    crate::atomic::sync_dirs([path]);
+    crate::beneath::sync_dirs([path]);
     drop(locks);
     Some(format!(
         "recovered an interrupted commit of {} files ({})",
