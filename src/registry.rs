@@ -119,7 +119,13 @@ impl CallResult {
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
     tools: Vec<ToolDef>,
+    /// Checks of a call's arguments before anything else (a path with a NUL byte, a URL
+    /// that is no URL): the message of a refusal. Given by whoever fills the registry.
+    precheck: Option<PrecheckFn>,
 }
+
+/// A check of a call of the named tool with its arguments (see [`Registry::precheck`]).
+pub type PrecheckFn = fn(&str, &serde_json::Map<String, Value>) -> Option<String>;
 
 /// Characters of an unknown tool's name echoed back.
 const MAX_NAME_SHOWN: usize = 200;
@@ -128,6 +134,11 @@ impl Registry {
     /// An empty registry.
     pub fn new() -> Self {
         Registry::default()
+    }
+
+    /// Sets the check every call's arguments go through before the policy is asked.
+    pub fn precheck(&mut self, check: PrecheckFn) {
+        self.precheck = Some(check);
     }
 
     /// Adds a tool at the end, or replaces a tool of the same name in its place.
@@ -250,7 +261,7 @@ impl Registry {
                 return finish(session, result, repairs);
             }
         };
-        if let Some(problem) = crate::tools::precheck(def.name, &args) {
+        if let Some(problem) = self.precheck.and_then(|check| check(def.name, &args)) {
             let result = CallResult::failure(id, def.name, problem, ExitStatus::ToolError);
             return finish(session, result, repairs);
         }

@@ -97,6 +97,7 @@ pub fn builtin() -> Registry {
 /// The tools registered whatever the environment, in order.
 fn always() -> Registry {
     let mut registry = Registry::new();
+    registry.precheck(precheck);
     registry.register(read::definition());
     registry.register(write::definition());
     registry.register(edit::definition());
