@@ -19,6 +19,7 @@
 //! - [`cli`]: the command line derived from the registry; [`docs`]: the man pages and
 //!   completion scripts generated from it.
 
+pub mod access;
 pub mod aftercare;
 pub mod aliases;
 pub mod approvals;

@@ -13,8 +13,8 @@
 
 use std::path::Path;
 
+use crate::access::Access;
 use crate::session::CallContext;
-use crate::tool::Access;
 
 /// What replaces the content of a file the caller may not read.
 pub const HIDDEN: &str = "[content of a secret file not shown]";

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::access::Access;
 use crate::config::Config;
 use crate::events::EventSink;
 use crate::paths;
 use crate::state::State;
-use crate::tool::{Access, ToolDef};
+use crate::tool::ToolDef;
 use crate::truncate::Limits;
 
 /// The permission hook of the execution flow (spec 8.1 step 3). The policy engine
@@ -335,5 +336,40 @@ impl<'a> CallContext<'a> {
             properties.insert("sessionID".into(), Value::String(self.session.id.clone()));
             self.session.events.publish(kind, Value::Object(properties));
         }
+    }
+}
+
+/// The file accesses of a call: paths resolved once per call ([`CallContext::resolve`]).
+impl Access {
+    /// A file access: `input` is resolved against the directory, and the pattern is the
+    /// path relative to it (forward slashes, symlinks resolved), or absolute outside it.
+    pub fn path(ctx: &CallContext, permission: impl Into<String>, input: &str) -> Self {
+        Access::resolved(ctx, permission, ctx.resolve(input))
+    }
+
+    /// A file access for a path already resolved (see `paths`): the pattern is the path
+    /// relative to the directory, or absolute outside it.
+    pub fn resolved(ctx: &CallContext, permission: impl Into<String>, path: PathBuf) -> Self {
+        Access {
+            permission: permission.into(),
+            pattern: ctx.display(&path),
+            reason: None,
+            path: Some(path),
+            normalized: None,
+            whole: false,
+        }
+    }
+
+    /// The file access of a call whose path is its `file_path` argument.
+    pub fn file_path(
+        ctx: &CallContext,
+        permission: &str,
+        args: &Map<String, Value>,
+    ) -> Vec<Access> {
+        let path = args
+            .get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        vec![Access::path(ctx, permission, path)]
     }
 }

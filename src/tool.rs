@@ -5,8 +5,6 @@
 //! registry (`src/tools/mod.rs`) lists them. Subcommands, flags, `exec` dispatch,
 //! `tinytool tools`, man pages and completions are all derived from these records.
 
-use std::path::PathBuf;
-
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -24,78 +22,7 @@ pub type ExecuteFn = fn(&CallContext, Map<String, Value>) -> anyhow::Result<Tool
 /// the pattern (none at all for tools without a category).
 pub type AccessFn = fn(&CallContext, &Map<String, Value>) -> Vec<Access>;
 
-/// One permission a call needs; the policy decides each in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Access {
-    /// Permission category (spec 8.4): `read`, `edit`, `shell`, `secret-shell`, ...
-    pub permission: String,
-    /// What rule patterns are matched against: a path relative to the directory (absolute
-    /// outside it), a command, a URL, or the tool name.
-    pub pattern: String,
-    /// Why the permission is needed, when it is not obvious ("destructive: git push --force").
-    pub reason: Option<String>,
-    /// The resolved path, for file accesses: the policy adds `external_directory` for paths
-    /// outside the directory and applies the built-in protections.
-    pub path: Option<PathBuf>,
-    /// For one command of a shell line: the command with wrappers and git's global
-    /// options dropped, also matched by deny and ask rules (DESIGN §4).
-    pub normalized: Option<String>,
-    /// A shell line that could not be split into commands: judged whole, and only a
-    /// rule whose pattern is `*` can allow it.
-    pub whole: bool,
-}
-
-impl Access {
-    /// An access with a plain pattern.
-    pub fn new(permission: impl Into<String>, pattern: impl Into<String>) -> Self {
-        Access {
-            permission: permission.into(),
-            pattern: pattern.into(),
-            reason: None,
-            path: None,
-            normalized: None,
-            whole: false,
-        }
-    }
-
-    /// A file access: `input` is resolved against the directory, and the pattern is the
-    /// path relative to it (forward slashes, symlinks resolved), or absolute outside it.
-    pub fn path(ctx: &CallContext, permission: impl Into<String>, input: &str) -> Self {
-        Access::resolved(ctx, permission, ctx.resolve(input))
-    }
-
-    /// A file access for a path already resolved (see `paths`): the pattern is the path
-    /// relative to the directory, or absolute outside it.
-    pub fn resolved(ctx: &CallContext, permission: impl Into<String>, path: PathBuf) -> Self {
-        Access {
-            permission: permission.into(),
-            pattern: ctx.display(&path),
-            reason: None,
-            path: Some(path),
-            normalized: None,
-            whole: false,
-        }
-    }
-
-    /// The file access of a call whose path is its `file_path` argument.
-    pub fn file_path(
-        ctx: &CallContext,
-        permission: &str,
-        args: &Map<String, Value>,
-    ) -> Vec<Access> {
-        let path = args
-            .get("file_path")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        vec![Access::path(ctx, permission, path)]
-    }
-
-    /// Adds the reason.
-    pub fn because(mut self, reason: impl Into<String>) -> Self {
-        self.reason = Some(reason.into());
-        self
-    }
-}
+pub use crate::access::Access;
 
 /// A tool's definition record.
 #[derive(Clone, Copy)]

@@ -6,7 +6,7 @@
 //! trailing ` *` optional.
 
 use super::{Action, Rule, Source};
-use crate::tool::Access;
+use crate::access::Access;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Token {

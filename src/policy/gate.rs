@@ -8,8 +8,9 @@ use std::io::{BufRead, BufReader, Write};
 use serde_json::{Map, Value, json};
 
 use super::{Action, AskMode, Decision, Policy, ReadJudge, Rule, Source};
+use crate::access::Access;
 use crate::session::{CallContext, PermissionGate, Refusal, Session};
-use crate::tool::{Access, ToolDef};
+use crate::tool::ToolDef;
 
 /// The policy gate of a process.
 #[derive(Debug)]

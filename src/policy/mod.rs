@@ -36,8 +36,8 @@ pub use reads::ReadJudge;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::access::Access;
 use crate::config::{read_json_file, user_config_dir};
-use crate::tool::Access;
 use crate::wildcard;
 
 /// The permission categories of spec 8.4, plus `external_directory` and `undo` (the

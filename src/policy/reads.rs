@@ -535,7 +535,7 @@ mod tests {
                 for root in ["/work", "/work/src", "/work/secret", "/elsewhere", "/"] {
                     let j = ReadJudge::new(&p, &chain, &approvals, Path::new(root));
                     for path in paths.iter().filter(|p| Path::new(p).starts_with(root)) {
-                        let access = crate::tool::Access {
+                        let access = crate::access::Access {
                             permission: "read".into(),
                             pattern: crate::paths::display(&p.dir, Path::new(path)),
                             reason: None,

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use super::environment;
 use super::run::{self, Isolation, Outcome, Program, Request, Stream, Watcher};
+use crate::access::Access;
 use crate::detect::Places;
 use crate::session::CallContext;
-use crate::tool::Access;
 use crate::truncate::Limits;
 
 /// What a config command printed and how it ended.
