@@ -166,7 +166,7 @@ impl Registry {
             .iter()
             .filter(|t| t.name != INVALID)
             .filter(|t| !session.gate.is_disabled(t.name))
-            .filter(|t| !session.gate.hides(session, t))
+            .filter(|t| !session.gate.hides(session, t.name, t.permission))
             .collect()
     }
 

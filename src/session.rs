@@ -12,7 +12,6 @@ use crate::config::Config;
 use crate::events::EventSink;
 use crate::paths;
 use crate::state::State;
-use crate::tool::ToolDef;
 use crate::truncate::Limits;
 
 /// The permission hook of the execution flow (spec 8.1 step 3). The policy engine
@@ -49,8 +48,9 @@ pub trait PermissionGate: Send + Sync {
         crate::policy::ReadJudge::allow_all()
     }
 
-    /// Whether a tool is hidden from `tools` listings (disabled or denied outright).
-    fn hides(&self, _session: &Session, _def: &ToolDef) -> bool {
+    /// Whether the tool `name` (of permission category `permission`) is hidden from
+    /// `tools` listings (disabled or denied outright).
+    fn hides(&self, _session: &Session, _name: &str, _permission: &str) -> bool {
         false
     }
 

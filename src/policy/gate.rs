@@ -10,7 +10,6 @@ use serde_json::{Map, Value, json};
 use super::{Action, AskMode, Decision, Policy, ReadJudge, Rule, Source};
 use crate::access::Access;
 use crate::session::{CallContext, PermissionGate, Refusal, Session};
-use crate::tool::ToolDef;
 
 /// The policy gate of a process.
 #[derive(Debug)]
@@ -152,17 +151,17 @@ impl PermissionGate for PolicyGate {
         }
     }
 
-    fn hides(&self, session: &Session, def: &ToolDef) -> bool {
-        if self.is_disabled(def.name) {
+    fn hides(&self, session: &Session, name: &str, permission: &str) -> bool {
+        if self.is_disabled(name) {
             return true;
         }
-        if def.permission.is_empty() {
+        if permission.is_empty() {
             return false;
         }
         let Ok((agent, _)) = session_facts(session) else {
             return false;
         };
-        Policy::denies_outright(&self.policy.chain(&agent), def.permission)
+        Policy::denies_outright(&self.policy.chain(&agent), permission)
     }
 
     fn is_disabled(&self, name: &str) -> bool {
