@@ -373,3 +373,14 @@ impl Access {
         vec![Access::path(ctx, permission, path)]
     }
 }
+
+/// The shell detectors' places, as a session knows them.
+impl crate::detect::Places {
+    /// The places of a session: those of its directory, and its explicit policy file.
+    pub fn for_session(session: &Session) -> crate::detect::Places {
+        crate::detect::Places {
+            policy_file: session.policy_file.clone(),
+            ..crate::detect::Places::for_dir(&session.dir)
+        }
+    }
+}

@@ -107,14 +107,6 @@ impl Places {
         }
     }
 
-    /// The places of a session: those of its directory, and its explicit policy file.
-    pub fn for_session(session: &crate::session::Session) -> Places {
-        Places {
-            policy_file: session.policy_file.clone(),
-            ..Places::for_dir(&session.dir)
-        }
-    }
-
     /// Fixed places (`/project`, `/home/user`, `/home/user/.config/tinytool`), for tests
     /// and tables that must not depend on the environment.
     pub fn fixed() -> Places {

@@ -1345,16 +1345,6 @@ pub fn plan_for(
     Plan::new(&session.sandbox, &session.dir, purpose).map(std::sync::Arc::new)
 }
 
-/// The result of a command `required` mode kept from running (its spawn failed because a
-/// layer was missing); `None` when that is not why it failed.
-pub fn refusal(plan: &Option<std::sync::Arc<Plan>>) -> Option<crate::tool::ToolOutput> {
-    let plan = plan.as_ref()?;
-    let message = plan.refusal()?;
-    let mut meta = plan.metadata();
-    meta["refused"] = json!(true);
-    Some(crate::tool::ToolOutput::error(message).with("sandbox", meta))
-}
-
 /// Whether a result's metadata says the sandbox refused the command (exit status 3).
 pub fn refused(metadata: &serde_json::Map<String, Value>) -> bool {
     metadata

@@ -246,7 +246,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     request.sandbox = plan.clone();
     let finished = match run::run(request) {
         Ok(finished) => finished,
-        Err(_) if let Some(refusal) = sandbox::refusal(&plan) => return Ok(refusal),
+        Err(_) if let Some(refusal) = super::sandbox_refusal(&plan) => return Ok(refusal),
         Err(err) => {
             return Ok(ToolOutput::error(format!(
                 "Command exited with error: cannot run sh in {}: {err}",

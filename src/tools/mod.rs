@@ -84,6 +84,18 @@ pub fn precheck(tool: &str, args: &serde_json::Map<String, serde_json::Value>) -
     }
 }
 
+/// The result of a command `required` mode kept from running (its spawn failed because a
+/// sandbox layer was missing); `None` when that is not why it failed.
+pub fn sandbox_refusal(
+    plan: &Option<std::sync::Arc<crate::sandbox::Plan>>,
+) -> Option<crate::tool::ToolOutput> {
+    let plan = plan.as_ref()?;
+    let message = plan.refusal()?;
+    let mut meta = plan.metadata();
+    meta["refused"] = serde_json::json!(true);
+    Some(crate::tool::ToolOutput::error(message).with("sandbox", meta))
+}
+
 /// The registry of every built-in tool, in the reference's order (spec 8.1 `RegisterBuiltins`,
 /// then `RegisterConditional`). `websearch` is registered only when `EXA_API_KEY` is set.
 pub fn builtin() -> Registry {

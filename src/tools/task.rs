@@ -314,7 +314,7 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
     };
     let finished = match run::run(request) {
         Ok(finished) => finished,
-        Err(_) if let Some(refusal) = crate::sandbox::refusal(&plan) => {
+        Err(_) if let Some(refusal) = super::sandbox_refusal(&plan) => {
             return refusal
                 .with("subagent_type", start.kind)
                 .with("depth", start.depth);
