@@ -41,7 +41,21 @@ pub fn command() -> Command {
 /// Runs `sandbox`.
 pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus {
     let settings = &session.sandbox;
-    let support = crate::sandbox::support(&session.dir);
+    // `true` run under the plan: what was set up is what the report says.
+    let support = crate::sandbox::support(&session.dir, |plan| {
+        let request = crate::process::run::Request {
+            program: crate::process::run::Program::Shell("true"),
+            dir: &session.dir,
+            env: vec![],
+            stdin: None,
+            timeout: std::time::Duration::from_secs(10),
+            limits: crate::truncate::Limits::default(),
+            cancel: None,
+            isolation: crate::process::run::Isolation::Session,
+            sandbox: Some(plan.clone()),
+        };
+        let _ = crate::process::run::run(request);
+    });
     let complete = support.iter().all(|s| s.status != "no");
     let secrets = crate::sandbox::secrets(settings, &session.dir);
     if sub.get_flag("json") {

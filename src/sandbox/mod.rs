@@ -1131,9 +1131,9 @@ pub struct LayerSupport {
     pub why: String,
 }
 
-/// What this machine supports, one entry per layer, for `tinytool sandbox`: runs `true`
-/// under a plan asking for every layer (network off, masking) in `dir`.
-pub fn support(dir: &Path) -> Vec<LayerSupport> {
+/// What this machine supports, one entry per layer, for `tinytool sandbox`: `run_true`
+/// runs `true` under a plan asking for every layer (network off, masking) in `dir`.
+pub fn support(dir: &Path, run_true: impl FnOnce(&std::sync::Arc<Plan>)) -> Vec<LayerSupport> {
     let settings = Settings {
         mode: Mode::Auto,
         network: false,
@@ -1150,18 +1150,7 @@ pub fn support(dir: &Path) -> Vec<LayerSupport> {
             .collect();
     };
     let plan = std::sync::Arc::new(plan);
-    let request = crate::process::run::Request {
-        program: crate::process::run::Program::Shell("true"),
-        dir,
-        env: vec![],
-        stdin: None,
-        timeout: std::time::Duration::from_secs(10),
-        limits: crate::truncate::Limits::default(),
-        cancel: None,
-        isolation: crate::process::run::Isolation::Session,
-        sandbox: Some(plan.clone()),
-    };
-    let _ = crate::process::run::run(request);
+    run_true(&plan);
     let report = plan.shared.report();
     let mut out = Vec::new();
     for (l, &layer) in LAYERS.iter().enumerate() {
