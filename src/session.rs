@@ -85,6 +85,10 @@ pub trait AfterHook: Send + Sync {
     fn apply(&self, ctx: &CallContext, output: &str, is_error: bool) -> Option<(String, bool)>;
 }
 
+/// Subagents cannot nest deeper than this (reference `maxSubagentDepth`): a session at
+/// this [`Session::depth`] starts none.
+pub const MAX_SUBAGENT_DEPTH: u32 = 5;
+
 /// Everything a call needs that lasts longer than the call.
 pub struct Session {
     /// SessionID: todos, agent mode, jobs and approvals are per session.

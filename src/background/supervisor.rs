@@ -574,15 +574,15 @@ fn supervise_job(
         store, captures, ..
     } = watcher;
     let concluded = match outcome {
-        Ok(outcome) => crate::tools::task::conclude(
+        Ok(outcome) => super::subagent::conclude(
             &row.subagent_type,
             captures.finish(outcome),
             Duration::from_millis(row.deadline_ms.max(0) as u64),
         ),
-        Err(err) => crate::tools::task::Concluded {
+        Err(err) => super::subagent::Concluded {
             status: "failed",
             result: String::new(),
-            error: crate::tools::task::start_error(&row.command, &err),
+            error: super::subagent::start_error(&row.command, &err),
         },
     };
     let recorded = store.finish_job(id, concluded.status, &concluded.result, &concluded.error)?;

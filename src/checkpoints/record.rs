@@ -78,7 +78,7 @@ pub fn wants(session: &Session, tool: &str, args: &Map<String, Value>) -> bool {
     let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
     match tool {
         "write" | "edit" | "apply_patch" => true,
-        "task" => session.depth < crate::tools::task::MAX_DEPTH,
+        "task" => session.depth < crate::session::MAX_SUBAGENT_DEPTH,
         "bash" => !text("command")
             .lines()
             .all(crate::detect::read_only::line_is_read_only),

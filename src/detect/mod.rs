@@ -44,6 +44,8 @@ pub mod sql;
 
 use std::path::{Path, PathBuf};
 
+use crate::access::Access;
+
 use expand::{Arg, Feed, Vars};
 use lex::{Lexed, RedirOp, Word};
 use parse::{Item, Simple};
@@ -699,6 +701,57 @@ fn joined(args: &[Arg]) -> String {
 /// How a written or run file is recognised: the path without a leading `./`.
 fn file_key(path: &str) -> String {
     path.trim_start_matches("./").to_string()
+}
+
+/// The accesses a shell command needs (bash, monitor): `shell`, then `secret-shell` when it
+/// names a secret file or a protected place, then `destructive-shell` when it is
+/// destructive; each pattern is the command, each extra access says why.
+pub fn shell_accesses(command: &str, places: &Places) -> Vec<Access> {
+    let findings = judge(command, places);
+    let Some(commands) = commands::split(command) else {
+        // Not parseable within the bounds: judged whole, only `*` can allow it.
+        let whole = |access: Access| Access {
+            whole: true,
+            ..access
+        };
+        let mut accesses = vec![whole(Access::new("shell", command))];
+        for kind in [Kind::Secret, Kind::Destructive] {
+            if let Some(reason) = reason(&findings, kind) {
+                accesses.push(whole(
+                    Access::new(kind.permission(), command).because(reason),
+                ));
+            }
+        }
+        return accesses;
+    };
+    let of = |permission: &str, c: &commands::Command| Access {
+        normalized: Some(c.normalized.clone()),
+        ..Access::new(permission, c.text.clone())
+    };
+    let mut accesses: Vec<Access> = commands.iter().map(|c| of("shell", c)).collect();
+    for kind in [Kind::Secret, Kind::Destructive] {
+        if reason(&findings, kind).is_none() {
+            continue;
+        }
+        // Only the commands the detector flags are judged; when none is flagged alone
+        // (the finding needs the line's context: `X=rm; $X -rf /`), the line is judged
+        // whole.
+        let mut flagged = false;
+        for c in &commands {
+            let own = judge(&c.text, places);
+            if let Some(reason) = reason(&own, kind) {
+                accesses.push(of(kind.permission(), c).because(reason));
+                flagged = true;
+            }
+        }
+        if !flagged && let Some(reason) = reason(&findings, kind) {
+            accesses.push(Access {
+                whole: true,
+                ..Access::new(kind.permission(), command).because(reason)
+            });
+        }
+    }
+    accesses
 }
 
 #[cfg(test)]

@@ -191,7 +191,7 @@ impl Tasks {
         if let Some(message) = &entry.message {
             task.insert("statusMessage".into(), json!(message));
         }
-        let stamp = |millis: u64| crate::background::rfc3339(i64::try_from(millis).unwrap_or(0));
+        let stamp = |millis: u64| crate::clock::rfc3339(i64::try_from(millis).unwrap_or(0));
         task.insert("createdAt".into(), json!(stamp(entry.created)));
         task.insert("lastUpdatedAt".into(), json!(stamp(entry.updated)));
         match entry.form {

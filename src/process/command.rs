@@ -126,7 +126,7 @@ pub fn run_collect(
 /// detectors find them), so a cloned repository's formatter or subagent can never run what
 /// a model's command could not.
 pub fn command_accesses(ctx: &CallContext, argv: &[String]) -> Vec<Access> {
-    crate::tools::bash::shell_accesses(&shell_join(argv), &Places::for_session(ctx.session))
+    crate::detect::shell_accesses(&shell_join(argv), &Places::for_session(ctx.session))
 }
 
 /// A command line as a shell would read it, and as `shell` policy rules match it: words

@@ -23,6 +23,7 @@ pub mod environment;
 pub mod identity;
 pub mod run;
 mod sentinel;
+pub mod words;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;

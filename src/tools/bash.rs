@@ -29,7 +29,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::detect::{self, Kind, Places};
+use crate::detect::{Kind, Places, shell_accesses};
+use crate::process::words::{go_duration, signal_name, signal_text};
 use crate::process::{environment, run};
 use crate::sandbox;
 use crate::schema;
@@ -122,57 +123,6 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
         .and_then(Value::as_str)
         .unwrap_or_default();
     shell_accesses(command, &Places::for_session(ctx.session))
-}
-
-/// The accesses a shell command needs (bash, monitor): `shell`, then `secret-shell` when it
-/// names a secret file or a protected place, then `destructive-shell` when it is
-/// destructive; each pattern is the command, each extra access says why.
-pub fn shell_accesses(command: &str, places: &Places) -> Vec<Access> {
-    let findings = detect::judge(command, places);
-    let Some(commands) = detect::commands::split(command) else {
-        // Not parseable within the bounds: judged whole, only `*` can allow it.
-        let whole = |access: Access| Access {
-            whole: true,
-            ..access
-        };
-        let mut accesses = vec![whole(Access::new("shell", command))];
-        for kind in [Kind::Secret, Kind::Destructive] {
-            if let Some(reason) = detect::reason(&findings, kind) {
-                accesses.push(whole(
-                    Access::new(kind.permission(), command).because(reason),
-                ));
-            }
-        }
-        return accesses;
-    };
-    let of = |permission: &str, c: &detect::commands::Command| Access {
-        normalized: Some(c.normalized.clone()),
-        ..Access::new(permission, c.text.clone())
-    };
-    let mut accesses: Vec<Access> = commands.iter().map(|c| of("shell", c)).collect();
-    for kind in [Kind::Secret, Kind::Destructive] {
-        if detect::reason(&findings, kind).is_none() {
-            continue;
-        }
-        // Only the commands the detector flags are judged; when none is flagged alone
-        // (the finding needs the line's context: `X=rm; $X -rf /`), the line is judged
-        // whole.
-        let mut flagged = false;
-        for c in &commands {
-            let own = detect::judge(&c.text, places);
-            if let Some(reason) = detect::reason(&own, kind) {
-                accesses.push(of(kind.permission(), c).because(reason));
-                flagged = true;
-            }
-        }
-        if !flagged && let Some(reason) = detect::reason(&findings, kind) {
-            accesses.push(Access {
-                whole: true,
-                ..Access::new(kind.permission(), command).because(reason)
-            });
-        }
-    }
-    accesses
 }
 
 /// Whether the command may see the secret files as they are (the sandbox then masks
@@ -368,80 +318,6 @@ pub fn sandbox_notes(
     notes
 }
 
-/// Go's `Duration.String()` for whole milliseconds: `100ms`, `1.5s`, `2m0s`, `1h0m0s`.
-pub fn go_duration(duration: Duration) -> String {
-    let ms = duration.as_millis();
-    if ms == 0 {
-        return "0s".to_string();
-    }
-    if ms < 1000 {
-        return format!("{ms}ms");
-    }
-    let hours = ms / 3_600_000;
-    let minutes = (ms / 60_000) % 60;
-    let seconds = (ms / 1000) % 60;
-    let fraction = ms % 1000;
-    let mut secs = seconds.to_string();
-    if fraction > 0 {
-        let digits = format!("{fraction:03}");
-        secs.push('.');
-        secs.push_str(digits.trim_end_matches('0'));
-    }
-    if hours > 0 {
-        format!("{hours}h{minutes}m{secs}s")
-    } else if minutes > 0 {
-        format!("{minutes}m{secs}s")
-    } else {
-        format!("{secs}s")
-    }
-}
-
-/// Go's text for a signal (`killed`, `terminated`, …).
-pub fn signal_text(signal: i32) -> String {
-    let text = match signal {
-        libc::SIGHUP => "hangup",
-        libc::SIGINT => "interrupt",
-        libc::SIGQUIT => "quit",
-        libc::SIGILL => "illegal instruction",
-        libc::SIGTRAP => "trace/breakpoint trap",
-        libc::SIGABRT => "aborted",
-        libc::SIGBUS => "bus error",
-        libc::SIGFPE => "floating point exception",
-        libc::SIGKILL => "killed",
-        libc::SIGUSR1 => "user defined signal 1",
-        libc::SIGSEGV => "segmentation fault",
-        libc::SIGUSR2 => "user defined signal 2",
-        libc::SIGPIPE => "broken pipe",
-        libc::SIGALRM => "alarm clock",
-        libc::SIGTERM => "terminated",
-        other => return format!("signal {other}"),
-    };
-    text.to_string()
-}
-
-/// The conventional name of a signal (`SIGKILL`), for metadata.
-pub fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGUSR2 => "SIGUSR2",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        other => return format!("SIG{other}"),
-    };
-    name.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,16 +412,5 @@ mod tests {
             effective_timeout(Some(10_000_000)),
             Duration::from_secs(600)
         );
-    }
-
-    #[test]
-    fn durations_read_like_go() {
-        assert_eq!(go_duration(Duration::from_secs(120)), "2m0s");
-        assert_eq!(go_duration(Duration::from_secs(600)), "10m0s");
-        assert_eq!(go_duration(Duration::from_millis(100)), "100ms");
-        assert_eq!(go_duration(Duration::from_millis(1_500)), "1.5s");
-        assert_eq!(go_duration(Duration::from_millis(1_000)), "1s");
-        assert_eq!(go_duration(Duration::from_millis(90_250)), "1m30.25s");
-        assert_eq!(go_duration(Duration::from_secs(3_600)), "1h0m0s");
     }
 }

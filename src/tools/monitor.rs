@@ -30,12 +30,13 @@ use serde_json::{Map, Value, json};
 
 use crate::background::{self, KEEP_LINES, MAX_MONITORS, spawn_supervisor};
 use crate::detect::Places;
+use crate::detect::shell_accesses;
 use crate::events::new_id;
+use crate::process::words::{go_duration, signal_name};
 use crate::schema;
 use crate::session::CallContext;
 use crate::state::{Background, Monitor, MonitorSlot, NewMonitor, UNFINISHED};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
-use crate::tools::bash::{go_duration, shell_accesses, signal_name};
 
 /// Run time when none is given, in milliseconds (5 minutes).
 pub const DEFAULT_TIMEOUT_MS: i64 = 300_000;
@@ -291,8 +292,8 @@ fn list_entry(monitor: &Monitor) -> Value {
     json!({
         "id": Background::Monitor.label(monitor.id),
         "description": monitor.description,
-        "started": background::rfc3339(monitor.time_created),
-        "deadline": background::rfc3339(monitor.deadline),
+        "started": crate::clock::rfc3339(monitor.time_created),
+        "deadline": crate::clock::rfc3339(monitor.deadline),
         "buffered_lines": monitor.buffered,
         "running": is_running(monitor),
     })
@@ -308,9 +309,9 @@ pub fn state_entry(monitor: &Monitor) -> Value {
         "status": background::shown_status(&monitor.status),
         "state": state_text(monitor),
         "exit_code": monitor.exit_code,
-        "started": background::rfc3339(monitor.time_created),
-        "deadline": background::rfc3339(monitor.deadline),
-        "ended": monitor.time_ended.map(background::rfc3339),
+        "started": crate::clock::rfc3339(monitor.time_created),
+        "deadline": crate::clock::rfc3339(monitor.deadline),
+        "ended": monitor.time_ended.map(crate::clock::rfc3339),
         "buffered_lines": monitor.buffered,
         "running": is_running(monitor),
     })

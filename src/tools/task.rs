@@ -32,25 +32,21 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::background::subagent::{conclude, failure, start_error};
 use crate::background::{self, spawn_supervisor};
 use crate::events::new_id;
-use crate::process::command::{command_accesses, shell_join};
+use crate::process::command::command_accesses;
 use crate::process::environment;
-use crate::process::run::{self, Ending, Finished, Program, Request};
+use crate::process::run::{self, Program, Request};
 use crate::schema;
-use crate::session::CallContext;
+use crate::session::{CallContext, MAX_SUBAGENT_DEPTH as MAX_DEPTH};
 use crate::state::{Background, Job, NewJob, UNFINISHED};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
-use crate::tools::bash::{go_duration, signal_text};
 
-/// Subagents cannot nest deeper than this (reference `maxSubagentDepth`).
-pub const MAX_DEPTH: u32 = 5;
 /// The subagent type when none is given.
 pub const DEFAULT_TYPE: &str = "build";
 /// A job's deadline when the config sets none: 30 minutes.
 pub const DEFAULT_DEADLINE_MS: u64 = 30 * 60 * 1000;
-/// How much of a failed subagent's stderr its error keeps (the end of it).
-const STDERR_IN_ERROR: usize = 4_000;
 
 /// The `task` tool's definition.
 pub fn definition() -> ToolDef {
@@ -278,14 +274,6 @@ fn missing_subagent(ctx: &CallContext, kind: &str) -> String {
     )
 }
 
-/// Why a subagent command could not start.
-pub fn start_error(command: &[String], err: &std::io::Error) -> String {
-    format!(
-        "cannot start the subagent command `{}`: {err} (check subagents.<type>.command in the config)",
-        shell_join(command)
-    )
-}
-
 fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
     // A subagent is a tinytool user: `.tinytool/` and its configured paths stay writable,
     // and its own tinytool sandboxes what it starts.
@@ -351,71 +339,6 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
         .with("duration_ms", duration_ms)
         .with("stderr_bytes", stderr_bytes);
     output.with("sandbox", crate::sandbox::metadata_of(plan.as_deref()))
-}
-
-/// How a subagent run ended, as a job records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Concluded {
-    /// completed | failed | cancelled.
-    pub status: &'static str,
-    /// Its standard output (previewed when over the output limits).
-    pub result: String,
-    /// Empty, or why it failed, with the end of its stderr.
-    pub error: String,
-}
-
-/// Why a run did not succeed, `None` when it did.
-fn failure(kind: &str, finished: &Finished, deadline: Duration) -> Option<String> {
-    if finished.cancelled {
-        return Some("cancelled".into());
-    }
-    if finished.timed_out {
-        return Some(format!(
-            "the {kind} subagent timed out after {}",
-            go_duration(deadline)
-        ));
-    }
-    match finished.ending {
-        Ending::Exited(0) => None,
-        Ending::Exited(code) => Some(format!("the {kind} subagent exited with status {code}")),
-        Ending::Signaled { signal, .. } => Some(format!(
-            "the {kind} subagent was killed (signal: {})",
-            signal_text(signal)
-        )),
-    }
-}
-
-/// Turns a finished subagent run into a job's status, result and error.
-pub fn conclude(kind: &str, finished: Finished, deadline: Duration) -> Concluded {
-    let failed = failure(kind, &finished, deadline);
-    let cancelled = finished.cancelled;
-    let result = finished.stdout.finish().text;
-    let Some(mut error) = failed else {
-        return Concluded {
-            status: "completed",
-            result,
-            error: String::new(),
-        };
-    };
-    let stderr = finished.stderr.finish().text;
-    let stderr = stderr.trim_end();
-    if !stderr.is_empty() {
-        error.push('\n');
-        error.push_str(&tail(stderr, STDERR_IN_ERROR));
-    }
-    Concluded {
-        status: if cancelled { "cancelled" } else { "failed" },
-        result,
-        error,
-    }
-}
-
-/// The last `max` bytes of `text` (on a character boundary), with `…` in front when cut.
-fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    format!("…{}", &text[text.ceil_char_boundary(text.len() - max)..])
 }
 
 fn start_job(ctx: &CallContext, start: &Start) -> anyhow::Result<ToolOutput> {
@@ -567,9 +490,9 @@ pub fn job_entry(job: &Job) -> Value {
         "result": job.result,
         "error": job.error,
         "depth": job.depth,
-        "created": background::rfc3339(job.time_created),
-        "deadline": background::rfc3339(job.deadline),
-        "ended": job.time_ended.map(background::rfc3339),
+        "created": crate::clock::rfc3339(job.time_created),
+        "deadline": crate::clock::rfc3339(job.deadline),
+        "ended": job.time_ended.map(crate::clock::rfc3339),
     })
 }
 
@@ -596,11 +519,5 @@ mod tests {
         assert!(result.starts_with("line \"quoted\"\n"));
         assert!(result.contains("bytes left out to fit the output limit"));
         assert!(result.ends_with("line \"quoted\"\n"));
-    }
-
-    #[test]
-    fn tails_keep_the_end_on_a_character_boundary() {
-        assert_eq!(tail("short", 10), "short");
-        assert_eq!(tail("ééé", 3), "…é");
     }
 }
