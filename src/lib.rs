@@ -62,6 +62,7 @@ pub mod state;
 pub mod textdoc;
 pub mod tool;
 pub mod tools;
+pub mod tree;
 pub mod truncate;
 pub mod wildcard;
 pub mod wire;

@@ -379,7 +379,7 @@ fn checkpoint_metadata(
         Began::Notice(notice) => Some(Value::String(notice)),
         Began::Open(open) if handed == Some(open.id) => {
             // No finish follows in this process: withdraw the before-walk's stamps.
-            crate::checkpoints::walk::forget();
+            crate::tree::forget();
             Some(json!({"id": open.id, "open": true}))
         }
         Began::Open(open) => finish(session, open),

@@ -1,8 +1,9 @@
 //! Checkpoints and undo (issue 20): every change a call made can be taken back.
 //!
-//! - [`walk`]: a stat-only walk of the project tree that respects `.gitignore`/`.ignore`
-//!   and the skip directories, and tells which paths changed since the previous walk
-//!   (size, mtime, inode, ctime and mode compared; contents read only for those);
+//! Which paths changed since the previous walk is [`crate::tree`]'s business (a stat-only
+//! walk of the project tree, its listing cache, and the watch that lets quiet directories
+//! go unstated); this module keeps what they held and takes it back:
+//!
 //! - [`store`]: content-addressed, deduplicated blobs under
 //!   `<dir>/.tinytool/checkpoints/blobs/`, each written atomically so two processes
 //!   storing at once never leave a partial blob;
@@ -25,5 +26,3 @@ pub mod recovery;
 pub mod report;
 pub mod store;
 pub mod undo;
-pub mod walk;
-pub mod watch;

@@ -29,11 +29,11 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::store::BlobStore;
-use super::walk::{self, Fingerprint};
-use super::watch::Watch;
 use crate::config::Checkpoints;
 use crate::session::Session;
 use crate::state::{FileChange, NewCheckpoint, Store, TreeEntry};
+use crate::tree::watch::Watch;
+use crate::tree::{self as walk, Fingerprint};
 
 const S_IFMT: u32 = 0o170000;
 const S_IFREG: u32 = 0o100000;
@@ -203,7 +203,7 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
     let open = Open::new(id);
     if let (Some(watch), Ok(mut before)) = (watch, open.before.lock()) {
         // The sandbox asks it what a command changed (`sandbox::Plan::sweep`).
-        super::watch::publish(&session.dir, made, &watch);
+        crate::tree::watch::publish(&session.dir, made, &watch);
         *before = Some((listings, watch));
     }
     Ok(Began::Open(open))

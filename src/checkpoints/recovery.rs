@@ -9,8 +9,9 @@
 
 use anyhow::Result;
 
-use super::{record, walk};
+use super::record;
 use crate::session::Session;
+use crate::tree as walk;
 
 /// Completes the open checkpoints of dead processes, if any; whether it walked.
 pub fn complete_dead(session: &Session) -> Result<bool> {

@@ -466,7 +466,7 @@ fn same_names<'a>(cached: &[&[u8]], now: impl Iterator<Item = &'a std::ffi::OsSt
 /// component, and spread over a few threads (on a 20,000-file tree this check is most of
 /// the sandbox's cost per call).
 fn unchanged(dir: &Path, dirs: &[CachedDir], trust_walk: bool) -> Option<Settled> {
-    use crate::checkpoints::walk::DirFd;
+    use crate::tree::DirFd;
     use std::os::unix::ffi::OsStrExt;
     #[allow(clippy::unnecessary_cast)]
     let time_of = |st: libc::stat| {
@@ -482,7 +482,7 @@ fn unchanged(dir: &Path, dirs: &[CachedDir], trust_walk: bool) -> Option<Settled
             .is_ok_and(|now| same_names(names, now.iter().map(|(n, _)| n.as_os_str())))
     };
     let mut seen = vec![false; dirs.len()];
-    if let Some(walked) = crate::checkpoints::walk::published(dir).filter(|_| trust_walk) {
+    if let Some(walked) = crate::tree::published(dir).filter(|_| trust_walk) {
         for (i, d) in dirs.iter().enumerate() {
             let listing = std::str::from_utf8(d.rel)
                 .ok()
@@ -1136,7 +1136,7 @@ mod tests {
 
     #[test]
     fn the_running_calls_walk_stands_in_for_stat_calls() {
-        use crate::checkpoints::walk::{self, listing};
+        use crate::tree::{self as walk, listing};
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::write(root.join(".env"), "K=v").unwrap();

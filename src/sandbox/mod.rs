@@ -940,7 +940,7 @@ impl Plan {
 
     /// The repositories below the project that were not there when the plan was made.
     fn repositories_made(&self) -> Vec<PathBuf> {
-        let watched = crate::checkpoints::watch::changed_since(&self.dir, self.created);
+        let watched = crate::tree::watch::changed_since(&self.dir, self.created);
         let made = match watched {
             // Folders the secret scan knows and the watch does not (ignored ones, where
             // a watch could not be added) give no event: only a scan tells about them.

@@ -275,7 +275,7 @@ impl Store {
     }
 
     /// The stored tree's generation: a random number that changes with every update of
-    /// the tree, so a walk cache saved for it (`checkpoints::walk::listing`) is known to
+    /// the tree, so a walk cache saved for it (`tree::listing`) is known to
     /// hold the same fingerprints. Set on first use.
     pub fn tree_generation(&mut self) -> Result<u64> {
         let current = self
