@@ -54,6 +54,7 @@ pub mod sandbox;
 pub mod schema;
 pub mod search;
 pub mod secret_file;
+pub mod secret_scan;
 pub mod secrets;
 pub mod session;
 pub mod skip_dirs;

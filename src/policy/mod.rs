@@ -186,7 +186,7 @@ impl Rule {
         if let Some(dir) = &self.secret_files {
             return access.path.as_deref().is_some_and(|path| {
                 crate::secret_file::is_secret(path)
-                    || crate::sandbox::mask::is_alias_of_secret(dir, path)
+                    || crate::secret_scan::is_alias_of_secret(dir, path)
             });
         }
         if self.read_only_commands {

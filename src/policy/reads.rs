@@ -119,7 +119,7 @@ impl Compiled {
     fn matches(&self, subject: &Subject) -> bool {
         if self.form == Form::SecretFile {
             return crate::secret_file::is_secret(subject.path)
-                || crate::sandbox::mask::is_alias_of_secret(Path::new(subject.dir), subject.path);
+                || crate::secret_scan::is_alias_of_secret(Path::new(subject.dir), subject.path);
         }
         self.everything || wildcard::matches(&self.pattern, subject.get(self.form))
     }

@@ -145,7 +145,7 @@ impl Watch {
             &mut *RETIRED.lock().unwrap_or_else(|e| e.into_inner()),
         ));
         if self.long_lived {
-            let folders = super::mask::scanned_directories(&self.plan.dir);
+            let folders = crate::secret_scan::scanned_directories(&self.plan.dir);
             for (i, folder) in folders.iter().enumerate() {
                 if i % 256 == 0 && self.woken() {
                     return;
@@ -321,7 +321,7 @@ impl Watch {
             return Some(self.plan.repository_line(path));
         }
         if created && mask & libc::IN_ISDIR != 0 {
-            if super::mask::left_out(path) {
+            if crate::secret_scan::left_out(path) {
                 return None;
             }
             return self.enter(path.to_path_buf());
@@ -346,7 +346,7 @@ impl Watch {
                     return Some(self.plan.repository_line(&path));
                 }
                 match entry.file_type() {
-                    Ok(kind) if kind.is_dir() && !super::mask::left_out(&path) => {
+                    Ok(kind) if kind.is_dir() && !crate::secret_scan::left_out(&path) => {
                         queue.push(path);
                     }
                     Ok(kind) if kind.is_file() => {
@@ -367,7 +367,7 @@ impl Watch {
         path.ancestors()
             .skip(1)
             .take_while(|a| a.starts_with(&self.plan.dir) && *a != self.plan.dir)
-            .any(super::mask::left_out)
+            .any(crate::secret_scan::left_out)
     }
 
     fn stop(&self, line: String) {

@@ -1,4 +1,4 @@
-//! Which of the files the scan found ([`super::mask`]) a command sees as empty, what
+//! Which of the files the scan found ([`crate::secret_scan`]) a command sees as empty, what
 //! covers each, and which of them the command opened.
 //!
 //! - A file is masked when it is a secret by the one definition ([`crate::secret_file`]:

@@ -17,9 +17,9 @@
 //!   secret files covered by an empty read-only file), a network namespace with only its
 //!   own loopback when `network` is false, and a PID namespace whose first process is
 //!   the command: when it ends, or tinytool dies, the kernel kills everything in it.
-//! - `mask`: the bounded scan for files that may be secrets; `masking`: which of them are
-//!   covered (secrets git does not track and the user did not unmask), each by an empty
-//!   file of its own watched for opens.
+//! - [`masking`]: which of the files [`crate::secret_scan`] found are covered (secrets git
+//!   does not track and the user did not unmask), each by an empty file of its own watched
+//!   for opens; [`covers`]: the empty stand-ins themselves.
 //! - `explain`: the last line of a failed command's output naming the rule that stopped it.
 //!
 //! - `landlock`: the fallback where `unshare` is refused: writes limited to the writable
@@ -28,12 +28,12 @@
 //! Layer names (in `metadata.sandbox.layers` and `missing[].layer`): `userns`, `mount`,
 //! `pid`, `net`, `landlock` (only where the namespaces could not be set up), `mask`.
 
+pub mod covers;
 mod devices;
 pub mod explain;
 mod gitdirs;
 pub mod guard;
 pub mod landlock;
-pub mod mask;
 pub mod masking;
 mod namespaces;
 mod private_tmp;
@@ -72,7 +72,7 @@ pub struct SandboxSpec {
     /// of them; `~/` is the home directory).
     #[serde(default)]
     pub sockets: Vec<String>,
-    /// The most directory entries the secret scan looks at (default [`mask::CAP`]); a
+    /// The most directory entries the secret scan looks at (default [`crate::secret_scan::CAP`]); a
     /// project with more is refused commands until this is raised.
     #[serde(default)]
     pub scan_limit: Option<usize>,
@@ -138,7 +138,7 @@ impl Default for Settings {
             writable: Vec::new(),
             unmask: Vec::new(),
             sockets: Vec::new(),
-            scan_limit: mask::CAP,
+            scan_limit: crate::secret_scan::CAP,
             own_files: Vec::new(),
             state_file: None,
             unmask_all: false,
@@ -161,7 +161,7 @@ impl Settings {
             settings.writable = spec.writable.iter().map(|w| expand(w)).collect();
             settings.unmask = spec.unmask.clone();
             settings.sockets = spec.sockets.iter().map(|w| expand(w)).collect();
-            settings.scan_limit = spec.scan_limit.unwrap_or(mask::CAP);
+            settings.scan_limit = spec.scan_limit.unwrap_or(crate::secret_scan::CAP);
         }
         if let Some(spec) = policy
             .project
@@ -227,7 +227,7 @@ impl Settings {
                 unmask: w.unmask,
                 unmask_all: w.unmask_all,
                 sockets: w.sockets,
-                scan_limit: w.scan_limit.unwrap_or(mask::CAP),
+                scan_limit: w.scan_limit.unwrap_or(crate::secret_scan::CAP),
                 own_files: w.own_files,
                 state_file: w.state_file,
                 policy_file: w.policy_file,
@@ -495,7 +495,7 @@ pub(crate) struct OwnView {
     pub folder: CString,
     /// Its `outputs`, bound back in.
     pub outputs: CString,
-    /// The folder put over it (`mask::own_view`).
+    /// The folder put over it (`covers::own_view`).
     pub skeleton: CString,
     /// The skeleton's `outputs`, where the spill files are bound.
     pub mount_point: CString,
@@ -503,7 +503,7 @@ pub(crate) struct OwnView {
 
 impl OwnView {
     fn new(tinytool: &Path) -> Option<OwnView> {
-        let skeleton = mask::own_view(tinytool)?;
+        let skeleton = covers::own_view(tinytool)?;
         let outputs = tinytool.join("outputs");
         crate::project::ensure_own_subdir(tinytool.parent()?, "outputs").ok()?;
         Some(OwnView {
@@ -573,7 +573,7 @@ impl Plan {
         // The secret scan also finds the repositories nested in the project (their own
         // `.git`, submodules' work trees): their hooks and config are the user's git's
         // next target as much as the top one's.
-        let scan = mask::scan(&dir, settings.scan_limit);
+        let scan = crate::secret_scan::scan(&dir, settings.scan_limit);
         for repo in &scan.repos {
             let nested = gitdirs::layout(repo);
             anchors.extend(nested.anchors);
@@ -648,7 +648,7 @@ impl Plan {
             }
             if Some(&user_dir) == state_dir.as_ref()
                 && !purpose.tinytool_writable
-                && mask::empty_dir(&tinytool).is_some()
+                && covers::empty_dir(&tinytool).is_some()
             {
                 hidden_state = crate::paths::canonicalize(&user_dir).ok();
                 if hidden_state.is_some() {
@@ -708,7 +708,7 @@ impl Plan {
                 absent.push(git);
             }
         }
-        let empty = mask::empty_file(&tinytool);
+        let empty = covers::empty_file(&tinytool);
         let sources = masking::placeholders(&tinytool, masking.masked.len()).unwrap_or_default();
         let mask_opens = if sources.is_empty() {
             None
@@ -800,7 +800,7 @@ impl Plan {
                     .filter(|path| private_tmp.as_ref().is_none_or(|tmp| tmp.shows(path)))
                     .filter(|path| !hidden.iter().any(|h| path.starts_with(h))),
             );
-            mask::empty_dir(&tinytool)
+            covers::empty_dir(&tinytool)
         };
         let masked_ids = masked_ids(&masking.masked);
         Some(Plan {
@@ -945,12 +945,14 @@ impl Plan {
             // Folders the secret scan knows and the watch does not (ignored ones, where
             // a watch could not be added) give no event: only a scan tells about them.
             Some((changed, watched))
-                if mask::scanned_directories(&self.dir).iter().all(|d| {
-                    d.strip_prefix(&self.dir)
-                        .ok()
-                        .and_then(Path::to_str)
-                        .is_some_and(|rel| watched.contains(rel))
-                }) =>
+                if crate::secret_scan::scanned_directories(&self.dir)
+                    .iter()
+                    .all(|d| {
+                        d.strip_prefix(&self.dir)
+                            .ok()
+                            .and_then(Path::to_str)
+                            .is_some_and(|rel| watched.contains(rel))
+                    }) =>
             {
                 self.repositories_made_in(&changed, &watched)
             }
@@ -958,7 +960,7 @@ impl Plan {
             // no redirection) makes no repository; for it, as for the checkpoints,
             // nothing is walked again.
             _ if self.read_only => Vec::new(),
-            _ => mask::scan_after_command(&self.dir, self.scan_limit).repos,
+            _ => crate::secret_scan::scan_after_command(&self.dir, self.scan_limit).repos,
         };
         made.into_iter()
             .filter(|r| !self.repos.contains(r))
@@ -985,7 +987,8 @@ impl Plan {
                 looked += 1;
                 if looked > BUDGET {
                     // Too much new to look through: the scan decides.
-                    return mask::scan_after_command(&self.dir, self.scan_limit).repos;
+                    return crate::secret_scan::scan_after_command(&self.dir, self.scan_limit)
+                        .repos;
                 }
                 let name = entry.file_name();
                 if name == ".git" {
@@ -1002,7 +1005,7 @@ impl Plan {
                     .ok()
                     .and_then(|r| r.to_str())
                     .is_none_or(|rel| !watched.contains(rel));
-                if is_dir && unwatched && !mask::left_out(&path) {
+                if is_dir && unwatched && !crate::secret_scan::left_out(&path) {
                     queue.push(path);
                 }
             }
@@ -1322,7 +1325,7 @@ fn own_files(settings: &Settings) -> Vec<PathBuf> {
 /// rule lifting it): for `tinytool sandbox`.
 pub fn secrets(settings: &Settings, dir: &Path) -> masking::Masking {
     let dir = crate::paths::resolve_symlinks(dir);
-    let scan = mask::scan(&dir, settings.scan_limit);
+    let scan = crate::secret_scan::scan(&dir, settings.scan_limit);
     masking::decide(&dir, &scan.files, &scan.aliases, &settings.unmask, false)
 }
 
@@ -1404,7 +1407,7 @@ impl Plan {
         if self.unmask_all || !self.shared.report().is_active(MOUNT) {
             return None;
         }
-        let scan = mask::scan_after_command(&self.dir, self.scan_limit);
+        let scan = crate::secret_scan::scan_after_command(&self.dir, self.scan_limit);
         if scan.capped {
             return Some(stopped_line(
                 "the project grew past the secret scan's limit",

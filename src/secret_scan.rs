@@ -1,7 +1,8 @@
-//! The secret files of a project that the sandbox covers with an empty read-only file.
+//! Finding a project's secret files: the candidates the sandbox covers with an empty
+//! read-only file, and the other names (hard links) the policy refuses reads of.
 //!
 //! The scan finds the files whose name may make them secret
-//! ([`crate::secret_file::worth_judging`]); [`super::masking::decide`] then judges each by the one
+//! ([`crate::secret_file::worth_judging`]); the sandbox's masking then judges each by the one
 //! definition (content too, where the name cannot tell) and leaves unmasked the ones git
 //! tracks (their content is in the repository's history already, and a masked tracked
 //! file would be committed, stashed and diffed as emptied) and the ones the user unmasked.
@@ -58,7 +59,7 @@ pub const CAP: usize = 50_000;
 pub struct Scan {
     /// Every directory listed.
     dirs: Vec<ScannedDir>,
-    /// The files whose name may make them secret (absolute): [`super::masking::decide`]
+    /// The files whose name may make them secret (absolute): the sandbox's masking
     /// judges them.
     pub files: Vec<PathBuf>,
     /// Whether the scan stopped at its limit.
@@ -798,96 +799,6 @@ pub fn is_alias_of_secret(dir: &Path, path: &Path) -> bool {
             && std::fs::symlink_metadata(secret).is_ok_and(|m| (m.dev(), m.ino()) == id)
             && crate::secret_file::is_secret(secret)
     })
-}
-
-/// The empty read-only file secrets are covered with (`.tinytool/sandbox/empty`, made
-/// once); `None` when it cannot be made.
-pub fn empty_file(tinytool: &Path) -> Option<PathBuf> {
-    let path = tinytool.join("sandbox").join("empty");
-    match std::fs::symlink_metadata(&path) {
-        Ok(meta) if meta.is_file() && meta.len() == 0 => return Some(path),
-        Ok(_) => {
-            let _ = std::fs::remove_file(&path);
-        }
-        Err(_) => {}
-    }
-    crate::project::ensure_own_subdir(tinytool.parent()?, "sandbox").ok()?;
-    // create_new: never through a link put there since it was looked at.
-    std::fs::File::options()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .ok()?;
-    Some(path)
-}
-
-/// The empty read-only directory (`.tinytool/sandbox/empty.d`) that covers the checkpoint
-/// store in the sandbox: the store holds copies of secret files, and the command never
-/// needs it (tinytool itself writes checkpoints, outside the sandbox).
-pub fn empty_dir(tinytool: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = tinytool.join("sandbox").join("empty.d");
-    match std::fs::symlink_metadata(&path) {
-        Ok(meta) if meta.is_dir() && std::fs::read_dir(&path).ok()?.next().is_none() => {
-            return Some(path);
-        }
-        Ok(_) => return None,
-        Err(_) => {}
-    }
-    std::fs::create_dir_all(&path).ok()?;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o555)).ok()?;
-    Some(path)
-}
-
-/// The read-only view of `.tinytool/` commands get (`.tinytool/sandbox/own.d`, made once):
-/// a mount point `outputs`, where the spill files are bound, and the `.gitignore` that
-/// keeps git from listing the folder (as the real one does). The state database (a
-/// monitor's lines), the journal and the sealed spill files of calls that saw secrets are
-/// not for commands; `None` when it cannot be made.
-pub fn own_view(tinytool: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = tinytool.join("sandbox").join("own.d");
-    let sound = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-    let ignore_sound = || {
-        std::fs::symlink_metadata(path.join(".gitignore")).is_ok_and(|m| m.is_file())
-            && std::fs::read(path.join(".gitignore")).is_ok_and(|b| b == b"*\n")
-    };
-    let listed: Option<Vec<std::ffi::OsString>> = std::fs::read_dir(&path)
-        .ok()
-        .map(|entries| entries.flatten().map(|e| e.file_name()).collect());
-    if let Some(mut names) = listed {
-        names.sort();
-        let expected = names.len() == 2 && names[0] == ".gitignore" && names[1] == "outputs";
-        if expected && sound(&path) && sound(&path.join("outputs")) && ignore_sound() {
-            return Some(path);
-        }
-        // An older or damaged view: made again.
-        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
-        let _ = std::fs::remove_file(path.join(".gitignore"));
-        let _ =
-            std::fs::set_permissions(path.join("outputs"), std::fs::Permissions::from_mode(0o755));
-        let _ = std::fs::remove_dir(path.join("outputs"));
-        std::fs::remove_dir(&path).ok()?;
-    }
-    crate::project::ensure_own_subdir(tinytool.parent()?, "sandbox").ok()?;
-    std::fs::create_dir(&path).ok()?;
-    std::fs::create_dir(path.join("outputs")).ok()?;
-    // create_new: never through a link put there since it was looked at.
-    let mut ignore = std::fs::File::options()
-        .write(true)
-        .create_new(true)
-        .open(path.join(".gitignore"))
-        .ok()?;
-    std::io::Write::write_all(&mut ignore, b"*\n").ok()?;
-    std::fs::set_permissions(
-        path.join(".gitignore"),
-        std::fs::Permissions::from_mode(0o444),
-    )
-    .ok()?;
-    for dir in [path.join("outputs"), path.clone()] {
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).ok()?;
-    }
-    Some(path)
 }
 
 #[cfg(test)]
