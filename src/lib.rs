@@ -51,6 +51,7 @@ pub mod project;
 pub mod registry;
 pub mod repair;
 pub mod sandbox;
+pub mod sandbox_settings;
 pub mod schema;
 pub mod search;
 pub mod secret_file;

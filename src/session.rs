@@ -119,7 +119,7 @@ pub struct Session {
     /// wait on processes poll it and kill what they started.
     pub cancel: CancelFlag,
     /// The kernel sandbox settings of the commands this session runs (DESIGN §10).
-    pub sandbox: crate::sandbox::Settings,
+    pub sandbox: crate::sandbox_settings::Settings,
 }
 
 /// Asks the user through the client of a protocol session (MCP elicitation).
@@ -236,7 +236,7 @@ impl Session {
             after_hook: None,
             asker: None,
             cancel: CancelFlag::default(),
-            sandbox: crate::sandbox::Settings::default(),
+            sandbox: crate::sandbox_settings::Settings::default(),
         }
     }
 }

@@ -151,11 +151,11 @@ pub fn spawn_supervisor(
     if let Some(policy) = &session.policy_file {
         command.env(crate::process::environment::POLICY_VAR, policy);
     }
-    let settings = crate::sandbox::Settings {
+    let settings = crate::sandbox_settings::Settings {
         unmask_all,
         ..session.sandbox.clone()
     };
-    command.env(crate::sandbox::SETTINGS_VAR, settings.encode());
+    command.env(crate::sandbox_settings::SETTINGS_VAR, settings.encode());
     // The call's open checkpoint goes to the supervisor, which closes it when the command
     // ends (`checkpoints::handoff`).
     let checkpoint = crate::checkpoints::handoff::take_offer();

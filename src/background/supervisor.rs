@@ -96,8 +96,8 @@ pub fn main(dir: &Path, state: &Path, events: Option<&str>, sub: &ArgMatches) ->
     let id = sub.get_one::<i64>("id").copied().unwrap_or(0);
     let events = events.and_then(|spec| EventSink::open(spec).ok());
     // Always set by the starting call; without it the default (`auto`) applies, never none.
-    let sandbox = std::env::var(crate::sandbox::SETTINGS_VAR)
-        .map(|text| crate::sandbox::Settings::decode(&text))
+    let sandbox = std::env::var(crate::sandbox_settings::SETTINGS_VAR)
+        .map(|text| crate::sandbox_settings::Settings::decode(&text))
         .unwrap_or_default();
     let setup = Setup {
         dir: dir.to_path_buf(),
@@ -122,7 +122,7 @@ struct Setup {
     events: EventSink,
     stop: CancelFlag,
     /// The session's sandbox settings, from `TINYTOOL_SANDBOX`.
-    sandbox: crate::sandbox::Settings,
+    sandbox: crate::sandbox_settings::Settings,
     /// The starting call's open checkpoint (`--checkpoint`), adopted once the command
     /// runs and closed when it ends (`checkpoints::handoff`).
     checkpoint: Option<i64>,
@@ -147,7 +147,7 @@ impl Setup {
 
 /// This process's environment without the sandbox settings meant for it alone.
 fn inherited_env() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
-    std::env::vars_os().filter(|(name, _)| name != crate::sandbox::SETTINGS_VAR)
+    std::env::vars_os().filter(|(name, _)| name != crate::sandbox_settings::SETTINGS_VAR)
 }
 
 /// The one line answered to the starting call.

@@ -340,7 +340,7 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         .map(|p| crate::paths::resolve(&session.dir, p));
     let policy = Policy::load(&session.dir, explicit.as_deref())?;
     session.policy_file = explicit;
-    session.sandbox = crate::sandbox::Settings::from_policy(&policy);
+    session.sandbox = policy.sandbox_settings();
     session.sandbox.own_files = std::iter::once(session.state.path().to_path_buf())
         .chain(session.answers.clone())
         .collect();

@@ -147,7 +147,7 @@ pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus 
 /// What the settings' mode does with the missing layers (of those it asks for), when some are missing: `auto`
 /// runs commands without them, `required` refuses every command (exit status 3).
 fn verdict(
-    settings: &crate::sandbox::Settings,
+    settings: &crate::sandbox_settings::Settings,
     support: &[crate::sandbox::LayerSupport],
 ) -> Option<String> {
     let mode = settings.mode;
@@ -167,13 +167,13 @@ fn verdict(
     }
     let list = missing.join(", ");
     Some(match mode {
-        crate::sandbox::Mode::Required => format!(
+        crate::sandbox_settings::Mode::Required => format!(
             "sandbox.mode \"required\": every command is refused here (exit status 3), because {list} cannot be set up"
         ),
-        crate::sandbox::Mode::Auto => {
+        crate::sandbox_settings::Mode::Auto => {
             format!("sandbox.mode \"auto\": commands run here without {list}")
         }
-        crate::sandbox::Mode::Off => {
+        crate::sandbox_settings::Mode::Off => {
             "sandbox.mode \"off\": commands run without any layer".to_string()
         }
     })

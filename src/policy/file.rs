@@ -142,7 +142,7 @@ pub struct PolicyFile {
     pub trust_project: Option<bool>,
     /// The kernel sandbox of the commands tinytool runs (DESIGN §10).
     #[serde(default)]
-    pub sandbox: Option<crate::sandbox::SandboxSpec>,
+    pub sandbox: Option<crate::sandbox_settings::SandboxSpec>,
 }
 
 impl AgentRules {

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use crate::access::Access;
 use crate::config::{read_json_file, user_config_dir};
+use crate::sandbox_settings::Settings;
 use crate::wildcard;
 
 /// The permission categories of spec 8.4, plus `external_directory` and `undo` (the
@@ -328,6 +329,40 @@ pub struct Decision {
 }
 
 impl Policy {
+    /// The settings the policies give: the user (or explicit) policy's, tightened by the
+    /// project policy's mode and network.
+    pub fn sandbox_settings(&self) -> Settings {
+        let mut settings = Settings::default();
+        if let Some(spec) = self.user.as_ref().and_then(|u| u.file.sandbox.as_ref()) {
+            settings.mode = spec.mode.unwrap_or_default();
+            settings.network = spec.network.unwrap_or(true);
+            settings.writable = spec
+                .writable
+                .iter()
+                .map(|w| crate::sandbox_settings::expand(w))
+                .collect();
+            settings.unmask = spec.unmask.clone();
+            settings.sockets = spec
+                .sockets
+                .iter()
+                .map(|w| crate::sandbox_settings::expand(w))
+                .collect();
+            settings.scan_limit = spec.scan_limit.unwrap_or(crate::secret_scan::CAP);
+        }
+        if let Some(spec) = self.project.as_ref().and_then(|p| p.file.sandbox.as_ref()) {
+            if let Some(mode) = spec.mode
+                && mode > settings.mode
+            {
+                settings.mode = mode;
+            }
+            if spec.network == Some(false) {
+                settings.network = false;
+            }
+        }
+        settings.policy_file = self.explicit_file().map(Path::to_path_buf);
+        settings
+    }
+
     /// Loads the policy files for the project in `dir` (resolved); `explicit` replaces the
     /// user policy. Errors name file, line and column.
     pub fn load(dir: &Path, explicit: Option<&Path>) -> Result<Policy, String> {

@@ -880,7 +880,7 @@ mod tests {
     fn in_the_sandbox_a_program_runs_with_its_arguments_and_only_its_environment() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = crate::paths::canonicalize(tmp.path()).unwrap();
-        let settings = crate::sandbox::Settings::default();
+        let settings = crate::sandbox_settings::Settings::default();
         let plan = || {
             crate::sandbox::Plan::new(&settings, &dir, crate::sandbox::Purpose::default())
                 .map(std::sync::Arc::new)

@@ -245,7 +245,7 @@ pub unsafe fn enter(plan: &Plan, exec: &Exec) -> io::Result<()> {
         report.fail(MASK, 19, libc::E2BIG);
         return Err(io::Error::from_raw_os_error(libc::E2BIG));
     }
-    let required = plan.mode == super::Mode::Required;
+    let required = plan.mode == crate::sandbox_settings::Mode::Required;
     let fail = |layer: usize, step: i32| {
         let e = errno();
         report.fail(layer, step, e);
@@ -1174,19 +1174,19 @@ extern "C" fn command_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         if !plan.userns && !isolate_keyrings() {
             report.fail(MOUNT, 17, errno());
-            if plan.mode == super::Mode::Required {
+            if plan.mode == crate::sandbox_settings::Mode::Required {
                 libc::_exit(126);
             }
         }
         if !drop_capabilities() {
             report.fail(MOUNT, 13, errno());
-            if plan.mode == super::Mode::Required {
+            if plan.mode == crate::sandbox_settings::Mode::Required {
                 libc::_exit(126);
             }
         }
         if !plan.network && !deny_unix_sockets() {
             report.fail(NET, 15, errno());
-            if plan.mode == super::Mode::Required {
+            if plan.mode == crate::sandbox_settings::Mode::Required {
                 libc::_exit(126);
             }
         }
