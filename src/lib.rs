@@ -37,6 +37,7 @@ pub mod docs;
 pub mod events;
 pub mod exit;
 pub mod fingerprint;
+pub mod gate;
 pub mod git_index;
 pub mod hook;
 pub mod ignores;

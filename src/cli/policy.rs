@@ -6,7 +6,8 @@ use serde_json::{Map, Value, json};
 
 use super::Output;
 use crate::exit::ExitStatus;
-use crate::policy::{Action, AskMode, Policy, PolicyGate, gate};
+use crate::gate::{self, PolicyGate};
+use crate::policy::{Action, AskMode, Policy};
 use crate::registry::Registry;
 use crate::session::{CallContext, Session};
 use crate::{repair, schema};

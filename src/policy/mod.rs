@@ -26,11 +26,10 @@
 mod analysis;
 pub mod check;
 mod file;
-pub mod gate;
 mod reads;
 
+pub use analysis::closest_allow;
 pub use file::{Action, AgentRules, AskMode, Examples, PolicyFile, RuleSpec};
-pub use gate::PolicyGate;
 pub use reads::ReadJudge;
 
 use std::fmt;

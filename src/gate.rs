@@ -7,8 +7,8 @@ use std::io::{BufRead, BufReader, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::{Action, AskMode, Decision, Policy, ReadJudge, Rule, Source};
 use crate::access::Access;
+use crate::policy::{Action, AskMode, Decision, Policy, ReadJudge, Rule, Source};
 use crate::session::{CallContext, PermissionGate, Refusal, Session};
 
 /// The policy gate of a process.
@@ -232,7 +232,7 @@ pub fn near_miss(chain: &[Rule], decision: &Decision) -> Option<(Rule, String)> 
     ) {
         return None;
     }
-    super::analysis::closest_allow(chain, &decision.access)
+    crate::policy::closest_allow(chain, &decision.access)
 }
 
 /// The refusal of one decision; `note` adds a line (for example a terminal rejection).
