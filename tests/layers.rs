@@ -1,16 +1,17 @@
-//! The layers of `src/` hold: every top-level module is in one layer of `layers.toml`,
-//! no module imports one of a higher layer, and the modules of one layer import each
-//! other without a cycle. Imports are every `crate::NAME` path (and `crate::{…}` list)
-//! in `src/`, the files' test modules left out.
+//! The layers of `src/` hold (ARCHITECTURE.md): every top-level module is in exactly one
+//! layer of `layers.toml`, no module imports one of a higher layer, and the modules of one
+//! layer import each other without a cycle. Imports are every `crate::NAME` path (and
+//! `crate::{…}` list) and every `super::` path that leaves its top-level module, in the
+//! code and its doc links alike, test code left out (a file's `#[cfg(test)] mod` and the
+//! files of test-only modules).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The layers, bottom first, each with its modules.
-fn layers(root: &Path) -> Vec<(String, Vec<String>)> {
-    let text = std::fs::read_to_string(root.join("layers.toml")).expect("layers.toml");
+/// The layers, bottom first, each with its modules, from the text of `layers.toml`.
+fn parse_layers(text: &str) -> Vec<(String, Vec<String>)> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -41,25 +42,62 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file of `src/` belongs to (`None` for lib.rs and main.rs).
-fn module_of(src: &Path, file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src).ok()?;
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    match first {
-        "lib.rs" | "main.rs" => None,
-        name => Some(name.trim_end_matches(".rs").to_string()),
+/// The module path of a file of `src/` (`src/a/b.rs` and `src/a/b/mod.rs` are `[a, b]`;
+/// lib.rs and main.rs are the crate itself, `[]`).
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap().to_string())
+        .collect();
+    let last = parts.pop().unwrap();
+    match last.trim_end_matches(".rs") {
+        "mod" => {}
+        "lib" | "main" if parts.is_empty() => {}
+        name => parts.push(name.to_string()),
+    }
+    parts
+}
+
+/// The code of a file without its test module (`#[cfg(test)] mod NAME { … }`, by house
+/// style the end of the file).
+fn without_tests(text: &str) -> &str {
+    match text.find("#[cfg(test)]\nmod ") {
+        Some(at) if !text[at..].lines().nth(1).unwrap_or("").ends_with(';') => &text[..at],
+        _ => text,
     }
 }
 
-/// The names after `crate::` in `text` (a `crate::{a, b::c}` list gives `a` and `b`).
-fn imported(text: &str) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
+/// The modules a file declares test-only (`#[cfg(test)] mod NAME;`).
+fn test_only_children(text: &str) -> Vec<String> {
+    text.match_indices("#[cfg(test)]\nmod ")
+        .filter_map(|(at, found)| {
+            let rest = &text[at + found.len()..];
+            let line = rest.lines().next()?;
+            line.strip_suffix(';').map(str::to_string)
+        })
+        .collect()
+}
+
+/// The top-level modules a file at module path `me` names: after `crate::` (each item of a
+/// `crate::{…}` list), and after a run of `super::` that climbs out of its own top-level
+/// module.
+fn imported(me: &[String], text: &str) -> BTreeSet<String> {
     let word = |s: &str| -> String {
         s.chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect()
     };
+    let mut names = BTreeSet::new();
     for (at, _) in text.match_indices("crate::") {
+        // `tinycrate::x` is not `crate::x`.
+        if text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            continue;
+        }
         let rest = &text[at + "crate::".len()..];
         if let Some(list) = rest.strip_prefix('{') {
             let list = &list[..list.find('}').unwrap_or(list.len())];
@@ -70,39 +108,62 @@ fn imported(text: &str) -> BTreeSet<String> {
             names.insert(word(rest));
         }
     }
+    for (at, _) in text.match_indices("super::") {
+        let before = &text[..at];
+        if before.ends_with("super::")
+            || before
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let mut rest = &text[at..];
+        let mut up = 0;
+        while let Some(next) = rest.strip_prefix("super::") {
+            up += 1;
+            rest = next;
+        }
+        if up == me.len() {
+            names.insert(word(rest));
+        }
+    }
     names.remove("");
     names
 }
 
-#[test]
-#[ignore = "issue 40: the knot is being untied on this branch; run with --ignored"]
-fn no_module_imports_a_higher_layer_and_no_layer_has_a_cycle() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let src = root.join("src");
-    let layers = layers(root);
-    let layer_of: BTreeMap<String, usize> = layers
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (_, modules))| modules.iter().map(move |m| (m.clone(), i)))
-        .collect();
-    let mut files = Vec::new();
-    sources(&src, &mut files);
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+/// What is wrong with the layering of `files` (module path, code) against `layers`.
+fn problems(layers: &[(String, Vec<String>)], files: &[(Vec<String>, String)]) -> Vec<String> {
     let mut problems = Vec::new();
-    for file in &files {
-        let Some(from) = module_of(&src, file) else {
+    let mut layer_of: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, (_, modules)) in layers.iter().enumerate() {
+        for module in modules {
+            if layer_of.insert(module.clone(), i).is_some() {
+                problems.push(format!("module {module} is in two layers of layers.toml"));
+            }
+        }
+    }
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut present = BTreeSet::new();
+    for (path, text) in files {
+        let Some(from) = path.first() else {
             continue;
         };
-        if !layer_of.contains_key(&from) {
+        present.insert(from.clone());
+        if !layer_of.contains_key(from) {
             problems.push(format!("module {from} is in no layer of layers.toml"));
         }
-        let text = std::fs::read_to_string(file).unwrap();
-        // Test code may reach anything.
-        let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
-        for to in imported(text) {
-            if to != from && layer_of.contains_key(&to) {
+        for to in imported(path, without_tests(text)) {
+            if &to != from && layer_of.contains_key(&to) {
                 edges.entry(from.clone()).or_default().insert(to);
             }
+        }
+    }
+    for module in layer_of.keys() {
+        if !present.contains(module) {
+            problems.push(format!(
+                "layers.toml names {module}, which src/ does not have"
+            ));
         }
     }
     for (from, tos) in &edges {
@@ -136,17 +197,140 @@ fn no_module_imports_a_higher_layer_and_no_layer_has_a_cycle() {
     }
     problems.sort();
     problems.dedup();
+    problems
+}
+
+/// The code files of `src/` by module path, test-only files left out.
+fn project_files(src: &Path) -> Vec<(Vec<String>, String)> {
+    let mut paths = Vec::new();
+    sources(src, &mut paths);
+    let files: Vec<(PathBuf, Vec<String>, String)> = paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p.clone(), module_path(src, &p), text)
+        })
+        .collect();
+    let test_only: BTreeSet<Vec<String>> = files
+        .iter()
+        .flat_map(|(_, path, text)| {
+            test_only_children(text).into_iter().map(move |child| {
+                let mut full = path.clone();
+                full.push(child);
+                full
+            })
+        })
+        .collect();
+    files
+        .into_iter()
+        .filter(|(_, path, _)| !test_only.iter().any(|t| path.starts_with(t)))
+        .map(|(_, path, text)| (path, text))
+        .collect()
+}
+
+#[test]
+fn no_module_imports_a_higher_layer_and_no_layer_has_a_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let layers = parse_layers(&std::fs::read_to_string(root.join("layers.toml")).unwrap());
+    let files = project_files(&root.join("src"));
+    assert!(files.len() > 100, "src/ was read ({} files)", files.len());
+    let problems = problems(&layers, &files);
     assert!(
         problems.is_empty(),
-        "{} problems:\n{}",
+        "{} problems with the layers (ARCHITECTURE.md, layers.toml):\n{}",
         problems.len(),
         problems.join("\n")
     );
 }
 
+fn file(path: &[&str], text: &str) -> (Vec<String>, String) {
+    (
+        path.iter().map(|p| p.to_string()).collect(),
+        text.to_string(),
+    )
+}
+
+fn two_layers() -> Vec<(String, Vec<String>)> {
+    parse_layers("# bottom first\nlow = [\"a\", \"b\"]\nhigh = [\"c\"]\n")
+}
+
 #[test]
-fn imports_are_read_from_paths_and_lists() {
-    let text = "use crate::a::b; fn f() { crate::c::d(); } use crate::{e, f::g};";
-    let names: Vec<String> = imported(text).into_iter().collect();
-    assert_eq!(names, ["a", "c", "e", "f"]);
+fn an_upward_import_is_found_in_code_and_in_doc_links() {
+    let layers = two_layers();
+    let fine = [
+        file(&["a"], "use crate::b::x;"),
+        file(&["b"], ""),
+        file(&["c"], "use crate::{a, b::y};"),
+    ];
+    assert_eq!(problems(&layers, &fine), Vec::<String>::new());
+    for upward in [
+        "use crate::c::Thing;",
+        "fn f() { crate::c::g() }",
+        "use crate::{b, c::h};",
+        "//! See [`crate::c::Thing`].",
+    ] {
+        let files = [file(&["a"], upward), file(&["b"], ""), file(&["c"], "")];
+        assert_eq!(
+            problems(&layers, &files),
+            ["a (low) imports c (high), a higher layer"],
+            "{upward}"
+        );
+    }
+}
+
+#[test]
+fn super_paths_that_leave_their_module_are_imports() {
+    let layers = two_layers();
+    let files = [
+        file(&["a"], "use super::c::Thing;"),
+        file(
+            &["b", "inner"],
+            "use super::super::c::x; use super::sibling;",
+        ),
+        file(&["b"], "use super::b_is_me;"),
+        file(&["c"], ""),
+    ];
+    assert_eq!(
+        problems(&layers, &files),
+        [
+            "a (low) imports c (high), a higher layer",
+            "b (low) imports c (high), a higher layer",
+        ]
+    );
+}
+
+#[test]
+fn cycles_within_a_layer_and_unlisted_modules_are_found() {
+    let layers = two_layers();
+    let files = [
+        file(&["a"], "use crate::b::x;"),
+        file(&["b"], "use crate::a::y;"),
+        file(&["c"], ""),
+        file(&["d"], ""),
+    ];
+    assert_eq!(
+        problems(&layers, &files),
+        [
+            "a is in a cycle within its layer",
+            "b is in a cycle within its layer",
+            "module d is in no layer of layers.toml",
+        ]
+    );
+    let missing = [file(&["a"], ""), file(&["b"], "")];
+    assert_eq!(
+        problems(&layers, &missing),
+        ["layers.toml names c, which src/ does not have"]
+    );
+}
+
+#[test]
+fn test_code_may_reach_anything() {
+    let layers = two_layers();
+    let text = "fn f() {}\n\n#[cfg(test)]\nmod tests {\n    use crate::c::Thing;\n}\n";
+    let files = [file(&["a"], text), file(&["b"], ""), file(&["c"], "")];
+    assert_eq!(problems(&layers, &files), Vec::<String>::new());
+    assert_eq!(
+        test_only_children("#[cfg(test)]\nmod tests;\n"),
+        ["tests".to_string()]
+    );
 }

@@ -14,7 +14,7 @@
 //! - otherwise it decides each path like the policy does — last matching rule wins, no
 //!   match means ask, a stored approval lifts an ask — and an ask is a refusal unless the
 //!   ask mode is `allow` (there is nobody to ask about each file), as with
-//!   [`crate::session::PermissionGate::permits`];
+//!   the permission gate's `permits`;
 //! - [`ReadJudge::refuses_all_below`] tells a walker that a whole directory can be pruned,
 //!   which it says only when it is certain (a rule such as `secret/*` deny, with nothing
 //!   later that could allow a path inside).
