@@ -286,11 +286,11 @@ impl Registry {
             crate::checkpoints::record::begin(session, def.name, call_id.as_deref(), &command)
         });
         if let Some(crate::checkpoints::record::Began::Open(open)) = &checkpoint {
-            crate::checkpoints::handoff::offer(open.id);
+            ctx.offer_checkpoint(open.id);
         }
         let outcome = (def.execute)(&ctx, args);
         ctx.run_deferred();
-        let handed = crate::checkpoints::handoff::withdraw();
+        let handed = ctx.withdraw_checkpoint_offer();
         let checkpoint = checkpoint.and_then(|began| checkpoint_metadata(session, began, handed));
         let output = match outcome {
             Ok(output) => output,

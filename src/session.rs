@@ -257,6 +257,20 @@ pub struct CallContext<'a> {
     /// resolving again in between could give another answer once a directory was swapped
     /// for a symlink (issue 18), so a call resolves each path once.
     resolved: RefCell<std::collections::HashMap<(bool, String), PathBuf>>,
+    /// The call's open checkpoint, for a supervisor the call starts to take over.
+    handoff: Handoff,
+}
+
+/// A call's open checkpoint on its way to the supervisor of a monitor or background job
+/// the call starts, which keeps it open until its command ends (`checkpoints::handoff`
+/// says how). It travels with the call's context, so concurrent calls never see each
+/// other's.
+#[derive(Debug, Default)]
+struct Handoff {
+    /// The open checkpoint, until a supervisor takes it.
+    offered: std::cell::Cell<Option<i64>>,
+    /// The checkpoint a supervisor of this call adopted.
+    handed: std::cell::Cell<Option<i64>>,
 }
 
 impl std::fmt::Debug for CallContext<'_> {
@@ -276,7 +290,31 @@ impl<'a> CallContext<'a> {
             tool,
             deferred: RefCell::new(Vec::new()),
             resolved: RefCell::new(std::collections::HashMap::new()),
+            handoff: Handoff::default(),
         }
+    }
+
+    /// Offers the call's open checkpoint `id` to a supervisor the call may start.
+    pub fn offer_checkpoint(&self, id: i64) {
+        self.handoff.offered.set(Some(id));
+        self.handoff.handed.set(None);
+    }
+
+    /// Takes the offered checkpoint (once: a second supervisor of the same call gets none).
+    pub fn take_checkpoint_offer(&self) -> Option<i64> {
+        self.handoff.offered.take()
+    }
+
+    /// Records that a supervisor adopted checkpoint `id` and answered that its command runs.
+    pub fn checkpoint_handed(&self, id: i64) {
+        self.handoff.handed.set(Some(id));
+    }
+
+    /// Ends the offer after the call; the checkpoint id when a supervisor adopted it (the
+    /// call must then leave it open).
+    pub fn withdraw_checkpoint_offer(&self) -> Option<i64> {
+        self.handoff.offered.set(None);
+        self.handoff.handed.take()
     }
 
     /// Leaves work for the end of the call (after the tool's output is complete).

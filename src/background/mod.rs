@@ -88,7 +88,7 @@ use serde_json::json;
 use crate::events::{EventSink, unix_millis};
 use crate::process::identity::{self, Identity};
 use crate::process::{self, MARKER_VAR};
-use crate::session::Session;
+use crate::session::{CallContext, Session};
 use crate::state::{Background, Supervision, Unfinished};
 
 /// At most this many monitors run at once in a project.
@@ -131,12 +131,13 @@ impl From<String> for StartFailure {
 /// `metadata.sandbox`. `Err` says why it did not start (the row is then still `starting`;
 /// the caller ends it). `unmask_all`: a `secret-shell` allow rule covers the command.
 pub fn spawn_supervisor(
-    session: &Session,
+    ctx: &CallContext,
     kind: Background,
     id: i64,
     token: &str,
     unmask_all: bool,
 ) -> std::result::Result<serde_json::Value, StartFailure> {
+    let session = ctx.session;
     // The running binary itself, even if its file was replaced since it started.
     let mut command = Command::new("/proc/self/exe");
     command
@@ -158,7 +159,7 @@ pub fn spawn_supervisor(
     command.env(crate::sandbox_settings::SETTINGS_VAR, settings.encode());
     // The call's open checkpoint goes to the supervisor, which closes it when the command
     // ends (`checkpoints::handoff`).
-    let checkpoint = crate::checkpoints::handoff::take_offer();
+    let checkpoint = ctx.take_checkpoint_offer();
     command
         .arg(supervisor::SUBCOMMAND)
         .arg(supervisor::kind_name(kind))
@@ -206,7 +207,7 @@ pub fn spawn_supervisor(
             if let Some(checkpoint) = checkpoint
                 && crate::checkpoints::handoff::adopted_by(session, checkpoint, supervisor_pid)
             {
-                crate::checkpoints::handoff::handed(checkpoint);
+                ctx.checkpoint_handed(checkpoint);
             }
             Ok(line
                 .strip_prefix("ok ")

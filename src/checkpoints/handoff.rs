@@ -2,15 +2,16 @@
 //! call starts, so what the command does after the call returned is recorded in the
 //! checkpoint of the call that started it.
 //!
-//! The steps, all on the thread running the call:
-//! 1. the registry opens the call's checkpoint and [`offer`]s it;
-//! 2. `background::spawn_supervisor` [`take_offer`]s it and passes its id to the
+//! The steps, the first three with the call's context (`CallContext::offer_checkpoint` and
+//! its siblings), so concurrent calls never see each other's checkpoint:
+//! 1. the registry opens the call's checkpoint and offers it;
+//! 2. `background::spawn_supervisor` takes the offer and passes its id to the
 //!    supervisor (`__supervise KIND ID --checkpoint CHECKPOINT`); the supervisor, once
 //!    the command runs, [`adopt`]s it (the checkpoint's pid becomes the supervisor's, so
 //!    other calls meanwhile see it alive and record the overlap) before it answers `ok`;
 //!    on that answer, once it sees the supervisor's pid in the checkpoint
-//!    ([`adopted_by`]), the call marks it [`handed`];
-//! 3. the registry [`withdraw`]s: a handed checkpoint is left open (its
+//!    ([`adopted_by`]), the call marks it handed;
+//! 3. the registry withdraws the offer: a handed checkpoint is left open (its
 //!    `metadata.checkpoint` is `{"id": ID, "open": true}`), any other one is closed as
 //!    usual;
 //! 4. when the command ends (exited, stopped, timed out) the supervisor [`close`]s it as
@@ -19,7 +20,6 @@
 //! A supervisor that dies first leaves the checkpoint open with a dead pid: the next
 //! checkpoint walk completes it (`record::settle_locked`).
 
-use std::cell::Cell;
 use std::path::Path;
 
 use anyhow::Result;
@@ -28,36 +28,6 @@ use serde_json::Value;
 use super::record::{self, Open};
 use crate::session::Session;
 use crate::state::{State, Store};
-
-thread_local! {
-    /// The open checkpoint of the call running on this thread, not yet taken.
-    static OFFERED: Cell<Option<i64>> = const { Cell::new(None) };
-    /// The checkpoint a supervisor started by this thread's call has adopted.
-    static HANDED: Cell<Option<i64>> = const { Cell::new(None) };
-}
-
-/// Offers the running call's open checkpoint `id` to a supervisor the call may start.
-pub fn offer(id: i64) {
-    OFFERED.with(|o| o.set(Some(id)));
-    HANDED.with(|h| h.set(None));
-}
-
-/// Takes the offered checkpoint (once: a second supervisor of the same call gets none).
-pub fn take_offer() -> Option<i64> {
-    OFFERED.with(Cell::take)
-}
-
-/// Records that a supervisor adopted checkpoint `id` and answered that its command runs.
-pub fn handed(id: i64) {
-    HANDED.with(|h| h.set(Some(id)));
-}
-
-/// Ends the offer after the call; the checkpoint id when a supervisor adopted it (the
-/// call must then leave it open).
-pub fn withdraw() -> Option<i64> {
-    OFFERED.with(|o| o.set(None));
-    HANDED.with(Cell::take)
-}
 
 /// In the supervisor: makes it the owner of checkpoint `id`; whether it was still open.
 pub fn adopt(store: &mut Store, id: i64, pid: i32) -> Result<bool> {

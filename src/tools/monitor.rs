@@ -259,7 +259,7 @@ fn start(ctx: &CallContext, args: &MonitorArgs) -> anyhow::Result<ToolOutput> {
     };
     let monitor_id = Background::Monitor.label(id);
     let unmask_all = crate::tools::bash::secrets_allowed(ctx, command);
-    let sandbox = match spawn_supervisor(session, Background::Monitor, id, &token, unmask_all) {
+    let sandbox = match spawn_supervisor(ctx, Background::Monitor, id, &token, unmask_all) {
         Ok(sandbox) => sandbox,
         Err(failure) => {
             let why = failure.why;

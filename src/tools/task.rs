@@ -358,7 +358,7 @@ fn start_job(ctx: &CallContext, start: &Start) -> anyhow::Result<ToolOutput> {
         })
     })?;
     let label = Background::Job.label(id);
-    let sandbox = match spawn_supervisor(session, Background::Job, id, &token, false) {
+    let sandbox = match spawn_supervisor(ctx, Background::Job, id, &token, false) {
         Ok(sandbox) => sandbox,
         Err(failure) => {
             let why = failure.why;
