@@ -19,8 +19,9 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
 
+# The code's docs are for the people who build it: private items documented and linked.
 doc:
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --no-deps
+	RUSTDOCFLAGS="-D warnings -A rustdoc::private_intra_doc_links" $(CARGO) doc --locked --no-deps --document-private-items
 
 check: lint test doc
 

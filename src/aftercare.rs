@@ -17,7 +17,7 @@ use crate::process::command;
 use crate::session::CallContext;
 
 /// How long a formatter may run before it is killed and reported as failed.
-pub const FORMATTER_TIMEOUT: Duration = Duration::from_secs(60);
+const FORMATTER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Bytes of a failing formatter's stderr quoted in the note.
 const STDERR_TAIL: usize = 600;

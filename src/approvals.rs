@@ -44,7 +44,7 @@ pub fn user_state_dir() -> Option<PathBuf> {
 }
 
 /// The approvals file of the project in `dir`, if there is a state directory.
-pub fn file_for(dir: &Path) -> Option<PathBuf> {
+fn file_for(dir: &Path) -> Option<PathBuf> {
     let project = crate::paths::resolve_symlinks(dir);
     // FNV-1a: stable across versions and platforms, enough to spread file names (the
     // file repeats the directory, which is what is trusted).

@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Permission bits of a new file.
 pub const NEW_FILE_MODE: u32 = 0o644;
 /// Permission bits of a created directory.
-pub const NEW_DIR_MODE: u32 = 0o755;
+const NEW_DIR_MODE: u32 = 0o755;
 
 /// What a path names, as far as the file tools care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

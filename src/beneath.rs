@@ -216,7 +216,7 @@ pub fn mkdir(path: &Path, mode: u32) -> io::Result<()> {
 }
 
 /// `mkdirat` in `dir`.
-pub fn mkdir_at(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<()> {
+fn mkdir_at(dir: &OwnedFd, name: &OsStr, mode: u32) -> io::Result<()> {
     let name = cstring(name.as_bytes())?;
     // SAFETY: a valid NUL-terminated name relative to an open directory handle.
     check(unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), mode as libc::mode_t) })?;

@@ -22,7 +22,7 @@
 pub const CHECK_SIZE: usize = 8_192;
 
 /// Share of non-text bytes in the window above which a file is binary.
-pub const THRESHOLD: f64 = 0.30;
+const THRESHOLD: f64 = 0.30;
 
 /// The kind of binary content a window holds, or `None` for text.
 ///

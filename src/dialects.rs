@@ -113,7 +113,7 @@ fn render_one(def: &ToolDef, description: &str, format: &str, strict: bool) -> V
 /// optional properties stay optional, numeric bounds (unsupported there) moved into the
 /// description, and a free-form map (webfetch `headers`) sent as a JSON-encoded string,
 /// which the argument checks parse back. Applies at every depth.
-pub fn anthropic_strict_schema(schema: Value) -> Value {
+fn anthropic_strict_schema(schema: Value) -> Value {
     let Value::Object(mut map) = schema else {
         return schema;
     };
@@ -160,7 +160,7 @@ pub fn anthropic_strict_schema(schema: Value) -> Value {
 /// numeric bounds moved into the description, and free-form maps (an object with only
 /// `additionalProperties`, like webfetch `headers`) sent as a JSON-encoded string, which
 /// the argument checks parse back. Applies at every depth.
-pub fn strict_schema(schema: Value) -> Value {
+fn strict_schema(schema: Value) -> Value {
     strict_node(schema, true)
 }
 

@@ -54,7 +54,7 @@ const MANUAL: &str = "tinytool manual";
 /// assert_eq!(mcp_page().file_name(), "tinytool-mcp.1");
 /// assert_eq!(mcp_page().reference(), "tinytool-mcp(1)");
 /// ```
-pub const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page, checkpoints_page, undo_page];
+const EXTRA_PAGES: &[fn() -> ManPage] = &[mcp_page, policy_page, checkpoints_page, undo_page];
 
 /// `tinytool-mcp(1)`: the MCP server, written by hand as roff beside it.
 fn mcp_page() -> ManPage {
@@ -873,7 +873,7 @@ impl ManPage {
 
     /// A page written by hand as roff (`.TH` line included); `@VERSION@` is replaced by
     /// the crate's version.
-    pub fn from_roff(name: &str, section: u8, roff: &str) -> Self {
+    fn from_roff(name: &str, section: u8, roff: &str) -> Self {
         ManPage {
             name: name.to_string(),
             section,
@@ -898,7 +898,7 @@ impl ManPage {
     }
 
     /// Starts a subsection (`.SS`).
-    pub fn subheading(&mut self, title: &str) -> &mut Self {
+    fn subheading(&mut self, title: &str) -> &mut Self {
         self.control("SS", title);
         self
     }
@@ -929,7 +929,7 @@ impl ManPage {
     }
 
     /// One synopsis form (roff) on a line of its own.
-    pub fn synopsis_line(&mut self, roff: &str) -> &mut Self {
+    fn synopsis_line(&mut self, roff: &str) -> &mut Self {
         if !self.roff.ends_with(".SH \"SYNOPSIS\"\n") {
             self.raw_line(".br");
         }

@@ -15,7 +15,7 @@ use crate::process::command;
 use crate::session::{AfterHook, CallContext};
 
 /// How long a hook may run.
-pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
+const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most a hook may print.
 const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 

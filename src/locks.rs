@@ -44,12 +44,13 @@ pub struct PathLock {
     file: File,
     dir: OwnedFd,
     name: CString,
+    #[cfg(test)]
     shown: PathBuf,
 }
 
 /// The longest a lock is waited for: a holder writes one file (or one patch) and lets
 /// go; one that holds it longer is stuck, or is not tinytool.
-pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Takes the lock of `file`, waiting until `give_up` at most.
 fn wait_for(file: &File, give_up: std::time::Instant) -> io::Result<()> {
@@ -94,6 +95,7 @@ impl PathLock {
                 file,
                 dir: dir.try_clone()?,
                 name,
+                #[cfg(test)]
                 shown: shown.clone(),
             };
             // (a) the name still names the locked file, (b) the path still leads to the
@@ -105,8 +107,9 @@ impl PathLock {
         }
     }
 
-    /// The lock file, for messages and tests.
-    pub fn lock_file(&self) -> PathBuf {
+    /// The lock file, for tests.
+    #[cfg(test)]
+    fn lock_file(&self) -> PathBuf {
         self.shown.join(OsStr::from_bytes(self.name.as_bytes()))
     }
 

@@ -125,7 +125,7 @@ pub struct Registry {
 }
 
 /// A check of a call of the named tool with its arguments (see [`Registry::precheck`]).
-pub type PrecheckFn = fn(&str, &serde_json::Map<String, Value>) -> Option<String>;
+type PrecheckFn = fn(&str, &serde_json::Map<String, Value>) -> Option<String>;
 
 /// Characters of an unknown tool's name echoed back.
 const MAX_NAME_SHOWN: usize = 200;

@@ -93,7 +93,7 @@ pub struct WalkCounts {
 }
 
 /// How many ignored entries the summary line names.
-pub const IGNORED_NAMED: usize = 3;
+const IGNORED_NAMED: usize = 3;
 
 impl WalkCounts {
     fn count_ignored(&self, path: &Path, depth: usize, is_dir: bool) {
@@ -330,11 +330,11 @@ pub fn walk_parts(
 
 /// Bytes a glob (grep's `include`, glob's `pattern`) may have. Real globs are far shorter;
 /// the limit keeps a runaway argument from costing seconds of compilation.
-pub const MAX_GLOB_BYTES: usize = 16 * 1024;
+const MAX_GLOB_BYTES: usize = 16 * 1024;
 
 /// `N ignored (target/, dist/, and 3 more; include_ignored: true searches them)`: how
 /// many entries ignore files left out, the first few by name, and how to get them.
-pub fn ignored_part(ignored: u64, names: &[String]) -> String {
+fn ignored_part(ignored: u64, names: &[String]) -> String {
     let named = names.len() as u64;
     let more = if ignored > named {
         format!(", and {} more", ignored - named)

@@ -25,7 +25,7 @@ use std::path::Path;
 
 /// Extensions of source code and documentation: a file with one is never a secret by
 /// name (a model and a test suite need `credentials.py` and `jest.env.js` as they are).
-pub const CODE_EXTENSIONS: &[&str] = &[
+const CODE_EXTENSIONS: &[&str] = &[
     "py", "pyi", "pyx", "ipynb", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go", "rs",
     "java", "kt", "kts", "scala", "groovy", "gradle", "rb", "erb", "php", "cs", "fs", "vb", "c",
     "h", "cc", "cpp", "cxx", "hpp", "hh", "m", "mm", "swift", "dart", "lua", "pl", "pm", "r", "jl",
@@ -61,7 +61,7 @@ const BACKUP_SUFFIXES: &[&str] = &[
 ];
 
 /// The most of a file read to judge its content; a larger file is judged a secret.
-pub const CONTENT_LIMIT: u64 = 1 << 20;
+const CONTENT_LIMIT: u64 = 1 << 20;
 
 /// What a file's name says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,7 +237,7 @@ const SECRET_FIELDS: &[&str] = &[
 ];
 
 /// Whether content of this kind holds a secret.
-pub fn content_is_secret(kind: Kind, bytes: &[u8]) -> bool {
+fn content_is_secret(kind: Kind, bytes: &[u8]) -> bool {
     match kind {
         Kind::Pem { unmarked_is_secret } => {
             let text = String::from_utf8_lossy(bytes);

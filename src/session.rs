@@ -164,7 +164,7 @@ pub struct CallScope {
 }
 
 /// Where a call's progress goes.
-pub type ProgressSink = std::sync::Arc<dyn Fn(&Progress) + Send + Sync>;
+type ProgressSink = std::sync::Arc<dyn Fn(&Progress) + Send + Sync>;
 
 /// How far a long call has come: what a progress notification says.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -243,7 +243,7 @@ impl Session {
 
 /// Work a tool leaves for the end of its call (spec 8.1: a pending agent switch is applied
 /// after the call, not during it).
-pub type Deferred = Box<dyn FnOnce(&CallContext)>;
+type Deferred = Box<dyn FnOnce(&CallContext)>;
 
 /// The fresh per-call context a tool runs with.
 pub struct CallContext<'a> {

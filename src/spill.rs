@@ -25,11 +25,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 /// Most bytes one spill file keeps.
-pub const FILE_CAP: u64 = 64 * 1024 * 1024;
+const FILE_CAP: u64 = 64 * 1024 * 1024;
 /// Default cap of the whole folder (config `output.keep_bytes`).
 pub const KEEP_BYTES: u64 = 256 * 1024 * 1024;
 /// Age after which a spill file is pruned.
-pub const KEEP_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+const KEEP_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 /// The folder, relative to the working directory.
 pub const OUTPUTS_DIR: &str = ".tinytool/outputs";
 /// The folder of the spill files of calls that saw secrets (a command allowed to read
@@ -242,7 +242,8 @@ impl Drop for SpillFile {
 
 /// Reads a spill file name back from a path relative to the working directory; `None`
 /// unless it is `.tinytool/outputs/<NAME>` with a valid NAME.
-pub fn name_of(rel: &str) -> Option<&str> {
+#[cfg(test)]
+fn name_of(rel: &str) -> Option<&str> {
     let name = rel.strip_prefix(OUTPUTS_DIR)?.strip_prefix('/')?;
     valid_name(name).then_some(name)
 }

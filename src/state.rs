@@ -272,7 +272,7 @@ impl Store {
     }
 
     /// Opens an existing database read-only; `None` when there is none (nothing is created).
-    pub fn open_read_only(path: &Path) -> Result<Option<Store>> {
+    fn open_read_only(path: &Path) -> Result<Option<Store>> {
         if !path.exists() {
             return Ok(None);
         }
@@ -294,7 +294,7 @@ impl Store {
     }
 
     /// Whether this connection may write.
-    pub fn is_writable(&self) -> bool {
+    fn is_writable(&self) -> bool {
         self.writable
     }
 
@@ -420,18 +420,6 @@ impl Store {
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?)
-    }
-
-    /// Stores an "always" approval for exactly this pattern.
-    pub fn add_approval(&mut self, permission: &str, pattern: &str) -> Result<()> {
-        let now = unix_millis() as i64;
-        self.write(|tx| {
-            tx.execute(
-                "INSERT OR IGNORE INTO approvals (permission, pattern, time_created) VALUES (?1, ?2, ?3)",
-                params![permission, pattern, now],
-            )?;
-            Ok(())
-        })
     }
 
     /// Takes the index of the next unused answer of the answers file for a session.

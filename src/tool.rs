@@ -14,13 +14,13 @@ use crate::truncate::Capture;
 /// A tool's handler: runs the call with arguments that already passed the schema checks.
 /// An `Err` is an internal failure (spec 8.1 step 6); problems the caller can fix are an
 /// `Ok` output with `is_error` set.
-pub type ExecuteFn = fn(&CallContext, Map<String, Value>) -> anyhow::Result<ToolOutput>;
+type ExecuteFn = fn(&CallContext, Map<String, Value>) -> anyhow::Result<ToolOutput>;
 
 /// What a call needs permission for, computed from its checked arguments without running
 /// it (file tools: each path; bash: the command and what the detectors find; webfetch: the
 /// URL). `None` in a definition means one access: the tool's category with its name as
 /// the pattern (none at all for tools without a category).
-pub type AccessFn = fn(&CallContext, &Map<String, Value>) -> Vec<Access>;
+type AccessFn = fn(&CallContext, &Map<String, Value>) -> Vec<Access>;
 
 pub use crate::access::Access;
 

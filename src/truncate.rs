@@ -32,11 +32,11 @@ use std::sync::Arc;
 use crate::spill::{Outputs, SpillFile};
 
 /// Spec 8.2 `MaxLines`: the line limit of the preview and of [`truncate`].
-pub const MAX_LINES: usize = 2_000;
+const MAX_LINES: usize = 2_000;
 /// Spec 8.2 `MaxBytes`: the byte limit of the preview and of [`truncate`].
 pub const MAX_BYTES: usize = 51_200;
 /// The head's share of a preview's budgets, in percent (the tail has the rest).
-pub const HEAD_PERCENT: usize = 60;
+const HEAD_PERCENT: usize = 60;
 
 /// The output limits in effect (config `output.max_lines` / `output.max_bytes`), and where
 /// the whole output of a previewed result is kept.
@@ -515,7 +515,8 @@ fn decode(bytes: &[u8]) -> (Cow<'_, str>, bool) {
 }
 
 /// Renders a byte count for people: `1.5MB`, `2KB`, `300B`.
-pub fn format_size(bytes: u64) -> String {
+#[cfg(test)]
+fn format_size(bytes: u64) -> String {
     const KB: u64 = 1024;
     const MB: u64 = 1024 * 1024;
     if bytes >= MB {
@@ -597,7 +598,7 @@ fn nth_newline(bytes: impl Iterator<Item = u8>, n: usize) -> Option<usize> {
 }
 
 /// Lines of a text; a trailing newline does not start a line.
-pub fn count_lines(text: &str) -> usize {
+fn count_lines(text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }

@@ -51,7 +51,7 @@ const SHAPES: &str = "Send {\"name\": TOOL, \"arguments\": {...}} (OpenAI), \
 or {\"type\": \"function\", \"function\": {\"name\": TOOL, \"arguments\": ...}}.";
 
 /// Parses one call envelope from a JSON value.
-pub fn parse_call_value(value: Value) -> Result<ToolCall, (Option<Value>, String)> {
+fn parse_call_value(value: Value) -> Result<ToolCall, (Option<Value>, String)> {
     let Value::Object(mut envelope) = value else {
         return Err((
             None,

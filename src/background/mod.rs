@@ -96,13 +96,13 @@ pub const MAX_MONITORS: usize = 5;
 /// The unread lines a monitor keeps (the oldest are dropped).
 pub const KEEP_LINES: usize = 100;
 /// Finished monitors and jobs are pruned this long after they ended (7 days).
-pub const RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+const RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 /// A row still `starting` without a supervisor after this long is abandoned.
-pub const STARTING_GRACE_MS: i64 = 30_000;
+const STARTING_GRACE_MS: i64 = 30_000;
 /// A supervisor still running this long after its deadline is killed by the next call.
-pub const OVERDUE_MS: i64 = 5_000;
+const OVERDUE_MS: i64 = 5_000;
 /// How long a stop or cancel waits for the supervisor to record the end.
-pub const STOP_WAIT: Duration = Duration::from_secs(3);
+const STOP_WAIT: Duration = Duration::from_secs(3);
 /// How long a start waits for the supervisor's handshake (the database's busy timeout is
 /// 5 s).
 const HANDSHAKE_WAIT: Duration = Duration::from_secs(10);

@@ -36,9 +36,9 @@ const FLUSH_EVERY: Duration = Duration::from_millis(100);
 
 /// The longest line a monitor keeps (the reference reads lines of up to 64 KiB); longer
 /// lines are cut on a character boundary and end in `…`.
-pub const MAX_LINE: usize = 64 * 1024;
+const MAX_LINE: usize = 64 * 1024;
 /// What stderr lines of a monitor start with.
-pub const STDERR_PREFIX: &str = "STDERR: ";
+const STDERR_PREFIX: &str = "STDERR: ";
 
 /// The name of a kind on the command line.
 pub fn kind_name(kind: Background) -> &'static str {

@@ -24,5 +24,5 @@ pub mod handoff;
 pub mod record;
 pub mod recovery;
 pub mod report;
-pub mod store;
+mod store;
 pub mod undo;

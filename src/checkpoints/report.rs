@@ -106,7 +106,7 @@ pub fn summary_line(blobs: &BlobStore, change: &FileChange) -> String {
 }
 
 /// The time as `YYYY-MM-DD HH:MM:SS` UTC.
-pub fn time_text(millis: i64) -> String {
+fn time_text(millis: i64) -> String {
     // `2026-12-02T09:30:05Z` without its `T` and `Z`.
     crate::clock::rfc3339(millis)
         .trim_end_matches('Z')

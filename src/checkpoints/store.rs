@@ -29,7 +29,7 @@ pub struct BlobStore {
 }
 
 /// The content ID of `bytes` (see the module doc for its grammar).
-pub fn content_id(bytes: &[u8]) -> String {
+fn content_id(bytes: &[u8]) -> String {
     let half = |key: u8| {
         // SipHash with fixed keys: stable across builds and processes (unlike
         // RandomState), and a collision is caught by the byte comparison anyway.
@@ -42,7 +42,7 @@ pub fn content_id(bytes: &[u8]) -> String {
 }
 
 /// True when `id` has the grammar of a blob ID (so it can be joined to a path safely).
-pub fn is_blob_id(id: &str) -> bool {
+fn is_blob_id(id: &str) -> bool {
     !id.is_empty()
         && !id.starts_with('.')
         && id

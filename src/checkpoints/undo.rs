@@ -469,7 +469,7 @@ fn remove_created_dirs(root: &Path, removed: &[&str], since: i64) -> Vec<String>
 }
 
 /// The diff an undo would apply (`--dry-run`), secret contents hidden.
-pub fn plan_diff(session: &Session, plan: &Plan) -> String {
+fn plan_diff(session: &Session, plan: &Plan) -> String {
     let secrets = Secrets::new(session);
     let mut out = String::new();
     for step in &plan.steps {
@@ -491,7 +491,7 @@ pub fn plan_diff(session: &Session, plan: &Plan) -> String {
 }
 
 /// The conflict and skipped lines of a plan (`conflict: PATH: WHY`, `skipped: ...`).
-pub fn plan_text(plan: &Plan) -> String {
+fn plan_text(plan: &Plan) -> String {
     let mut text = String::new();
     for conflict in &plan.conflicts {
         text.push_str(&format!("conflict: {conflict}\n"));
@@ -503,7 +503,7 @@ pub fn plan_text(plan: &Plan) -> String {
 }
 
 /// The letter of a restore step: `A` (brought back), `D` (removed), `M` (rewritten).
-pub fn step_letter(step: &Step) -> char {
+fn step_letter(step: &Step) -> char {
     match (&step.current, &step.goal) {
         (None, Some(_)) => 'A',
         (Some(_), None) => 'D',

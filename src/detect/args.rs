@@ -130,7 +130,7 @@ pub fn value<'a>(opts: &[Opt<'a>], short: Option<char>, long: &str) -> Option<&'
 
 /// Whether `given` (without dashes) names the long option `full`, exactly or as a prefix
 /// of at least `min` characters.
-pub fn long_is(given: &str, full: &str, min: usize) -> bool {
+fn long_is(given: &str, full: &str, min: usize) -> bool {
     given == full || (given.len() >= min && full.starts_with(given))
 }
 

@@ -637,7 +637,7 @@ fn printf_once<'a>(
 }
 
 /// Decodes `echo -e`/`printf` escapes: `\n`, `\t`, `\\`, `\xHH`, `\0NNN`.
-pub fn unescape(text: &str) -> String {
+fn unescape(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
     let mut i = 0;

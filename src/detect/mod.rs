@@ -28,19 +28,19 @@
 //! Each [`Finding`] carries a reason (`destructive: git push --force origin main`,
 //! `secret file: .env`) for `policy explain` and refusals.
 
-pub mod args;
+mod args;
 pub mod commands;
-pub mod destructive;
-pub mod expand;
-pub mod lex;
-pub mod outputs;
-pub mod parse;
+mod destructive;
+mod expand;
+mod lex;
+mod outputs;
+mod parse;
 pub mod read_only;
-pub mod roles;
-pub mod runs;
-pub mod script;
-pub mod secret;
-pub mod sql;
+mod roles;
+mod runs;
+mod script;
+mod secret;
+mod sql;
 
 use std::path::{Path, PathBuf};
 
@@ -163,9 +163,9 @@ pub fn reason(findings: &[Finding], kind: Kind) -> Option<String> {
 }
 
 /// The deepest nesting of brackets (`(`, `{`, `$(`, `${`) a line may have to be parsed.
-pub const MAX_NESTING: usize = 64;
+const MAX_NESTING: usize = 64;
 /// The longest line parsed, in bytes.
-pub const MAX_LEN: usize = 128 * 1024;
+const MAX_LEN: usize = 128 * 1024;
 
 /// Whether a line is beyond what the parser follows (nested deeper than [`MAX_NESTING`]
 /// or longer than [`MAX_LEN`]): such a line is judged whole as unparseable, never

@@ -78,7 +78,7 @@ pub const READ_ONLY: &[&str] = &[
 ];
 
 /// `git` subcommands that only read (with the option checks in [`is_read_only`]).
-pub const GIT_READ_ONLY: &[&str] = &[
+const GIT_READ_ONLY: &[&str] = &[
     "status",
     "log",
     "diff",
@@ -164,7 +164,7 @@ fn simple_is_read_only(simple: &Simple, vars: &Vars, depth: usize) -> bool {
 }
 
 /// Whether one command's argument vector (as the shell would run it) only reads.
-pub fn is_read_only(argv: &[String]) -> bool {
+fn is_read_only(argv: &[String]) -> bool {
     let Some((first, args)) = argv.split_first() else {
         return false;
     };

@@ -238,7 +238,7 @@ fn literal_is_secret(candidate: &str, name: &str, places: &Places) -> bool {
 }
 
 /// Whether a shell glob (file-name part) would match a secret file and no ordinary one.
-pub fn glob_is_secret(pattern: &str) -> bool {
+fn glob_is_secret(pattern: &str) -> bool {
     glob_secret(
         pattern,
         |name| glob_match(pattern, name),

@@ -22,7 +22,7 @@ const KEY_BYTES: usize = 16;
 
 /// Where the user's journal key is (commands must not read it: with it they could seal
 /// journal records).
-pub fn key_path() -> Option<PathBuf> {
+fn key_path() -> Option<PathBuf> {
     Some(crate::approvals::user_state_dir()?.join("journal.key"))
 }
 

@@ -49,17 +49,17 @@ use crate::registry::Registry;
 use crate::session::Session;
 
 /// The path of the MCP endpoint.
-pub const ENDPOINT: &str = "/mcp";
+const ENDPOINT: &str = "/mcp";
 /// The largest request body accepted.
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
 /// Requests handled at once; more are answered 503 at once.
-pub const MAX_ACTIVE: usize = 64;
+const MAX_ACTIVE: usize = 64;
 /// `initialize`-era sessions kept; a new one beyond this ends the oldest (its calls are
 /// stopped; its client gets 404 and may initialize again).
-pub const MAX_SESSIONS: usize = 256;
+const MAX_SESSIONS: usize = 256;
 /// How often an open event stream is probed with a comment, so a client that went away
 /// is noticed (and its call stopped) within about this long.
-pub const KEEPALIVE: Duration = Duration::from_secs(1);
+const KEEPALIVE: Duration = Duration::from_secs(1);
 
 /// HeaderMismatch (2026-07-28).
 const HEADER_MISMATCH: i64 = -32020;
@@ -222,7 +222,7 @@ fn is_loopback_host(host: &str) -> bool {
 }
 
 /// Compares two byte strings in time that depends on their lengths only.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     let mut diff = a.len() ^ b.len();
     for (i, x) in a.iter().enumerate() {
         let y = b.get(i % b.len().max(1)).copied().unwrap_or(0);

@@ -40,12 +40,12 @@
 //! (elicitation for `question`) are routed to the waiting call.
 
 pub mod http;
-pub mod modern;
+mod modern;
 mod peer;
 mod pool;
-pub mod resources;
+mod resources;
 pub mod results;
-pub mod tasks;
+mod tasks;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -70,9 +70,9 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18
 pub const NOT_SERVED: &[&str] = &["exit", crate::registry::INVALID];
 
 /// How often a call with a progress token reports progress.
-pub const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// How often the server checks whether its client is gone.
-pub const WATCH_EVERY: Duration = Duration::from_millis(100);
+const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;

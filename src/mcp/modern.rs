@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 pub const VERSION: &str = "2026-07-28";
 /// How long a client may cache a list result or the discovery result: the tools, the
 /// policy and the resource templates stay fixed while a server runs.
-pub const TTL_MS: u64 = 300_000;
+const TTL_MS: u64 = 300_000;
 /// UnsupportedProtocolVersion.
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 /// MissingRequiredClientCapability: the request needs a capability its client did not

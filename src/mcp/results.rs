@@ -38,7 +38,7 @@ pub fn tool_entry(def: &ToolDef, description: &str) -> Value {
 }
 
 /// The schema of every tool's `structuredContent`: the result object of `exec`.
-pub fn output_schema() -> Value {
+fn output_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -113,13 +113,6 @@ fn annotations(name: &str) -> Map<String, Value> {
     hints.insert("idempotentHint".into(), json!(idempotent));
     hints.insert("openWorldHint".into(), json!(open_world));
     hints
-}
-
-/// The hints of a tool as `tinytool tools --format mcp` shows them (title included).
-pub fn mcp_annotations(name: &str) -> Value {
-    let mut hints = annotations(name);
-    hints.insert("title".into(), json!(title(name)));
-    Value::Object(hints)
 }
 
 /// A call result in MCP's shape; `links` says whether the client's revision knows

@@ -33,13 +33,13 @@ use super::Out;
 /// subagents or the network.
 pub const LONG_TOOLS: &[&str] = &["bash", "monitor", "task", "webfetch", "websearch"];
 /// How long a task is kept when the client names no TTL.
-pub const DEFAULT_TTL_MS: u64 = 3_600_000;
+const DEFAULT_TTL_MS: u64 = 3_600_000;
 /// The longest TTL granted.
-pub const MAX_TTL_MS: u64 = 86_400_000;
+const MAX_TTL_MS: u64 = 86_400_000;
 /// Tasks kept at once.
-pub const MAX_TASKS: usize = 1000;
+const MAX_TASKS: usize = 1000;
 /// The polling interval suggested to clients.
-pub const POLL_MS: u64 = 1000;
+const POLL_MS: u64 = 1000;
 /// The capability key of the 2026-07-28 extension.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 

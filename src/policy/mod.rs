@@ -594,7 +594,7 @@ impl Policy {
 
     /// The explicit policy file (`--policy`, resolved where it is read from the command
     /// line); `None` when the user policy is used.
-    pub fn explicit_file(&self) -> Option<&Path> {
+    fn explicit_file(&self) -> Option<&Path> {
         Some(&self.user.as_ref().filter(|_| self.explicit)?.path)
     }
 
@@ -611,7 +611,7 @@ impl Policy {
 
 /// Folders no policy can open for edits: tinytool's own folder in the project and the user
 /// config directory (both resolved).
-pub fn protected_dirs(dir: &Path) -> Vec<PathBuf> {
+fn protected_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut dirs = vec![crate::paths::resolve_symlinks(
         &crate::project::tinytool_dir(dir),
     )];
@@ -670,10 +670,10 @@ fn plan_builtins() -> Vec<Rule> {
 
 /// How the built-in read rule for secret files shows its pattern (it matches by
 /// [`crate::secret_file::is_secret`]).
-pub const SECRET_FILES_PATTERN: &str = "<secret file>";
+const SECRET_FILES_PATTERN: &str = "<secret file>";
 
 /// How the plan agent's read-only allow shows its pattern (it matches by classifier).
-pub const READ_ONLY_PATTERN: &str = "<read-only command>";
+const READ_ONLY_PATTERN: &str = "<read-only command>";
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 /// The variable carrying the tokens of the commands a process descends from, separated by
 /// `:`, the innermost last.
-pub const RUN_VAR: &str = "TINYTOOL_RUN";
+const RUN_VAR: &str = "TINYTOOL_RUN";
 
 /// The argument that names a supervisor process (`background::supervisor::SUBCOMMAND`).
 const SUPERVISE_ARG: &[u8] = b"__supervise";

@@ -28,7 +28,7 @@ pub struct Collected {
 }
 
 /// How much of the end of stderr is kept for error messages.
-pub const STDERR_TAIL_BYTES: usize = 4096;
+const STDERR_TAIL_BYTES: usize = 4096;
 
 impl Collected {
     /// Why the command failed, in one line naming `program` and ending with the last

@@ -20,7 +20,7 @@
 use std::ffi::{OsStr, OsString};
 
 /// Variables set for every command, each with the prompt or wait it prevents.
-pub const NON_INTERACTIVE: &[(&str, &str, &str)] = &[
+const NON_INTERACTIVE: &[(&str, &str, &str)] = &[
     (
         "GIT_TERMINAL_PROMPT",
         "0",
@@ -98,7 +98,7 @@ const CONTAINS: &[&str] = &[
 ];
 
 /// Whether a variable's name looks like it holds a credential.
-pub fn is_credential(name: &OsStr) -> bool {
+fn is_credential(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_ascii_uppercase();
     EXACT.contains(&upper.as_str())
         || SUFFIXES.iter().any(|s| upper.ends_with(s))
@@ -145,7 +145,7 @@ pub fn config_command_env(
 }
 
 /// The variable that carries a subagent's depth.
-pub const DEPTH_VAR: &str = "TINYTOOL_SUBAGENT_DEPTH";
+const DEPTH_VAR: &str = "TINYTOOL_SUBAGENT_DEPTH";
 
 /// The variable that names an explicit policy file (`--policy`'s twin).
 pub const POLICY_VAR: &str = "TINYTOOL_POLICY";

@@ -54,11 +54,11 @@ use crate::session::{CancelFlag, Session};
 use crate::truncate::{Capture, Limits};
 
 /// Time between SIGTERM and SIGKILL on timeout.
-pub const GRACE: Duration = Duration::from_millis(500);
+const GRACE: Duration = Duration::from_millis(500);
 /// How long output is still read after the leader exited.
-pub const DRAIN: Duration = Duration::from_millis(250);
+const DRAIN: Duration = Duration::from_millis(250);
 /// The latest a timed-out call returns, after its deadline.
-pub const HARD_STOP: Duration = Duration::from_millis(950);
+const HARD_STOP: Duration = Duration::from_millis(950);
 /// How long after the latest tinytool stops a command at its deadline the sentinel kills
 /// the group itself (tinytool is then stopped or hung).
 const BACKSTOP: Duration = Duration::from_secs(1);

@@ -121,13 +121,13 @@ fn path_in(line: &str) -> Option<std::path::PathBuf> {
 }
 
 /// The line for a command refused a mount, an unmount or a device node.
-pub const MOUNTS_KEPT: &str = "[sandbox: commands cannot mount, unmount or make device nodes inside the sandbox (that would undo its read-only paths and masks); no policy setting allows it]";
+const MOUNTS_KEPT: &str = "[sandbox: commands cannot mount, unmount or make device nodes inside the sandbox (that would undo its read-only paths and masks); no policy setting allows it]";
 
 /// The line for a command refused a device node.
-pub const DEVICE_CLOSED: &str = "[sandbox: device nodes are closed to commands but for /dev/null-style ones and those the user could open without root (disks never); add the device to \"sandbox\": {\"writable\": [...]} in the user policy to open it]";
+const DEVICE_CLOSED: &str = "[sandbox: device nodes are closed to commands but for /dev/null-style ones and those the user could open without root (disks never); add the device to \"sandbox\": {\"writable\": [...]} in the user policy to open it]";
 
 /// The line for a command refused a host service's socket.
-pub const SERVICE_SOCKETS: &str = "[sandbox: the host's Unix sockets outside the project (Docker, Podman, systemd, D-Bus, libvirt, snapd, LXD, tmux, SSH agents) are closed to commands, which could run anything outside the sandbox through them; add the socket to \"sandbox\": {\"sockets\": [...]} in the user policy to open it]";
+const SERVICE_SOCKETS: &str = "[sandbox: the host's Unix sockets outside the project (Docker, Podman, systemd, D-Bus, libvirt, snapd, LXD, tmux, SSH agents) are closed to commands, which could run anything outside the sandbox through them; add the socket to \"sandbox\": {\"sockets\": [...]} in the user policy to open it]";
 
 /// The line for a command refused the socket at `path`.
 pub fn socket_line(path: &str) -> String {

@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 use super::Plan;
 
 /// How often a long-lived command's project is scanned again.
-pub const CHECK_EVERY: Duration = Duration::from_secs(1);
+const CHECK_EVERY: Duration = Duration::from_secs(1);
 /// The most folders one guard watches (each watch costs the kernel about 1 KB).
-pub const MAX_WATCHES: usize = 8192;
+const MAX_WATCHES: usize = 8192;
 
 /// A running guard; dropping it ends its watch. The thread is not waited for, and its
 /// inotify instance is closed later (by the next guard): closing one right after its watches
@@ -93,7 +93,7 @@ pub(crate) fn start(plan: &Arc<Plan>, pgid: libc::pid_t, long_lived: bool) -> Op
 }
 
 /// How often the masked secrets are looked at where they could not be watched.
-pub const POLL_EVERY: Duration = Duration::from_millis(100);
+const POLL_EVERY: Duration = Duration::from_millis(100);
 
 /// The thread's state.
 struct Watch {

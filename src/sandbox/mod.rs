@@ -28,12 +28,12 @@
 //! Layer names (in `metadata.sandbox.layers` and `missing[].layer`): `userns`, `mount`,
 //! `pid`, `net`, `landlock` (only where the namespaces could not be set up), `mask`.
 
-pub mod covers;
+mod covers;
 mod devices;
-pub mod explain;
+mod explain;
 mod gitdirs;
-pub mod guard;
-pub mod landlock;
+mod guard;
+mod landlock;
 pub mod masking;
 mod namespaces;
 mod private_tmp;
@@ -287,7 +287,7 @@ pub struct Plan {
 /// In debug builds only (the test binary), a non-empty value makes the child behave as if
 /// this machine refused the namespaces (`EPERM`), so the Landlock fallback can be tested on
 /// a machine that has them. Release builds ignore it.
-pub const NO_NAMESPACES_VAR: &str = "TINYTOOL_TEST_NO_NAMESPACES";
+const NO_NAMESPACES_VAR: &str = "TINYTOOL_TEST_NO_NAMESPACES";
 
 /// `.tinytool/` as a command sees it: a read-only folder holding only the spill files
 /// (`outputs/`), so that the state database (which keeps monitors' lines), the journal and

@@ -1,5 +1,5 @@
 //! What the forked child does between `fork` and `exec` to enter the sandbox of a
-//! [`Plan`](super::Plan): async-signal-safe system calls only (the parent may have other
+//! [`Plan`]: async-signal-safe system calls only (the parent may have other
 //! threads holding locks), no allocation.
 //!
 //! 1. `unshare` a mount, a PID and an IPC namespace, a network namespace when the network is off,

@@ -292,7 +292,7 @@ fn compose(
 /// The `[sandbox: …]` lines that end a result: protected paths the command planted and
 /// the sandbox removed, secrets git tracks (once), masked secrets the command read, and
 /// why a failure (or a timeout, or a failure a pipeline hid) may be the sandbox's doing.
-pub fn sandbox_notes(
+fn sandbox_notes(
     plan: &sandbox::Plan,
     stdout: &crate::truncate::Capture,
     stderr: &crate::truncate::Capture,

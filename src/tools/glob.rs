@@ -37,7 +37,7 @@ use crate::session::CallContext;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// Results shown at most (`maxGlobResults`).
-pub const MAX_RESULTS: usize = 1_000;
+const MAX_RESULTS: usize = 1_000;
 
 /// The `glob` tool's definition.
 pub fn definition() -> ToolDef {

@@ -54,16 +54,16 @@ use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use crate::truncate::Capture;
 
 /// Matches shown when no `max_count` is given (`maxGrepMatches`).
-pub const DEFAULT_MAX_COUNT: u64 = 500;
+const DEFAULT_MAX_COUNT: u64 = 500;
 /// Files larger than this many bytes are skipped.
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Characters of a matching line shown before it is cut with `...`.
 pub const MAX_LINE_CHARS: usize = 2_000;
 /// Bytes a regex pattern may have: long alternations of names fit, a runaway argument not.
-pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
+const MAX_PATTERN_BYTES: usize = 64 * 1024;
 /// Bytes the compiled regex may take (its NFA), and the lazy DFA's cache per thread: a
 /// pattern such as `a{1000}{1000}` is an error instead of gigabytes of memory.
-pub const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
+const REGEX_SIZE_LIMIT: usize = 10 * 1024 * 1024;
 
 /// The `grep` tool's definition.
 pub fn definition() -> ToolDef {
@@ -715,7 +715,7 @@ impl FileSearcher {
 
 /// The most memory the line buffer of a streamed search (a file over 1 MB named as
 /// `path`) may take: the longest line it can search.
-pub const STREAM_HEAP_LIMIT: usize = 16 * 1024 * 1024;
+const STREAM_HEAP_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The sink of one file's search. The bytes of each matching line are decoded here rather
 /// than by the searcher's `Lossy` sink, so that only the shown prefix of a long line is

@@ -3,26 +3,26 @@
 //! Adding a tool is one file here plus one line in [`builtin`]: its subcommand, flags,
 //! `exec` dispatch, `tools` listing, man page and completions follow from the definition.
 
-pub mod apply_patch;
-pub mod bash;
-pub mod checkpoint;
-pub mod edit;
-pub mod exit;
-pub mod glob;
-pub mod grep;
-pub mod invalid;
+mod apply_patch;
+mod bash;
+mod checkpoint;
+mod edit;
+mod exit;
+mod glob;
+mod grep;
+mod invalid;
 pub mod monitor;
-pub mod notepad;
-pub mod plan;
-pub mod question;
-pub mod read;
-pub mod report_findings;
-pub mod skill;
+mod notepad;
+mod plan;
+mod question;
+mod read;
+mod report_findings;
+mod skill;
 pub mod task;
-pub mod todowrite;
-pub mod webfetch;
+mod todowrite;
+mod webfetch;
 pub mod websearch;
-pub mod write;
+mod write;
 
 use crate::registry::Registry;
 

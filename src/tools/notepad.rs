@@ -9,9 +9,9 @@ use crate::session::CallContext;
 use crate::tool::{ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// Most notes a session keeps.
-pub const MAX_ENTRIES: usize = 50;
+const MAX_ENTRIES: usize = 50;
 /// Largest note, in bytes.
-pub const MAX_VALUE_BYTES: usize = 10 * 1024;
+const MAX_VALUE_BYTES: usize = 10 * 1024;
 
 /// The `notepad` tool's definition.
 pub fn definition() -> ToolDef {

@@ -38,11 +38,11 @@ use crate::session::CallContext;
 use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// Lines shown when no `limit` is given.
-pub const DEFAULT_LIMIT: u64 = 2_000;
+const DEFAULT_LIMIT: u64 = 2_000;
 /// Characters of a line shown before it is cut with `...`.
 pub const MAX_LINE_CHARS: usize = 2_000;
 /// Largest image returned as a data URI.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The `read` tool's definition.
 pub fn definition() -> ToolDef {

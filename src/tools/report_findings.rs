@@ -9,7 +9,7 @@ use crate::state::Finding;
 use crate::tool::{ToolDef, ToolDoc, ToolOutput};
 
 /// Most findings one call may report.
-pub const MAX_PER_CALL: usize = 50;
+const MAX_PER_CALL: usize = 50;
 const SEVERITIES: &[&str] = &["critical", "high", "medium", "low", "info"];
 
 /// The `report_findings` tool's definition.

@@ -44,9 +44,9 @@ use crate::state::{Background, Job, NewJob, UNFINISHED};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// The subagent type when none is given.
-pub const DEFAULT_TYPE: &str = "build";
+const DEFAULT_TYPE: &str = "build";
 /// A job's deadline when the config sets none: 30 minutes.
-pub const DEFAULT_DEADLINE_MS: u64 = 30 * 60 * 1000;
+const DEFAULT_DEADLINE_MS: u64 = 30 * 60 * 1000;
 
 /// The `task` tool's definition.
 pub fn definition() -> ToolDef {

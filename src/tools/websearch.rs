@@ -26,15 +26,15 @@ use crate::session::CallContext;
 use crate::tool::{ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// The Exa search endpoint used unless the user config names another.
-pub const DEFAULT_ENDPOINT: &str = "https://api.exa.ai/search";
+const DEFAULT_ENDPOINT: &str = "https://api.exa.ai/search";
 /// Deadline of one search request, response included.
-pub const TIMEOUT: Duration = Duration::from_secs(30);
+const TIMEOUT: Duration = Duration::from_secs(30);
 /// Results asked for when `num_results` is absent or not positive.
-pub const DEFAULT_RESULTS: i64 = 8;
+const DEFAULT_RESULTS: i64 = 8;
 /// Most response bytes read.
-pub const MAX_RESPONSE: u64 = 5 * 1024 * 1024;
+const MAX_RESPONSE: u64 = 5 * 1024 * 1024;
 /// The environment variable holding the Exa API key.
-pub const KEY_VAR: &str = "EXA_API_KEY";
+const KEY_VAR: &str = "EXA_API_KEY";
 
 /// Whether websearch is available in this environment (`EXA_API_KEY` set, not empty).
 pub fn enabled() -> bool {

@@ -215,7 +215,7 @@ pub fn forget() {
 /// Drops `value` on a thread of its own: freeing the listings of a large tree (tens of
 /// thousands of allocations) is not worth making the call wait for, and a process that
 /// ends first lets the kernel reclaim the memory at once.
-pub fn drop_later<T: Send + 'static>(value: T) {
+fn drop_later<T: Send + 'static>(value: T) {
     if let Err(unspawned) = std::thread::Builder::new()
         .name("drop-listings".into())
         .spawn(move || drop(value))
@@ -1031,7 +1031,7 @@ pub fn differing<T>(
 
 /// [`diff`] against any map whose values carry a fingerprint: one merge of the two sorted
 /// maps (no lookups, no copy of `before`).
-pub fn diff_by<T>(
+fn diff_by<T>(
     before: &BTreeMap<String, T>,
     after: &BTreeMap<String, Fingerprint>,
     fingerprint: impl Fn(&T) -> &Fingerprint,

@@ -106,12 +106,12 @@ impl Plan {
 }
 
 /// The description [`Entry::Other`] carries for a directory.
-pub const DIRECTORY: &str = "a directory";
+const DIRECTORY: &str = "a directory";
 
 /// Reads what is at `path` itself (a symlink is reported, not followed; the paths of
 /// [`targets`] are only links where the operation acts on the link). Only a regular file
 /// is opened.
-pub fn read_entry(path: &Path) -> std::io::Result<Entry> {
+fn read_entry(path: &Path) -> std::io::Result<Entry> {
     match atomic::kind_of_link(path)? {
         Kind::Missing => Ok(Entry::Absent),
         Kind::Directory => Ok(Entry::Other(DIRECTORY)),
@@ -631,7 +631,7 @@ fn check_deleted_content(bytes: &[u8], expected: &[String]) -> Result<(), String
 
 /// What applying the hunks of one file gives.
 #[derive(Debug)]
-pub struct HunkResult {
+struct HunkResult {
     /// The changes, sorted.
     pub splices: Vec<Splice>,
     /// Hunks (1-based) that were already applied.
@@ -642,7 +642,7 @@ pub struct HunkResult {
 
 /// Applies `hunks` to `doc` (module doc); the error names the file, the hunk and the first
 /// differing line.
-pub fn apply_hunks(
+fn apply_hunks(
     doc: &TextDoc,
     hunks: &[Hunk],
     format: Format,

@@ -33,8 +33,8 @@
 //! `Moved FROM -> TO`, each followed by its formatter note. metadata: format, files (path,
 //! operation) and diff (unified, of every changed file, cut at 256 KB).
 
-pub mod apply;
-pub mod parse;
+mod apply;
+mod parse;
 
 use std::path::{Path, PathBuf};
 

@@ -53,7 +53,7 @@ fn has_invisibles(line: &str) -> bool {
 }
 
 /// Whether line `i` (0-based) of the normalised text ended in CRLF in the file.
-pub type CrlfLines<'a> = &'a dyn Fn(usize) -> bool;
+type CrlfLines<'a> = &'a dyn Fn(usize) -> bool;
 
 /// Line `i` of the file as the views show it: [`visible`], with the `␍` of a CRLF ending.
 fn file_line(file: &FileLines, crlf: CrlfLines, i: usize) -> (String, bool) {

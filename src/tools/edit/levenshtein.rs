@@ -6,7 +6,7 @@
 
 /// The Levenshtein distance of `a` and `b` in characters (unit costs, two-row dynamic
 /// programming).
-pub fn distance(a: &str, b: &str) -> usize {
+fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     if a.is_empty() {

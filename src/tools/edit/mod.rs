@@ -34,13 +34,13 @@
 //! `old_string` and `new_string` share, written as the file has them). Of a refusal: reason
 //! (`identical`, `empty_old_string`, `not_found`, `ambiguous`).
 
-pub mod cascade;
+mod cascade;
 pub mod feedback;
-pub mod levenshtein;
+mod levenshtein;
 pub mod lines;
 pub mod punctuation;
-pub mod reindent;
-pub mod strategies;
+mod reindent;
+mod strategies;
 
 use std::io::ErrorKind;
 
@@ -399,7 +399,7 @@ fn hidden_refusal(refusal: &Refusal, shown: &str) -> String {
 /// Replaced regions the output lists by line (all of them are in `metadata.spans`).
 const MAX_LISTED_SPANS: usize = 20;
 /// Bytes of `metadata.diff` kept; a larger diff is cut at a line boundary and says so.
-pub const MAX_DIFF_BYTES: usize = 256 * 1024;
+const MAX_DIFF_BYTES: usize = 256 * 1024;
 
 /// `diff` cut to [`MAX_DIFF_BYTES`] at a line boundary, with a last line saying how much was
 /// left out.

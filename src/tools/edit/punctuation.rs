@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 
 /// The ASCII form of `c`, when it is one of the folded characters (module doc).
-pub fn fold_char(c: char) -> Option<&'static str> {
+fn fold_char(c: char) -> Option<&'static str> {
     Some(match c {
         '\u{2010}'..='\u{2015}' | '\u{2212}' => "-",
         '\u{2018}'..='\u{201b}' => "'",

@@ -136,8 +136,8 @@ pub fn file_unit(file: &FileLines) -> Unit {
     detect_unit(&[sample]).unwrap_or(Unit::Spaces(4))
 }
 
-/// Builds the text that replaces the file's lines `start..start + old.len()`, which a line
-/// strategy matched against `old` (module doc). The result has `new`'s terminator.
+/// [`written`]'s text alone.
+#[cfg(test)]
 pub fn replacement(
     file: &FileLines,
     start: usize,
@@ -158,7 +158,9 @@ pub struct Writing {
     pub kept_from_file: usize,
 }
 
-/// [`replacement`] with what it did ([`Writing`]).
+/// Builds the text that replaces the file's lines `start..start + old.len()`, which a line
+/// strategy matched against `old` (module doc), and says what it did ([`Writing`]). The
+/// result has `new`'s terminator.
 pub fn written(
     file: &FileLines,
     start: usize,

@@ -17,7 +17,7 @@
 //! | 10 | multi-occurrence | mean line similarity ≥ 0.8 (never with `replace_all`) |
 //!
 //! Where this differs from the reference (issue 6): strategies 8–10 only consider regions
-//! that pass the **fuzzy gate** ([`gate`]): `old_string`'s first and last non-blank lines
+//! that pass the **fuzzy gate** ([`gate_collapsed`]): `old_string`'s first and last non-blank lines
 //! equal the region's after whitespace normalisation, the blank lines around them are blank
 //! in the region too, at most one line between them differs, and what does match carries
 //! enough text to identify the region. The gate scales with the block: when a line differs,
@@ -346,16 +346,18 @@ const MIN_INTERIOR_SUPPORT: usize = 3;
 /// similar to the file's.
 const MIN_DIFFERING_SIMILARITY: f64 = 0.5;
 
-/// The fuzzy gate of issue 6 for the window of `old.len()` lines at `start`: `old`'s first
-/// and last non-blank lines equal the window's after whitespace normalisation, the blank
-/// lines outside them are blank in the window, at most one line between them differs,
-/// and the lines that are equal carry enough text (module doc).
+/// [`gate_collapsed`] for lines not collapsed yet.
+#[cfg(test)]
 pub fn gate(file: &FileLines, start: usize, old: &Block) -> Option<Gate> {
     let wanted: Vec<String> = old.lines.iter().map(|l| collapse(l)).collect();
     gate_collapsed(file, start, old, &wanted)
 }
 
-/// [`gate`] with `old`'s lines already collapsed (`wanted`).
+/// The fuzzy gate of issue 6 for the window of `old.len()` lines at `start`: `old`'s first
+/// and last non-blank lines equal the window's after whitespace normalisation, the blank
+/// lines outside them are blank in the window, at most one line between them differs,
+/// and the lines that are equal carry enough text (module doc). `wanted` is `old`'s lines
+/// already collapsed.
 fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]) -> Option<Gate> {
     let first = old.first_nonblank()?;
     let last = old.last_nonblank()?;
@@ -404,7 +406,7 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
 
 /// Strategy 8's criterion: at least 3 lines and 2 non-blank ones; every non-blank line of
 /// `old` equals the window's after trimming; blank lines of `old` match anything.
-pub fn context_aware(file: &FileLines, start: usize, old: &Block) -> bool {
+fn context_aware(file: &FileLines, start: usize, old: &Block) -> bool {
     let anchors = old.lines.iter().filter(|l| !is_blank(l)).count();
     old.len() >= 3
         && anchors >= 2
@@ -418,7 +420,7 @@ pub fn context_aware(file: &FileLines, start: usize, old: &Block) -> bool {
 
 /// Strategy 9's criterion: at least 3 lines, first and last non-blank and equal after
 /// trimming, mean similarity of the interior lines at least 0.7.
-pub fn block_anchor_relaxed(file: &FileLines, start: usize, old: &Block) -> bool {
+fn block_anchor_relaxed(file: &FileLines, start: usize, old: &Block) -> bool {
     let k = old.len();
     if k < 3 || start + k > file.len() {
         return false;
@@ -438,7 +440,7 @@ pub fn block_anchor_relaxed(file: &FileLines, start: usize, old: &Block) -> bool
 }
 
 /// Strategy 10's criterion: mean similarity of all lines (trimmed) at least 0.8.
-pub fn multi_occurrence(file: &FileLines, start: usize, old: &Block) -> bool {
+fn multi_occurrence(file: &FileLines, start: usize, old: &Block) -> bool {
     let k = old.len();
     if k == 0 || start + k > file.len() {
         return false;

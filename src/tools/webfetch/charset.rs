@@ -19,7 +19,7 @@ use encoding_rs::{
 };
 
 /// Bytes of an HTML page searched for a `<meta>` charset declaration.
-pub const META_PRESCAN_BYTES: usize = 1024;
+const META_PRESCAN_BYTES: usize = 1024;
 
 /// Where a charset came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub fn detect(content_type: Option<&str>, body: &[u8], html: bool) -> Charset {
 }
 
 /// The encoding a `Content-Type` value's `charset` parameter names, when it is known.
-pub fn header_charset(content_type: &str) -> Option<&'static Encoding> {
+fn header_charset(content_type: &str) -> Option<&'static Encoding> {
     content_type.split(';').skip(1).find_map(|parameter| {
         let (name, value) = parameter.split_once('=')?;
         if !name.trim().eq_ignore_ascii_case("charset") {
@@ -131,7 +131,7 @@ pub fn decode<'a>(body: &'a [u8], charset: &Charset, complete: bool) -> (Cow<'a,
 
 /// The encoding a `<meta>` element in the first bytes of an HTML page declares: WHATWG's
 /// "prescan a byte stream to determine its encoding", over the bytes given.
-pub fn meta_charset(head: &[u8]) -> Option<&'static Encoding> {
+fn meta_charset(head: &[u8]) -> Option<&'static Encoding> {
     let mut at = 0;
     while at < head.len() {
         let rest = &head[at..];

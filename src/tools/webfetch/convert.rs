@@ -32,11 +32,10 @@ pub const MAX_DEPTH: usize = 512;
 
 /// Estimated parser work ([`nesting_cost`]) above which a page is not parsed. Ordinary
 /// pages stay far below: a 5 MB page of 150,000 elements nested 40 deep costs 6,000,000.
-pub const PARSE_BUDGET: u64 = 50_000_000;
+const PARSE_BUDGET: u64 = 50_000_000;
 
 /// The note that starts the output of a page too deeply nested to convert.
-pub const TOO_DEEP_NOTE: &str =
-    "[the page nests its elements too deeply to convert; its text follows]";
+const TOO_DEEP_NOTE: &str = "[the page nests its elements too deeply to convert; its text follows]";
 
 /// Width plain text is wrapped at.
 pub const TEXT_WIDTH: usize = 120;
@@ -144,7 +143,7 @@ fn is_textual_application(sub: &str) -> bool {
 /// Whether the first bytes of a body, in `encoding`, hold a NUL or more than 10% control
 /// characters: no text does. In a legacy charset every other byte may be text; UTF-16 is
 /// judged by its characters, half its bytes being NUL.
-pub fn has_control_bytes(body: &[u8], encoding: &'static Encoding) -> bool {
+fn has_control_bytes(body: &[u8], encoding: &'static Encoding) -> bool {
     let window = &body[..body.len().min(SNIFF_BYTES)];
     let is_control = |c: u32| c < 0x20 && !matches!(c, 0x09 | 0x0a | 0x0d | 0x0c | 0x1b);
     if encoding == UTF_16LE || encoding == UTF_16BE {
@@ -161,7 +160,7 @@ pub fn has_control_bytes(body: &[u8], encoding: &'static Encoding) -> bool {
 /// [`has_control_bytes`], or (for UTF-8, the charset of a body that names none) invalid
 /// UTF-8 with more than 30% of bytes outside ASCII: compressed or encrypted data; text in
 /// a legacy 8-bit charset stays under that share.
-pub fn looks_binary(body: &[u8], encoding: &'static Encoding) -> bool {
+fn looks_binary(body: &[u8], encoding: &'static Encoding) -> bool {
     if has_control_bytes(body, encoding) {
         return true;
     }
@@ -179,7 +178,7 @@ pub fn looks_binary(body: &[u8], encoding: &'static Encoding) -> bool {
 }
 
 /// Whether a body without a usable type starts like an HTML document.
-pub fn looks_like_html(body: &[u8]) -> bool {
+fn looks_like_html(body: &[u8]) -> bool {
     let window = &body[..body.len().min(1_024)];
     let text = String::from_utf8_lossy(window);
     let start = text
@@ -193,14 +192,8 @@ pub fn looks_like_html(body: &[u8]) -> bool {
         || (start.starts_with("<!--") || start.starts_with("<?xml")) && start.contains("<html")
 }
 
-/// HTML to Markdown; relative links resolve against `base`.
-pub fn to_markdown(html: &str, base: Option<&Url>) -> String {
-    let mut out = String::new();
-    markdown_into(html, base, &mut |part: &str| out.push_str(part));
-    out
-}
-
-/// [`to_markdown`], written to `sink` (a line or so at a time) rather than returned.
+/// HTML to Markdown, written to `sink` (a line or so at a time); relative links resolve
+/// against `base`.
 pub fn markdown_into(html: &str, base: Option<&Url>, sink: &mut dyn FnMut(&str)) {
     if nesting_cost(html) > PARSE_BUDGET {
         return sink(&too_deep(html));
@@ -231,15 +224,9 @@ pub fn markdown_into(html: &str, base: Option<&Url>, sink: &mut dyn FnMut(&str))
     }
 }
 
-/// HTML to readable plain text ([`plain`] says what it looks like), wrapped
-/// at [`TEXT_WIDTH`] columns; relative links resolve against `base`.
-pub fn to_text(html: &str, base: Option<&Url>) -> String {
-    let mut out = String::new();
-    text_into(html, base, &mut |part: &str| out.push_str(part));
-    out
-}
-
-/// [`to_text`], written to `sink` (a line or so at a time) rather than returned.
+/// HTML to readable plain text ([`plain`] says what it looks like), wrapped at
+/// [`TEXT_WIDTH`] columns, written to `sink` (a line or so at a time); relative links
+/// resolve against `base`.
 pub fn text_into(html: &str, base: Option<&Url>, sink: &mut dyn FnMut(&str)) {
     text_in_groups(html, base, groups::GROUP_NODES, sink);
 }
@@ -590,7 +577,7 @@ fn after_end_tag(html: &str, from: usize, name: &str) -> Option<usize> {
 /// An estimate of the HTML parser's work on a document: the sum, over start tags, of the
 /// elements open at that point (each start tag makes the parser look through the open
 /// elements). Linear in the length of the text; stops counting past [`PARSE_BUDGET`].
-pub fn nesting_cost(html: &str) -> u64 {
+fn nesting_cost(html: &str) -> u64 {
     let mut depth: u64 = 0;
     let mut foreign: u64 = 0;
     let mut cost: u64 = 0;
@@ -632,7 +619,7 @@ pub fn nesting_cost(html: &str) -> u64 {
 /// The text of a document without parsing it: tags removed, the content of dropped and
 /// raw-text elements skipped, block elements on their own lines, common character
 /// references decoded. Linear in the length of the text.
-pub fn extract_text(html: &str) -> String {
+fn extract_text(html: &str) -> String {
     let mut out = String::with_capacity(html.len() / 2);
     let mut at = 0;
     while let Some(tag) = next_tag(html, at) {
@@ -773,6 +760,21 @@ impl<'a> Tidy<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// HTML to Markdown; relative links resolve against `base`.
+    fn to_markdown(html: &str, base: Option<&Url>) -> String {
+        let mut out = String::new();
+        markdown_into(html, base, &mut |part: &str| out.push_str(part));
+        out
+    }
+
+    /// HTML to readable plain text ([`plain`] says what it looks like), wrapped
+    /// at [`TEXT_WIDTH`] columns; relative links resolve against `base`.
+    fn to_text(html: &str, base: Option<&Url>) -> String {
+        let mut out = String::new();
+        text_into(html, base, &mut |part: &str| out.push_str(part));
+        out
+    }
 
     const PAGE: &str = r#"<!DOCTYPE html>
 <html><head><title>Title text</title><style>body { color: red }</style>

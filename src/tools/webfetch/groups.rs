@@ -9,7 +9,7 @@
 //! shrinks as it goes) and one group's tree and lines are held at once.
 //!
 //! The text is the same as that of the whole document rendered at once, byte for byte
-//! after [`plain::finish`](super::plain::finish), because of where the cuts are made:
+//! after [`plain::finish_into`](super::plain::finish_into), because of where the cuts are made:
 //!
 //! - Only before an element whose rendering starts a block (html2text's `start_block`),
 //!   which ends the line in progress and adds a blank line when anything was written

@@ -23,11 +23,11 @@
 //! text is shown as it is; binary bodies are described by type and size. A status of 400
 //! or more is a tool error that keeps the body.
 
-pub mod charset;
-pub mod convert;
-pub mod groups;
-pub mod plain;
-pub mod ssrf;
+mod charset;
+mod convert;
+mod groups;
+mod plain;
+mod ssrf;
 
 use std::io::Read;
 use std::sync::Arc;
@@ -50,16 +50,16 @@ use crate::truncate::Capture;
 /// Most body bytes kept (spec `maxFetchSize`, 5 MB).
 pub const MAX_BODY: u64 = 5 * 1024 * 1024;
 /// Deadline of the whole fetch, redirects and body included (spec `fetchTimeout`).
-pub const DEADLINE: Duration = Duration::from_secs(30);
+const DEADLINE: Duration = Duration::from_secs(30);
 /// Longest wait for a name lookup, and for a connection (TLS handshake included).
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest wait for the response headers once the request is sent.
-pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Redirects followed before giving up.
-pub const MAX_REDIRECTS: u32 = 10;
+const MAX_REDIRECTS: u32 = 10;
 
 /// Caller headers that carry credentials: never sent (the reference's list).
-pub const CREDENTIAL_HEADERS: &[&str] = &[
+const CREDENTIAL_HEADERS: &[&str] = &[
     "authorization",
     "cookie",
     "set-cookie",
@@ -69,7 +69,7 @@ pub const CREDENTIAL_HEADERS: &[&str] = &[
 
 /// Caller headers the HTTP client owns (framing, connection, content coding): never sent
 /// as given, since a wrong one would desynchronize the connection.
-pub const TRANSPORT_HEADERS: &[&str] = &[
+const TRANSPORT_HEADERS: &[&str] = &[
     "host",
     "content-length",
     "transfer-encoding",
@@ -83,7 +83,7 @@ pub const TRANSPORT_HEADERS: &[&str] = &[
 ];
 
 /// The `User-Agent` sent unless the caller gives one.
-pub fn user_agent() -> String {
+fn user_agent() -> String {
     format!(
         "tinytool/{} (compatible; fetch tool)",
         env!("CARGO_PKG_VERSION")

@@ -34,7 +34,7 @@ use html2text::render::TextDecorator;
 
 use super::convert::Tidy;
 
-/// The line prefix that marks a heading line until [`finish`] removes it.
+/// The line prefix that marks a heading line until [`finish_into`] removes it.
 const HEADING: char = '\0';
 
 /// The links of one rendering, numbered in the order they are first met.
@@ -313,15 +313,17 @@ pub fn config() -> (html2text::config::Config<Plain>, Rc<RefCell<Links>>) {
     (config, links)
 }
 
-/// The rendering made final: heading marks turned into blank lines around each heading,
-/// blank-line runs collapsed (`tidy`), and the numbered links appended.
+/// [`finish_into`] as one string.
+#[cfg(test)]
 pub fn finish(rendered: &str, links: &Links) -> String {
     let mut text = String::with_capacity(rendered.len() + 64);
     finish_into(rendered, links, &mut |part: &str| text.push_str(part));
     text
 }
 
-/// [`finish`], written to `sink` a line at a time rather than returned.
+/// The rendering made final: heading marks turned into blank lines around each heading,
+/// blank-line runs collapsed (`tidy`), and the numbered links appended; written to `sink`
+/// a line at a time.
 pub fn finish_into(rendered: &str, links: &Links, sink: &mut dyn FnMut(&str)) {
     let mut tidy = Tidy::new(sink);
     let mut started = false;

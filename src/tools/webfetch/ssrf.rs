@@ -243,7 +243,7 @@ fn normalize(mut url: Url) -> Result<Url, Refusal> {
 }
 
 /// Whether a (lower-case, dot-trimmed) host name is a localhost name (RFC 6761).
-pub fn is_localhost(host: &str) -> bool {
+fn is_localhost(host: &str) -> bool {
     let host = host.trim_end_matches('.');
     host.eq_ignore_ascii_case("localhost")
         || host.len() > ".localhost".len()
@@ -353,11 +353,6 @@ impl AllowList {
         self.entries
             .iter()
             .any(|(h, p)| *h == host && p.is_none_or(|p| p == port))
-    }
-
-    /// Whether no host is opened.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 
