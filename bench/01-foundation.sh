@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Foundation rows (issue 3): start-up against cat, one `exec --jsonl` process against one
+# Foundation rows: start-up against cat, one `exec --jsonl` process against one
 # process per call, and a page late in a 1 GB file against sed (time and peak memory).
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -29,4 +29,4 @@ peer="sed -n '1000000,1002000p' $big"
 BENCH_RUNS=5 BENCH_WARMUP=1 bench_row "1 GB file: page at line 1,000,000" "$page" "sed -n" "$peer"
 mem_row "1 GB file: page at line 1,000,000" "$page" "sed -n" "$peer"
 
-bench_note "issue 2 acceptance: start-up ratio within 3x of cat; the 1 GB page peaks under 32 MiB"
+bench_note "budget: start-up ratio within 3x of cat; the 1 GB page peaks under 32 MiB"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Editing rows (issue 6): an exact and a fuzzy edit in a 20,000-line file, and a 50-file
+# Editing rows: an exact and a fuzzy edit in a 20,000-line file, and a 50-file
 # patch. Every run starts from a fresh copy of the input, flushed with `sync` (both sides
 # pay the same copy and flush), so the edit is the same each time and tinytool's fsync of
 # its own writes does not also pay for flushing the copy. The peers do not fsync.
@@ -19,7 +19,7 @@ mem_row "edit: exact, 20,000-line file" "$ours" "sed -i" "$peer"
 
 # Fuzzy: old_string indented with two spaces instead of four and one interior line wrong
 # (`key3000` for `k3000`), so the cascade runs down to block-anchor-relaxed. The block runs
-# on to the next function's first line: the fuzzy gate (issue 22) wants an equal interior
+# on to the next function's first line: the fuzzy gate wants an equal interior
 # line besides the anchors. The peer is GNU patch ignoring whitespace on a diff with the
 # same shifted indentation.
 printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001\n\ndef handler_3001(request):", "new_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001 + 1\n\ndef handler_3001(request):"}' >fuzzy.json
@@ -29,7 +29,7 @@ bench_row "edit: fuzzy (indentation, one line), 20,000 lines" \
     "cp $big f1/work.py && sync && $TT --dir f1 edit < fuzzy.json" \
     "patch -l" "cp $big f2/work.py && sync && patch -s -l -p0 -d f2 < fuzzy.diff"
 
-# Fuzzy through every stage and variant (issue 22): old_string escaped as a string literal's
+# Fuzzy through every stage and variant: old_string escaped as a string literal's
 # source (`\"`), shifted and with one interior line wrong, so each strategy runs on the
 # escaped and unescaped variants before the fuzzy stage accepts. Target: under 0.1 s.
 printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_2000(request):\n  value = request.get(\\\"key2000\\\")\n  return value * 2001\n\ndef handler_2001(request):\n  value = request.get(\\\"k2001\\\")", "new_string": "def handler_2000(request):\n  value = request.get(\\\"key2000\\\")\n  return value * 2001 + 1\n\ndef handler_2001(request):\n  value = request.get(\\\"k2001\\\")"}' >escaped.json
@@ -53,7 +53,7 @@ bench_row "apply_patch: 50 files, 100 hunks" \
 
 bench_note "editing rows: cp + sync before each run on both sides; tinytool fsyncs every write (atomic, durable), sed/patch do not"
 
-# The record every staged temporary file gets before it exists (issue 39: the next call
+# The record every staged temporary file gets before it exists (the next call
 # removes what a killed write left): a small write with records against the same write
 # where the user's state directory cannot be made (no record is kept).
 mkdir -p w1 st

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Search rows (issue 7): grep against ripgrep and glob against fd and `rg --files`, on two
+# Search rows: grep against ripgrep and glob against fd and `rg --files`, on two
 # generated monorepo-shaped trees (20,000 files / 200 MB and 100,000 files / 1 GB, with
 # node_modules, vendor and .git; see gen-search-tree.py), cached under $BENCH_CACHE.
 # The trees' .gitignore lists node_modules/ and vendor/, so ripgrep, which honours it,
@@ -83,5 +83,5 @@ bench_row "grep rare literal, 5k files: ignore rules vs none" \
     "$TT --dir $small grep --pattern ZQXJ_RARE_TOKEN" \
     "tinytool --include-ignored" "$TT --dir $small grep --pattern ZQXJ_RARE_TOKEN --include-ignored"
 
-bench_note "issue 17: in the built project tinytool and rg both leave target/ out; the last row's ratio is the cost of reading and matching ignore files"
-bench_note "issue 7 acceptance (20k files): rare literal within 1.3x of rg -n and faster than rg --sortr modified; capped common word at least 5x faster than rg -n; glob within 1.3x of fd"
+bench_note "in the built project tinytool and rg both leave target/ out; the last row's ratio is the cost of reading and matching ignore files"
+bench_note "budget (20k files): rare literal within 1.3x of rg -n and faster than rg --sortr modified; capped common word at least 5x faster than rg -n; glob within 1.3x of fd"

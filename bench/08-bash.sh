@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bash rows (issue 8): about 170 MB of output (seq 1 20000000) through the bash tool against
+# bash rows: about 170 MB of output (seq 1 20000000) through the bash tool against
 # the same command writing to /dev/null: time and peak memory. The tool keeps only the first
 # and last lines of what a command prints, so its memory must not grow with the output.
 # shellcheck source=bench/lib.sh
@@ -21,4 +21,4 @@ tail_line=$("$TT" --dir "$project" --text bash --command "$command" | tail -n 1)
 BENCH_RUNS=5 BENCH_WARMUP=1 bench_row "bash: 170 MB of output" "$ours" "to /dev/null" "$peer"
 mem_row "bash: 170 MB of output" "$ours" "to /dev/null" "$peer"
 
-bench_note "issue 8 acceptance: 170 MB of output peaks under 64 MiB; the preview ends with 20000000"
+bench_note "budget: 170 MB of output peaks under 64 MiB; the preview ends with 20000000"

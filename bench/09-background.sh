@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# monitor and task rows (issue 9): what the supervision costs per call.
+# monitor and task rows: what the supervision costs per call.
 # - task, foreground: a `cat` subagent through the task tool (config, policy, its own session
 #   and process group, captured output) against piping the prompt into cat directly;
 # - monitor, start + stop: a detached supervisor started, its handshake, its group killed

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Web rows (issue 10): webfetch of a 1 MB documentation page from a loopback server with
+# Web rows: webfetch of a 1 MB documentation page from a loopback server with
 # HTML-to-Markdown conversion, against `curl -s` of the same page (transfer only), time and
 # peak memory; and the same fetch as raw HTML, to separate transfer from conversion. The server is python3's http.server, started here; the page's host is opened
 # with webfetch.allow_hosts in a private user config and webfetch is allowed by a policy

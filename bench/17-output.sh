@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output rows (issue 17): about 170 MB of bash output (seq 1 20000000) through the bash tool,
+# Output rows: about 170 MB of bash output (seq 1 20000000) through the bash tool,
 # which now streams the whole output into a spill file under .tinytool/outputs/ (kept to
 # 64 MB) while it keeps only the preview in memory, against the same command writing to
 # /dev/null: time (acceptance: at most 1.3x) and peak memory (acceptance: under 32 MiB).
@@ -27,4 +27,4 @@ mem_row "bash: 170 MB of output, spilled" "$ours" "to /dev/null" "$peer"
 piped="sh -c '$command | cat > /dev/null'"
 BENCH_RUNS=5 BENCH_WARMUP=1 bench_row "bash: 170 MB of output, spilled" "$ours" "piped to cat" "$piped"
 
-bench_note "issue 17 acceptance: 170 MB of bash output with its spill file peaks under 32 MiB, time at most 1.3x /dev/null"
+bench_note "budget: 170 MB of bash output with its spill file peaks under 32 MiB, time at most 1.3x /dev/null"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sandbox rows (issue 19): one bash call (`true`) with the sandbox (mode auto: mount, PID
+# Sandbox rows: one bash call (`true`) with the sandbox (mode auto: mount, PID
 # namespace, masking; a user namespace when not root) against the same call with
 # `"sandbox": {"mode": "off"}`, in a small git project and in the generated 20,000-file
 # search tree (the secret scan is cached by directory mtimes, so it must not make the
@@ -29,7 +29,7 @@ if [ ! -d "$tree" ]; then
 fi
 
 # A repository with a tracked secret among 5,000 tracked files and an untracked one: the
-# masking reads git's index every call to leave the tracked one unmasked (issue 37).
+# masking reads git's index every call to leave the tracked one unmasked.
 tracked="$BENCH_CACHE/sandbox-tracked-v1"
 if [ ! -d "$tracked/.git" ]; then
     rm -rf "$tracked.partial"
@@ -66,4 +66,4 @@ build="touch src/main.rs && cargo build --offline -q"
 bench_row "cargo build, small crate, sandbox" "$TT --policy $on --dir $crate bash --command '$build'" \
     "no sandbox" "$TT --policy $off --dir $crate bash --command '$build'"
 
-bench_note "issue 19 acceptance: the sandbox costs at most 5 ms per bash call in both trees"
+bench_note "budget: the sandbox costs at most 5 ms per bash call in both trees"

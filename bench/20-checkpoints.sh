@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checkpoint rows (issue 20), on a copy of the generated 20,000-file search tree (the copy
+# Checkpoint rows, on a copy of the generated 20,000-file search tree (the copy
 # is ours to change; its .tinytool/ holds the checkpoints):
 # - a bash call that changes nothing (`sh -c true`: not read-only to the classifier, so it
 #   is checkpointed) with checkpoints against the same call with `checkpoints.enabled`
@@ -57,4 +57,4 @@ BENCH_PAIRS=20 cost_row "bash 10 files changed, 20k tree, checkpoints" "$on --po
 BENCH_PAIRS=20 cost_row "bash no change, 20k tree, sandbox+checkpoints" "$on --policy $allow bash --command 'sh -c true'" \
     "neither" "$off --policy $bare bash --command 'sh -c true'"
 
-bench_note "issue 20 acceptance: a no-change bash call's checkpoint costs at most 50 ms on the 20,000-file tree; the first checkpoint is not slower than git add -A"
+bench_note "budget: a no-change bash call's checkpoint costs at most 50 ms on the 20,000-file tree; the first checkpoint is not slower than git add -A"

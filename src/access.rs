@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// One permission a call needs; the policy decides each in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
-    /// Permission category (spec 8.4): `read`, `edit`, `shell`, `secret-shell`, ...
+    /// Permission category: `read`, `edit`, `shell`, `secret-shell`, ...
     pub permission: String,
     /// What rule patterns are matched against: a path relative to the directory (absolute
     /// outside it), a command, a URL, or the tool name.
@@ -17,7 +17,7 @@ pub struct Access {
     /// outside the directory and applies the built-in protections.
     pub path: Option<PathBuf>,
     /// For one command of a shell line: the command with wrappers and git's global
-    /// options dropped, also matched by deny and ask rules (DESIGN §4).
+    /// options dropped, also matched by deny and ask rules.
     pub normalized: Option<String>,
     /// A shell line that could not be split into commands: judged whole, and only a
     /// rule whose pattern is `*` can allow it.

@@ -1,5 +1,5 @@
 //! What follows every file change by write, edit and apply_patch: the configured formatter
-//! (spec 8.3 write, DESIGN §7) and the `file.modified` bus event (DESIGN §8).
+//! and the `file.modified` bus event.
 //!
 //! The formatter of the first config glob matching the file runs only when the policy allows
 //! its command line as a `shell` access (a cloned repository's config must not run

@@ -1,4 +1,4 @@
-//! Parameter names and enum words other agents use (issue 23).
+//! Parameter names and enum words other agents use.
 //!
 //! Models trained on Claude Code, opencode or codex send those agents' spellings of the
 //! same arguments. [`apply`] renames them to tinytool's before schema validation and says

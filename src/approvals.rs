@@ -1,5 +1,4 @@
-//! Stored "always" approvals, kept where a repository cannot supply them (DESIGN §4,
-//! issue 24): the user's own state directory, one file per project.
+//! Stored "always" approvals, kept where a repository cannot supply them: the user's own state directory, one file per project.
 //!
 //! A project's `.tinytool/state.db` is a file in the checkout: a repository can commit
 //! one, and a shell command can write one. Approvals read from it would let a clone

@@ -1,4 +1,4 @@
-//! Atomic file writes (DESIGN §6): the new content goes into a temporary file in the target's
+//! Atomic file writes: the new content goes into a temporary file in the target's
 //! own directory, is flushed to disk (fsync), gets its final permissions, and is renamed
 //! over the target, so a reader sees the old file or the new one and never a mix, and a
 //! crash leaves no half-written file. The temporary file is removed on every failure path.
@@ -28,7 +28,7 @@
 //! opened as a handle without following any symlink on the way, and the temporary file,
 //! the rename, the links and removals are `*at` calls on that handle. A path resolved and
 //! checked before is therefore changed exactly there, or not at all, even when a directory
-//! on it is swapped for a symlink in between (issue 18).
+//! on it is swapped for a symlink in between.
 
 use std::fs::FileType;
 use std::io::{self, Read, Write};
@@ -696,7 +696,7 @@ fn movable(meta: &std::fs::Metadata) -> bool {
 /// Gives the file or link at `target` the second, hidden name `aside` beside it, and for a
 /// deletion (`keep` false) removes the target name. Both go by a hard link where the
 /// filesystem has them: a directory can neither be hard-linked nor unlinked, so one swapped
-/// in since the check is never moved (issue 18). Without hard links the file is renamed
+/// in since the check is never moved. Without hard links the file is renamed
 /// aside, and anything but a file or link found moved is renamed back at once. `None` when
 /// nothing is there. `aside` is the name the journal recorded, so a name taken since it was
 /// found free (another process with the same id in another pid namespace) fails the commit

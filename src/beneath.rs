@@ -1,4 +1,4 @@
-//! Reaching a checked path without following anything on the way (issue 18, DESIGN §6).
+//! Reaching a checked path without following anything on the way.
 //!
 //! A file tool resolves its path once (`paths::resolve`: every symlink followed, so the
 //! result names real directories only) and the policy judges that result. Acting on it

@@ -1,4 +1,4 @@
-//! Is a file binary? One answer for `read` and `grep` (spec 8.3, issue 17 item 5).
+//! Is a file binary? One answer for `read` and `grep`.
 //!
 //! Both tools look at the first [`CHECK_SIZE`] bytes of a file (the window):
 //!

@@ -1,4 +1,4 @@
-//! The config files (DESIGN §7): the user's `$XDG_CONFIG_HOME/tinytool/config.json` (else
+//! The config files: the user's `$XDG_CONFIG_HOME/tinytool/config.json` (else
 //! `~/.config/tinytool/config.json`), then the project's `<dir>/.tinytool/config.json`.
 //!
 //! ```json
@@ -38,7 +38,7 @@ pub struct Config {
     /// Formatter command per file glob (`{file}` is replaced by the path), in file order.
     pub formatters: Vec<(String, Vec<String>)>,
     /// The globs of `formatters` and the kinds of `subagents` the project config set:
-    /// their commands run only when the user policy allows them (issue 24).
+    /// their commands run only when the user policy allows them.
     pub from_project: std::collections::BTreeSet<String>,
     /// Subagent command per type.
     pub subagents: BTreeMap<String, Subagent>,
@@ -58,7 +58,7 @@ pub struct Config {
     pub websearch_endpoint: Option<String>,
     /// The after-hook command (user only).
     pub after_hook: Option<Vec<String>>,
-    /// `checkpoints.*` (issue 20).
+    /// `checkpoints.*`.
     pub checkpoints: Checkpoints,
 }
 

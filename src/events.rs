@@ -1,5 +1,5 @@
 //! The event bus of a command-line program: with `--events FILE`, every bus event is
-//! appended to FILE as one JSON line (DESIGN §8):
+//! appended to FILE as one JSON line:
 //!
 //! ```text
 //! {"id":"evt_…","type":"tool.execute.before","time":1764669031000,"properties":{…}}

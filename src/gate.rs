@@ -346,7 +346,7 @@ fn ask_client(
         Ok(None) => Ok(false),
         Ok(Some(answer)) if answer == "once" => Ok(true),
         Ok(Some(answer)) if answer == "always" => {
-            // In the user's state directory, never the checkout (issue 24).
+            // In the user's state directory, never the checkout.
             crate::approvals::add(&ctx.session.dir, &access.permission, &access.pattern).map_err(
                 |err| Refusal {
                     message: format!("Refused: the approval could not be stored: {err:#}"),
@@ -423,7 +423,7 @@ fn prompt(
     match reply {
         "once" => Ok(()),
         "always" => {
-            // In the user's state directory, never the checkout (issue 24).
+            // In the user's state directory, never the checkout.
             let stored =
                 crate::approvals::add(&ctx.session.dir, &access.permission, &access.pattern);
             if let Err(err) = stored {

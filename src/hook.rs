@@ -1,4 +1,4 @@
-//! The configured after-hook (spec 8.1 AfterHook, DESIGN §7): a command from the user config
+//! The configured after-hook: a command from the user config
 //! that receives each successful call's result as JSON on stdin and may print a modified
 //! one. It runs only when the policy allows it as a `shell` call, gets 30 seconds, and a
 //! hook that fails, times out or prints something unusable leaves the result unchanged

@@ -1,4 +1,4 @@
-//! Ignore files for `grep` and `glob` (issue 17, DESIGN §9): the rules ripgrep and fd
+//! Ignore files for `grep` and `glob`: the rules ripgrep and fd
 //! apply by default, decided here so that the walk can count and name what they prune.
 //!
 //! The walker of the `ignore` crate can apply these files itself, but then an ignored

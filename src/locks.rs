@@ -1,5 +1,4 @@
-//! Per-file locks that every tinytool process finds, whatever its `--dir` (DESIGN §5,
-//! issue 18).
+//! Per-file locks that every tinytool process finds, whatever its `--dir`.
 //!
 //! A lock is an exclusive OS lock (`flock`) on a lock file in **one per-user directory**:
 //! `$XDG_RUNTIME_DIR/tinytool/locks/` when that variable names a directory of this user,

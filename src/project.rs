@@ -2,10 +2,10 @@
 //! project policy and config live.
 //!
 //! The folder is created on first need with a `.gitignore` containing `*`, so the project's
-//! `git status` stays clean. File locks (DESIGN §5) are not here but in one per-user
+//! `git status` stays clean. File locks are not here but in one per-user
 //! directory that every `--dir` reaches ([`crate::locks`]).
 //!
-//! The folder is never followed (issue 18): a repository can ship `.tinytool` as a symlink
+//! The folder is never followed: a repository can ship `.tinytool` as a symlink
 //! (or `.tinytool/.gitignore` as a dangling one) to make tinytool create its state and files
 //! somewhere else, e.g. a `.gitignore` written into `~/.config/git/ignore`. So the folder and
 //! everything tinytool creates in it are created and opened without following symlinks

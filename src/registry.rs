@@ -1,8 +1,7 @@
-//! The tool registry and the one execution flow every entry point goes through (spec 8.1,
-//! DESIGN §2):
+//! The tool registry and the one execution flow every entry point goes through:
 //!
 //! 1. look the tool up (`Unknown tool: <name>`, `Tool <name> is disabled`);
-//! 2. parse the arguments, repairing fences and trailing commas (spec 8.6) or routing the
+//! 2. parse the arguments, repairing fences and trailing commas or routing the
 //!    call to `invalid`, then check them against the schema;
 //! 3. make a fresh per-call context;
 //! 4. ask the permission gate (a refusal ends the call with exit status 3);
@@ -10,7 +9,7 @@
 //!    the project: `checkpoints::record`);
 //! 6. internal failure: publish `tool.execute.after` with `success: false`; otherwise apply
 //!    the after-hook and publish `tool.execute.after` with the output;
-//! 7. render the head+tail preview (DESIGN §3).
+//! 7. render the head+tail preview.
 //!
 //! Direct subcommands, `exec`, `exec --jsonl` and MCP all call [`Registry::execute`], so
 //! policy, events and truncation cannot be bypassed by choosing another way in.
@@ -178,7 +177,7 @@ impl Registry {
             arguments,
         } = call;
         // A multi-file commit killed midway is finished or undone before anything else
-        // looks at the project (issue 18; one failed stat when there is nothing to do).
+        // looks at the project (one failed stat when there is nothing to do).
         // Never in a project whose `.tinytool` is planted (refused below): its records
         // could name any file.
         if crate::project::check_own_folder(&session.dir).is_ok()
@@ -204,7 +203,7 @@ impl Registry {
             return finish(session, result, Vec::new());
         };
         // A planted `.tinytool` (a symlink, another user's folder) would carry tinytool's
-        // state and files elsewhere: no call runs in such a project (issue 18).
+        // state and files elsewhere: no call runs in such a project.
         if let Err(message) = crate::project::check_own_folder(&session.dir) {
             let result = CallResult::failure(id, def.name, message, ExitStatus::Refused);
             return with_repairs(result, Vec::new());

@@ -1,4 +1,4 @@
-//! Malformed tool-call repair (spec 8.6).
+//! Malformed tool-call repair.
 //!
 //! Models wrap arguments in markdown fences and leave trailing commas. [`parse_arguments`]
 //! turns argument text into a JSON value, repairing those two mistakes and saying which

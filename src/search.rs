@@ -1,4 +1,4 @@
-//! What `grep` and `glob` share (spec 8.5, DESIGN §9): the root argument and its errors,
+//! What `grep` and `glob` share: the root argument and its errors,
 //! the skip directories, the parallel walker that prunes them without following symlinks
 //! (with results kept per thread and merged once), glob compilation, the newest-first
 //! order, how found paths are shown, and the honest trailing summary line.

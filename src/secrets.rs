@@ -1,4 +1,4 @@
-//! Secret files stay secret in every output (issue 18 item 6).
+//! Secret files stay secret in every output.
 //!
 //! A file whose `read` the policy refuses (the built-in `read <secret file> ask` with nobody to ask,
 //! or a `read secret/* deny` rule) may still be changed by edit, write and apply_patch, which

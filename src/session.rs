@@ -1,6 +1,6 @@
 //! The context of a call: what lasts for the whole process ([`Session`]: directory,
 //! session id, events, limits, the permission gate and the after-hook) and what is made
-//! fresh for each call ([`CallContext`], spec 8.1 step 2).
+//! fresh for each call ([`CallContext`]).
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use crate::paths;
 use crate::state::State;
 use crate::truncate::Limits;
 
-/// The permission hook of the execution flow (spec 8.1 step 3). The policy engine
+/// The permission hook of the execution flow. The policy engine
 /// implements it; [`AllowAll`] stands in where no policy applies.
 pub trait PermissionGate: Send + Sync {
     /// Decides the accesses of a call before it runs (every one must be allowed); `Err`
@@ -118,7 +118,7 @@ pub struct Session {
     /// Set when the running call is cancelled (MCP `notifications/cancelled`); tools that
     /// wait on processes poll it and kill what they started.
     pub cancel: CancelFlag,
-    /// The kernel sandbox settings of the commands this session runs (DESIGN §10).
+    /// The kernel sandbox settings of the commands this session runs.
     pub sandbox: crate::sandbox_settings::Settings,
 }
 
@@ -241,8 +241,8 @@ impl Session {
     }
 }
 
-/// Work a tool leaves for the end of its call (spec 8.1: a pending agent switch is applied
-/// after the call, not during it).
+/// Work a tool leaves for the end of its call (a pending agent switch is applied after the
+/// call, not during it).
 type Deferred = Box<dyn FnOnce(&CallContext)>;
 
 /// The fresh per-call context a tool runs with.
@@ -255,7 +255,7 @@ pub struct CallContext<'a> {
     /// Every path argument resolved in this call, by (final link kept, input): the policy
     /// judges a path when the call's accesses are listed and the tool acts on it later;
     /// resolving again in between could give another answer once a directory was swapped
-    /// for a symlink (issue 18), so a call resolves each path once.
+    /// for a symlink, so a call resolves each path once.
     resolved: RefCell<std::collections::HashMap<(bool, String), PathBuf>>,
     /// The call's open checkpoint, for a supervisor the call starts to take over.
     handoff: Handoff,

@@ -1,4 +1,4 @@
-//! Spill files (DESIGN §3): the whole output of a previewed result, kept under
+//! Spill files: the whole output of a previewed result, kept under
 //! `<dir>/.tinytool/outputs/` so that nothing a preview leaves out is lost.
 //!
 //! A file is written while the output is produced (the output capture of `truncate` streams
@@ -78,7 +78,7 @@ impl Outputs {
     /// Creates a new, empty spill file.
     pub fn create(self: &Arc<Self>) -> io::Result<SpillFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        // Created without following a symlink planted there (`project`, issue 18).
+        // Created without following a symlink planted there (`project`).
         let name = self.dir.file_name().and_then(|n| n.to_str());
         match (self.dir.parent().and_then(Path::parent), name) {
             (Some(root), Some(name)) => {

@@ -1,4 +1,4 @@
-//! Session state in one SQLite file (DESIGN §5): every SQL statement of tinytool lives here.
+//! Session state in one SQLite file: every SQL statement of tinytool lives here.
 //!
 //! The database (`<dir>/.tinytool/state.db` unless `--state` says otherwise) is shared by
 //! every tinytool process of a project: WAL journal, a 5 s busy timeout, and
@@ -135,7 +135,7 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX jobs_session ON jobs (session_id, id);
     CREATE INDEX jobs_status ON jobs (status);",
-    // 2: checkpoints (issue 20): the tree as the last walk saw it, the checkpoints, and
+    // 2: checkpoints: the tree as the last walk saw it, the checkpoints, and
     // what each changed (a NULL mode is "absent", a NULL blob with a mode "not kept").
     "CREATE TABLE checkpoint_files (
         path TEXT PRIMARY KEY,
@@ -174,7 +174,7 @@ const MIGRATIONS: &[&str] = &[
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL
     );",
-    // 4: the `metadata.sandbox` of a monitor's or job's command (issue 19), one JSON
+    // 4: the `metadata.sandbox` of a monitor's or job's command, one JSON
     // object recorded when it starts, repeated by every later read, stop or lookup.
     "ALTER TABLE monitors ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';
     ALTER TABLE jobs ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';",
@@ -250,7 +250,7 @@ impl Store {
                     .with_context(|| format!("cannot create {}", parent.display()))?;
             }
         }
-        // Never through a symlink planted at the database's name (issue 18).
+        // Never through a symlink planted at the database's name.
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags)
             .with_context(|| format!("cannot open the state database {}", path.display()))?;

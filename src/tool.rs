@@ -1,4 +1,4 @@
-//! What a tool is: its definition record ([`ToolDef`], spec 8.1's `Def`) and what running it
+//! What a tool is: its definition record ([`ToolDef`]) and what running it
 //! yields ([`ToolOutput`]).
 //!
 //! Every tool lives in one file under `src/tools/` that exports `definition()`; the
@@ -12,7 +12,7 @@ use crate::session::CallContext;
 use crate::truncate::Capture;
 
 /// A tool's handler: runs the call with arguments that already passed the schema checks.
-/// An `Err` is an internal failure (spec 8.1 step 6); problems the caller can fix are an
+/// An `Err` is an internal failure; problems the caller can fix are an
 /// `Ok` output with `is_error` set.
 type ExecuteFn = fn(&CallContext, Map<String, Value>) -> anyhow::Result<ToolOutput>;
 
@@ -33,7 +33,7 @@ pub struct ToolDef {
     pub summary: &'static str,
     /// The description a model sees.
     pub description: &'static str,
-    /// Permission category of spec 8.4 (`""` for tools that never ask).
+    /// Permission category (`""` for tools that never ask).
     pub permission: &'static str,
     /// JSON Schema of the parameters (see `schema`).
     pub schema: fn() -> Value,

@@ -1,5 +1,5 @@
-//! Output truncation: the registry's head+tail preview (DESIGN §3) and the directional
-//! `TruncHead` / `TruncTail` cuts of spec 8.2.
+//! Output truncation: the registry's head+tail preview and the directional
+//! `TruncHead` / `TruncTail` cuts.
 //!
 //! The preview is computed from a [`Capture`], a bounded record of a stream: the first
 //! lines, the last lines and the totals. Tools that run or fetch something large (bash,

@@ -1,4 +1,4 @@
-//! The wildcard patterns of policy rules and config globs (DESIGN §4, reference §10.2):
+//! The wildcard patterns of policy rules and config globs:
 //! `*` matches any run of characters including `/`, `?` exactly one character, a trailing
 //! ` *` is optional (`git *` matches `git` and `git status`), everything else is literal
 //! and case-sensitive, and the whole input must match.

@@ -1,4 +1,4 @@
-//! The call envelopes `tinytool exec` accepts (DESIGN §1), turned into a [`ToolCall`].
+//! The call envelopes `tinytool exec` accepts, turned into a [`ToolCall`].
 //!
 //! ```text
 //! OpenAI, flat:      {"id": "call_1", "name": "read", "arguments": "{\"file_path\":\"a.rs\"}"}

@@ -1,4 +1,4 @@
-//! Checkpoints and undo (issue 20): every change a call made can be taken back.
+//! Checkpoints and undo: every change a call made can be taken back.
 //!
 //! Which paths changed since the previous walk is [`crate::tree`]'s business (a stat-only
 //! walk of the project tree, its listing cache, and the watch that lets quiet directories

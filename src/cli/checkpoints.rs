@@ -1,5 +1,5 @@
 //! `tinytool checkpoints [--json]`, `tinytool checkpoints show ID` and
-//! `tinytool undo [ID] [--dry-run] [--force]` (issue 20; the work is in
+//! `tinytool undo [ID] [--dry-run] [--force]` (the work is in
 //! `crate::checkpoints`).
 //!
 //! `checkpoints` prints newest first, per checkpoint a header line

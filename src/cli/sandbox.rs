@@ -1,4 +1,4 @@
-//! `tinytool sandbox [--json]`: which sandbox layers this machine can set up (DESIGN §10),
+//! `tinytool sandbox [--json]`: which sandbox layers this machine can set up,
 //! tried for real by running `true` under every layer, and why a missing one is missing,
 //! with the session's effective `sandbox` settings.
 //!

@@ -1,5 +1,5 @@
-//! A command line split into the simple commands `shell` policy rules judge one by one
-//! (DESIGN §4): the same lexer and parser split as the detectors use, so lists,
+//! A command line split into the simple commands `shell` policy rules judge one by one:
+//! the same lexer and parser split as the detectors use, so lists,
 //! pipelines, subshells, compound commands, `$(…)` and code handed to `sh -c`/`eval`
 //! give one [`Command`] each.
 //!

@@ -1,7 +1,7 @@
 //! The destructive-command rules, applied to one command's argument vector after the
 //! wrappers around it are gone (`sudo`, `env`, … see `runs`).
 //!
-//! Families (spec 8.3, reference §1.3, issue 8), each read with the command's own option
+//! Families, each read with the command's own option
 //! syntax — clusters, `--long=value`, abbreviations, global options before the verb — so
 //! that another spelling of the same hazard counts and a read-only subcommand does not:
 //!

@@ -1,5 +1,5 @@
 //! The shell-command detectors behind the `destructive-shell` and `secret-shell`
-//! permissions (spec 8.3, 8.4; DESIGN §4), shared by `bash`, `monitor` and
+//! permissions, shared by `bash`, `monitor` and
 //! `policy explain`. Nothing is run: a command is lexed ([`lex`]), split into its simple
 //! commands ([`parse`]), its words expanded as far as can be known, and each command
 //! judged as the shell would run it.
@@ -63,7 +63,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The permission category (spec 8.4).
+    /// The permission category.
     pub fn permission(self) -> &'static str {
         match self {
             Kind::Destructive => "destructive-shell",

@@ -1,4 +1,4 @@
-//! Shell reads of spill files (DESIGN §4, issue 17): a path inside `.tinytool/` calls for
+//! Shell reads of spill files: a path inside `.tinytool/` calls for
 //! `secret-shell`, except a spill file under `<dir>/.tinytool/outputs/` named by a line
 //! whose every command only reads ([`super::read_only::line_is_read_only`]). So
 //! `tail -n 50 .tinytool/outputs/out-1-2-3.txt` or `grep -n panicked .tinytool/outputs/*`

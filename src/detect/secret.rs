@@ -15,7 +15,7 @@
 //! [`Shape::Regex`], chosen by [`super::roles`]) are judged with that command's rules.
 //!
 //! Separately, any path inside a `.tinytool` folder or tinytool's user config directory is
-//! protected (DESIGN §4), also when spelled with `~`, `$HOME` or `$XDG_CONFIG_HOME`, and
+//! protected, also when spelled with `~`, `$HOME` or `$XDG_CONFIG_HOME`, and
 //! also through a glob that could match it (`.tiny*`, `.[t]inytool`, `~/.config/tiny*`,
 //! `find -path '*tinytool*'`). A glob as broad as `.*`, `.??*`, `*` or `~/.config/*` is
 //! not taken as naming them: it matches every hidden name or every entry, and names

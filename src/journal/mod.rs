@@ -1,5 +1,4 @@
-//! The journal of multi-file commits: all or nothing even when the process is killed
-//! (issue 18 item 4, DESIGN §6).
+//! The journal of multi-file commits: all or nothing even when the process is killed.
 //!
 //! `atomic::commit` changes several files in steps (stage, set aside, install,
 //! clean up). While the process lives, a failed step is undone; a `kill -9` between two

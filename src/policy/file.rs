@@ -1,4 +1,4 @@
-//! The policy file format (DESIGN §4) and its strict loading.
+//! The policy file format and its strict loading.
 //!
 //! ```json
 //! {
@@ -140,7 +140,7 @@ pub struct PolicyFile {
     /// Whether the project policy may allow (user policy only).
     #[serde(default)]
     pub trust_project: Option<bool>,
-    /// The kernel sandbox of the commands tinytool runs (DESIGN §10).
+    /// The kernel sandbox of the commands tinytool runs.
     #[serde(default)]
     pub sandbox: Option<crate::sandbox_settings::SandboxSpec>,
 }

@@ -1,4 +1,4 @@
-//! The permission policy (DESIGN §4): where rules come from, and how a call's accesses are
+//! The permission policy: where rules come from, and how a call's accesses are
 //! decided.
 //!
 //! Sources: the user policy (`$XDG_CONFIG_HOME/tinytool/policy.json`, else
@@ -40,8 +40,8 @@ use crate::config::{read_json_file, user_config_dir};
 use crate::sandbox_settings::Settings;
 use crate::wildcard;
 
-/// The permission categories of spec 8.4, plus `external_directory` and `undo` (the
-/// `checkpoint` tool reverting files, issue 20).
+/// The permission categories, plus `external_directory` and `undo` (the `checkpoint`
+/// tool reverting files).
 pub const PERMISSIONS: &[&str] = &[
     "read",
     "edit",

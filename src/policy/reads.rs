@@ -1,4 +1,4 @@
-//! Judging the many reads of one search (grep, glob; DESIGN §4, §9) without asking anybody.
+//! Judging the many reads of one search (grep, glob) without asking anybody.
 //!
 //! A search needs `read` of its root, which the gate checks before the call runs; every
 //! file it then opens or lists below that root must pass the same `read` decision the

@@ -1,5 +1,5 @@
 //! The environment a shell command runs with: the parent's, minus credential-looking
-//! variables (reference §1.6), plus defaults that keep programs from waiting for a person.
+//! variables, plus defaults that keep programs from waiting for a person.
 //!
 //! Removed (names compared upper-cased): exactly `AUTHORIZATION`, `AUTH_HEADER`, `SECRET`,
 //! `TOKEN`, `PASSWORD`; ending in `_API_KEY`, `_APIKEY`, `_SECRET`, `_TOKEN`, `_PASSWORD`,

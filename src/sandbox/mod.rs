@@ -1,4 +1,4 @@
-//! The kernel sandbox of every command tinytool runs (DESIGN §10): what the policy lets
+//! The kernel sandbox of every command tinytool runs: what the policy lets
 //! run is then limited by the kernel, not by a parser.
 //!
 //! - [`crate::sandbox_settings`]: the `sandbox` key of a policy file,

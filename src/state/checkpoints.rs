@@ -1,4 +1,4 @@
-//! The checkpoints' statements (issue 20; the tables are created by migration 2).
+//! The checkpoints' statements (the tables are created by migration 2).
 //!
 //! `checkpoint_files` is the tree as the last walk saw it: per path its fingerprint (JSON
 //! of [`Fingerprint`]), mode, and the blob of its content (NULL with a `note` when the

@@ -1,4 +1,4 @@
-//! `bash`: runs a shell command (spec 8.3, reference §1, DESIGN §6).
+//! `bash`: runs a shell command.
 //!
 //! The command runs as `sh -c COMMAND` in the working directory, in its own session and
 //! process group, with stdin `/dev/null` and a filtered, non-interactive environment
@@ -116,7 +116,7 @@ fn parameters() -> Value {
 }
 
 /// A call needs `shell` for the command, plus `secret-shell` and `destructive-shell`
-/// when the detectors find something (reference §10.9 order).
+/// when the detectors find something.
 fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
     let command = args
         .get("command")

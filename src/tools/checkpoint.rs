@@ -1,4 +1,4 @@
-//! `checkpoint`: the checkpoints and undo of issue 20 as a tool, so an agent host that
+//! `checkpoint`: the checkpoints and undo as a tool, so an agent host that
 //! talks `exec --jsonl` or MCP can list checkpoints, show one, and undo, as
 //! `tinytool checkpoints` and `tinytool undo` do on the command line (the work is in
 //! `crate::checkpoints`).

@@ -1,4 +1,4 @@
-//! `exit`: ends an `exec --jsonl` loop cleanly (reference §14). Not served over MCP, where
+//! `exit`: ends an `exec --jsonl` loop cleanly. Not served over MCP, where
 //! no tool may end the server under its client.
 
 use serde::Deserialize;

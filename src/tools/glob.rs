@@ -1,4 +1,4 @@
-//! `glob`: file names matching a glob pattern (spec 8.3, reference §11, DESIGN §9).
+//! `glob`: file names matching a glob pattern.
 //!
 //! Pattern syntax: `*` and `?` within one path component, `[...]` / `[!...]` classes,
 //! `{a,b}` alternatives, `**` as a whole component for any number of directories, and a

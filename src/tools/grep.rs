@@ -1,4 +1,4 @@
-//! `grep`: regular-expression search of file contents (spec 8.3, reference §10, DESIGN §9),
+//! `grep`: regular-expression search of file contents,
 //! built on ripgrep's libraries (`grep-regex`, `grep-searcher`, `ignore`, `globset`).
 //!
 //! Output is `relPath:lineNum:lineContent`, one matching line each: files newest first by

@@ -1,4 +1,4 @@
-//! `invalid`: where malformed tool calls end up (spec 8.3, 8.6; reference §12).
+//! `invalid`: where malformed tool calls end up.
 //!
 //! The registry routes a call whose arguments cannot be repaired here, with the parse
 //! error, the original tool name and the raw arguments. It always fails, telling the model

@@ -26,7 +26,7 @@ mod write;
 
 use crate::registry::Registry;
 
-/// Every tool name of the spec and DESIGN §2, registered here or not (websearch only
+/// Every tool name tinytool knows, registered here or not (websearch only
 /// exists with `EXA_API_KEY`): what a policy's `disabled` list may name.
 pub const ALL_NAMES: &[&str] = &[
     "read",
@@ -56,7 +56,7 @@ pub const ALL_NAMES: &[&str] = &[
 const MAX_PATH_BYTES: usize = 4095;
 
 /// Checks, before the policy is asked, the arguments a call's permission pattern is made
-/// of, where they decide what would be asked (issue 24): syntax only, never whether a
+/// of, where they decide what would be asked: syntax only, never whether a
 /// path exists. An error message for a call that cannot be right.
 pub fn precheck(tool: &str, args: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
     match tool {
@@ -96,8 +96,8 @@ pub fn sandbox_refusal(
     Some(crate::tool::ToolOutput::error(message).with("sandbox", meta))
 }
 
-/// The registry of every built-in tool, in the reference's order (spec 8.1 `RegisterBuiltins`,
-/// then `RegisterConditional`). `websearch` is registered only when `EXA_API_KEY` is set.
+/// The registry of every built-in tool, in the reference's order (its `RegisterBuiltins`, then
+/// `RegisterConditional`). `websearch` is registered only when `EXA_API_KEY` is set.
 pub fn builtin() -> Registry {
     let mut registry = always();
     if websearch::enabled() {
@@ -162,7 +162,7 @@ mod tests {
         "plan_exit",
         "undo",
     ];
-    /// The tools that never ask the policy (DESIGN §2).
+    /// The tools that never ask the policy.
     const UNCATEGORIZED: &[&str] = &["notepad", "report_findings", "exit"];
 
     fn is_snake_case(name: &str) -> bool {
@@ -213,7 +213,7 @@ mod tests {
             } else {
                 assert!(
                     CATEGORIES.contains(&def.permission),
-                    "{}: {:?} is not a category of spec 8.4",
+                    "{}: {:?} is not a permission category",
                     def.name,
                     def.permission
                 );

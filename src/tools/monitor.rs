@@ -1,5 +1,5 @@
 //! `monitor`: long-running commands — dev servers, watchers, log tails — that keep running
-//! between calls (reference §2, DESIGN §6).
+//! between calls.
 //!
 //! `start` runs the command as `sh -c` under a detached supervisor (see `background`):
 //! in its own process group, with bash's environment rules, stopped at its deadline

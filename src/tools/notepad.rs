@@ -1,4 +1,4 @@
-//! `notepad`: a per-session key/value scratch space in the state database (reference §14).
+//! `notepad`: a per-session key/value scratch space in the state database.
 //! At most 50 notes of at most 10 KiB each; updating an existing key is always allowed.
 
 use serde::Deserialize;

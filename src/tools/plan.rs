@@ -1,6 +1,6 @@
 //! `plan_enter` and `plan_exit`: switch the session between the build agent and the plan
-//! agent (reference §8). The switch is recorded as pending and applied when the call ends
-//! (spec 8.1), publishing `session.agent.switched`; later calls of that session are decided
+//! agent. The switch is recorded as pending and applied when the call ends,
+//! publishing `session.agent.switched`; later calls of that session are decided
 //! with the new agent's rules (plan: edits only under `plans/` and `drafts/`).
 
 use serde_json::{Map, Value, json};

@@ -1,4 +1,4 @@
-//! `question`: asks the user (spec 8.3, DESIGN §6).
+//! `question`: asks the user.
 //!
 //! A command-line program has nobody in the conversation, so the answer comes from, in
 //! order: the answers file (`--answers FILE` / `TINYTOOL_ANSWERS`: a JSON list, used in

@@ -1,11 +1,11 @@
-//! `read`: a page of a file's lines, numbered `N<TAB>content` (spec 8.3, reference §6).
+//! `read`: a page of a file's lines, numbered `N<TAB>content`.
 //!
 //! The file is streamed: lines before `offset` are skipped, the page is built within the
 //! output limits, and the rest is only counted for the "more lines" footer, so memory
 //! depends on the page, never on the file — a 1 GB file, or one without a single newline,
 //! is no different.
 //!
-//! read pages itself instead of being previewed (DESIGN §3): a page holds at most `limit`
+//! read pages itself instead of being previewed: a page holds at most `limit`
 //! lines (and at most `max_lines`), and as many whole numbered lines as fit `max_bytes`
 //! minus room for the footer. When the file goes on, the last line says where:
 //!
@@ -164,7 +164,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         return read_image(&path, &shown, mime, meta.len());
     }
     // Through the checked directories only: a directory swapped for a symlink since the
-    // path was resolved and judged is refused, not followed (issue 18).
+    // path was resolved and judged is refused, not followed.
     let mut file = match crate::beneath::open_read(&path, false) {
         Ok(file) => file,
         Err(err) => {

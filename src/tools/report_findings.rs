@@ -1,4 +1,4 @@
-//! `report_findings`: appends structured review findings to the session (reference §14).
+//! `report_findings`: appends structured review findings to the session.
 //! At most 50 per call; every item is validated before anything is stored.
 
 use serde_json::{Map, Value, json};

@@ -1,4 +1,4 @@
-//! `skill`: runs a skill by name (spec 8.3, reference §9).
+//! `skill`: runs a skill by name.
 //!
 //! Skills are folders holding a `SKILL.md`, discovered in order — the user's
 //! `$XDG_CONFIG_HOME/tinytool/skills/*/`, the project's `.tinytool/skills/*/`, then each

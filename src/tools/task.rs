@@ -1,4 +1,4 @@
-//! `task`: runs a subagent (spec 8.3, reference §5, DESIGN §6–7).
+//! `task`: runs a subagent.
 //!
 //! A subagent is a command from the config (`subagents.<type>.command`, type `build` by
 //! default). It gets the prompt on stdin, `TINYTOOL_SUBAGENT_DEPTH` = this process's depth

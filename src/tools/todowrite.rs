@@ -1,4 +1,4 @@
-//! `todowrite`: replaces the session's todo list (spec 8.3, reference §6).
+//! `todowrite`: replaces the session's todo list.
 //!
 //! Every item is validated first and all problems are reported together in the
 //! reference's words; then the whole list replaces the stored one in one transaction, and

@@ -1,4 +1,4 @@
-//! `websearch`: a web search through the Exa API (spec 8.3, reference §4). Registered only
+//! `websearch`: a web search through the Exa API. Registered only
 //! when `EXA_API_KEY` is set; the key is read again at call time.
 //!
 //! The request is `POST <endpoint>` with `{"query": Q, "numResults": N}` (N = 8 when absent

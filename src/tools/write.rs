@@ -1,5 +1,4 @@
-//! `write`: create or overwrite a file with the given content (spec 8.3, reference §7,
-//! DESIGN §6).
+//! `write`: create or overwrite a file with the given content.
 //!
 //! Parent directories are created (0755). The write is atomic (`atomic`): temporary file in
 //! the same directory, fsync, rename; an existing file keeps its permission bits, a new one
@@ -15,8 +14,8 @@
 //! rename replaces that file, leaving the link in place. A FIFO, socket or device is refused
 //! without being opened (opening a FIFO would block until someone opens its other end).
 //!
-//! Deliberate differences from the reference: no "you have not read this file" warning
-//! (DESIGN §6), and an existing file's mode and conventions are kept.
+//! Deliberate differences from the reference: no "you have not read this file" warning,
+//! and an existing file's mode and conventions are kept.
 
 use std::io::ErrorKind;
 

@@ -1,4 +1,4 @@
-//! Binary files (issue 17 item 5): read refuses them with the word "binary", grep skips and
+//! Binary files: read refuses them with the word "binary", grep skips and
 //! counts them, and a Latin-1 file stays readable lossily.
 //!
 //! The gzip and zip files hold 8 KB of *stored* (uncompressed) text, so their first 8,192

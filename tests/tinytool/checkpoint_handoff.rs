@@ -1,5 +1,5 @@
 //! A monitor's or background job's checkpoint is kept open by its supervisor and closed
-//! when the command ends (issue 20): what the command did after the starting call returned
+//! when the command ends: what the command did after the starting call returned
 //! is in that checkpoint, and undo takes it back.
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! The `checkpoint` tool (issue 20): checkpoints and undo through `exec --jsonl` and MCP,
+//! The `checkpoint` tool: checkpoints and undo through `exec --jsonl` and MCP,
 //! gated by the `undo` permission (default ask); listing, showing and dry runs need none.
 
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! Checkpoints and undo (issue 20), black-box: the real binary in a temporary project.
+//! Checkpoints and undo, black-box: the real binary in a temporary project.
 
 use std::os::unix::fs::PermissionsExt;
 

@@ -1,4 +1,4 @@
-//! Guards of the file-changing tools (issue 18): a file too large to edit in memory is
+//! Guards of the file-changing tools: a file too large to edit in memory is
 //! refused from its metadata before any of it is read, and a file without a write bit is
 //! refused by write, edit and apply_patch with a message that names its mode.
 

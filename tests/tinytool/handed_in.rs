@@ -1,4 +1,4 @@
-//! What a caller hands tinytool stays with tinytool (issue 38 item 1): a directory, a Unix
+//! What a caller hands tinytool stays with tinytool: a directory, a Unix
 //! socket, a TCP socket and a pipe left open as descriptors 3 to 6 by the process that
 //! starts tinytool are open in no command it runs — bash with the sandbox on or off, a
 //! monitor — so none can write outside through `/proc/self/fd/3/…` or talk to a listener

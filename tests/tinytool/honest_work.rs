@@ -1,4 +1,4 @@
-//! The sandbox is invisible to honest commands (issue 37): files that only look secret are
+//! The sandbox is invisible to honest commands: files that only look secret are
 //! seen as they are, git records inside what it records outside, the documented ways to
 //! lift the masking work, and a refusal or a masked read says which path and which
 //! setting. Every case compares a command inside the sandbox with the same command

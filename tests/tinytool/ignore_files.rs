@@ -1,5 +1,5 @@
-//! grep and glob honour ignore files as ripgrep does, and say what they left out
-//! (issue 17 item 4); a file named as grep's `path` is searched whatever its size.
+//! grep and glob honour ignore files as ripgrep does, and say what they left out;
+//! a file named as grep's `path` is searched whatever its size.
 
 use std::process::Command;
 

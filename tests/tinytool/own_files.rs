@@ -1,4 +1,4 @@
-//! tinytool's own files are out of a command's reach (issue 38 item 5): its executable in
+//! tinytool's own files are out of a command's reach: its executable in
 //! a writable folder cannot be replaced, a `--state` database and an `--answers` file put
 //! under /tmp cannot be rewritten or removed, and the user's journal key reads as empty.
 

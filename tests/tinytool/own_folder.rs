@@ -1,4 +1,4 @@
-//! tinytool's own folder is never followed (issue 18): a project that ships `.tinytool` as a
+//! tinytool's own folder is never followed: a project that ships `.tinytool` as a
 //! symlink, a dangling `.tinytool/.gitignore` link, a symlinked entry tinytool creates, or a
 //! `.tinytool` owned by another user gets every call refused with a message saying how to
 //! fix it, and nothing is created outside the project.

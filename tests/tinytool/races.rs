@@ -1,4 +1,4 @@
-//! File tools under a racing symlink swap (issue 18): while another thread keeps swapping a
+//! File tools under a racing symlink swap: while another thread keeps swapping a
 //! directory inside the project for a symlink to a directory outside and back, write, edit
 //! and apply_patch never create, change or remove anything outside. A call either works on
 //! the real directory, is refused by the policy (it resolved to the outside path: an
@@ -98,7 +98,7 @@ fn a_directory_swapped_for_a_symlink_never_carries_a_change_outside() {
 }
 
 /// apply_patch `Delete File` of files that a racing thread turns into directories: a
-/// directory is never moved aside or removed (issue 18), a call that meets one says so,
+/// directory is never moved aside or removed, a call that meets one says so,
 /// and no hidden helper is left behind.
 #[test]
 fn a_delete_never_moves_a_directory_swapped_in() {

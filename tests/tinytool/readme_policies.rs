@@ -1,4 +1,4 @@
-//! The README's ready policies do what their prose promises (issue 24): each is loaded as
+//! The README's ready policies do what their prose promises: each is loaded as
 //! the user policy, and the commands it says it allows and refuses are run for real in a
 //! temporary directory, compound lines, wrappers and `git -C` included.
 

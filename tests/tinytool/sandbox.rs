@@ -1,4 +1,4 @@
-//! The kernel sandbox of bash commands (DESIGN §10): real commands, as the user running
+//! The kernel sandbox of bash commands: real commands, as the user running
 //! the tests and, when that is root, again as an unprivileged user (uid 65534 through
 //! `setpriv`, on a copy of the binary it can execute). A case skips, saying why, only
 //! where the machine cannot set the sandbox up.

@@ -1,4 +1,4 @@
-//! Ways around the kernel sandbox found by a black-box corpus (issue 19), each closed:
+//! Ways around the kernel sandbox found by a black-box corpus, each closed:
 //! a root command undoing the mounts (unmounting a mask, remounting the tree writable,
 //! writing kernel settings through a fresh `/proc`), and git redirections planted in the
 //! project (a `commondir`, a worktree's or submodule's `.git` file, the git directory of

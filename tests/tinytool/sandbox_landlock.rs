@@ -1,4 +1,4 @@
-//! The Landlock fallback (issue 19): where the namespaces cannot be set up, writes are
+//! The Landlock fallback: where the namespaces cannot be set up, writes are
 //! still limited to the writable set, and `metadata.sandbox.missing` says what Landlock
 //! cannot do. The test binary is a debug build, which honours
 //! `TINYTOOL_TEST_NO_NAMESPACES` (the child behaves as if `unshare` were refused).

@@ -1,4 +1,4 @@
-//! The parity harness (`conformance/sandbox-parity`, issue 37) on a synthetic project, with
+//! The parity harness (`conformance/sandbox-parity`) on a synthetic project, with
 //! no network: a Node test suite and a git repository that track files whose names look
 //! secret (`config.env.test.js`, `credentials.py`, a dotenv fixture, a public certificate,
 //! a tracked `.env`) beside an untracked, ignored `.env.local`. Under the README's build

@@ -1,4 +1,4 @@
-//! Every process tinytool starts runs in the sandbox (issue 19), not only bash: a
+//! Every process tinytool starts runs in the sandbox, not only bash: a
 //! monitor's command (its supervisor stays outside and owns the namespaces), a task
 //! subagent (with `.tinytool/` and its `subagents.<name>.writable` paths writable, a
 //! tinytool user itself), in the foreground and in the background. Results carry

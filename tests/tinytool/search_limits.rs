@@ -1,4 +1,4 @@
-//! grep and glob never crash on their input (issue 17 item 6): a pattern or glob of any
+//! grep and glob never crash on their input: a pattern or glob of any
 //! size is a clear error with exit 1 from the CLI, and an `exec --jsonl` stream goes on.
 
 use serde_json::json;

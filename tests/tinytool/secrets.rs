@@ -84,7 +84,7 @@ fn apply_patch_moves_deletes_and_mismatches_show_no_secret_and_move_none() {
     );
     assert_ne!(run.code, 0, "{run:?}");
     assert_hidden(&run);
-    // A move carries the content to a name no read rule guards (issue 39): it needs the
+    // A move carries the content to a name no read rule guards: it needs the
     // secret's `read`, which the default policy refuses.
     let run = room.call(
         "apply_patch",

@@ -1,4 +1,4 @@
-//! Spill files are the model's to read (issue 17 item 2): `read` and `grep` open them under
+//! Spill files are the model's to read: `read` and `grep` open them under
 //! the default policy, a shell line that only reads them needs no `secret-shell`, the rest
 //! of `.tinytool/` stays protected, and the folder keeps to its cap.
 

@@ -1,4 +1,4 @@
-//! Applying a parsed patch: all or nothing (DESIGN §6, issue 6).
+//! Applying a parsed patch: all or nothing.
 //!
 //! Every operation is first applied to an in-memory view of the files it touches
 //! ([`Plan`]), in patch order, so later operations see earlier ones. Only when every hunk

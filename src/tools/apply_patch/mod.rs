@@ -1,5 +1,4 @@
-//! `apply_patch`: apply a multi-file patch, all or nothing (DESIGN §6, reference §9,
-//! issue 6).
+//! `apply_patch`: apply a multi-file patch, all or nothing.
 //!
 //! The patch is either Codex's `*** Begin Patch` envelope or a unified diff (`diff -u`,
 //! `git diff`), detected automatically; the grammar of both is at the top of [`parse`].

@@ -1,4 +1,4 @@
-//! The cascade: which strategy's match is applied, or why none is (issue 6, DESIGN §6).
+//! The cascade: which strategy's match is applied, or why none is.
 //!
 //! The strategies (`strategies`) run in the spec's order; the first that finds anything
 //! decides. Each one is tried on `old_string` as given and then on its **variants**, in this
@@ -79,7 +79,7 @@ pub enum Refusal {
 type Strategy = fn(Input) -> Vec<Candidate>;
 
 /// The stages in the spec's order; `fuzzy` is strategies 8–10 together, strategy 7 is
-/// the exact stage on a boundary variant, and Unicode punctuation folding (issue 22) comes
+/// the exact stage on a boundary variant, and Unicode punctuation folding comes
 /// just before the fuzzy ones.
 const STAGES: [Strategy; 8] = [
     strategies::exact,

@@ -1,4 +1,4 @@
-//! What a refused edit tells the model (issue 6, "Feedback"): the reference's messages
+//! What a refused edit tells the model ("Feedback"): the reference's messages
 //! (`old_string appears N times in PATH`, `old_string not found in PATH`) followed by the
 //! closest region(s) of the file, numbered, with tabs, trailing spaces, carriage returns and
 //! non-breaking spaces made visible, and for each line that differs the line `old_string`

@@ -1,4 +1,4 @@
-//! Edit distance and similarity of two lines (reference §8.7).
+//! Edit distance and similarity of two lines.
 //!
 //! Unlike the reference, which counts bytes, distances count characters: `é` against `e`
 //! is one substitution, not two edits, so non-ASCII text is not judged more different

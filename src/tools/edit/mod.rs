@@ -1,4 +1,4 @@
-//! `edit`: replace `old_string` with `new_string` in a file (spec 8.3, reference §8, issue 6).
+//! `edit`: replace `old_string` with `new_string` in a file.
 //!
 //! The flow of a call:
 //! 1. `old_string == new_string` is refused before the file is touched.
@@ -29,7 +29,7 @@
 //! `metadata` of a success: path, strategy, adjustments, start_line/end_line (1-based span
 //! of the first replaced region in the original file), spans (all of them), replacements,
 //! diff (unified, 3 lines of context, LF endings, cut at 256 KB), formatter, and — only when
-//! what was written is not `new_string` as given (issue 22 item 6) — reindented_lines
+//! what was written is not `new_string` as given — reindented_lines
 //! (`new_string` lines re-indented to the matched block) and file_lines_kept (lines
 //! `old_string` and `new_string` share, written as the file has them). Of a refusal: reason
 //! (`identical`, `empty_old_string`, `not_found`, `ambiguous`).
@@ -298,7 +298,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         .with("spans", spans)
         .with("replacements", edit.splices.len())
         .with("diff", bounded_diff(diff));
-    // Item 6 of issue 22: say when what was written is not new_string as given.
+    // Say when what was written is not new_string as given.
     if edit.writing.reindented > 0 {
         output = output.with("reindented_lines", edit.writing.reindented);
     }
@@ -311,7 +311,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     Ok(output)
 }
 
-/// Item 1 of issue 22: an empty `old_string` on a missing file creates it with
+/// An empty `old_string` on a missing file creates it with
 /// `new_string` (and its parent directories), as `write` would; the lock is taken as for
 /// any edit, and a file that appeared meanwhile is not overwritten.
 fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOutput {

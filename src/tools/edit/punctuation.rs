@@ -1,4 +1,4 @@
-//! Unicode punctuation folded to ASCII (issue 22 item 3), as Codex's context search folds
+//! Unicode punctuation folded to ASCII, as Codex's context search folds
 //! it: models type `-`, `'`, `"`, `...` and a plain space where the file has typographic
 //! ones.
 //!

@@ -1,4 +1,4 @@
-//! Writing `new_string` into a region matched line by line (issue 6, "Re-indent").
+//! Writing `new_string` into a region matched line by line ("Re-indent").
 //!
 //! A line strategy may match a region whose indentation differs from `old_string`'s: the
 //! model shifted it, stripped it, or used spaces where the file has tabs. The replacement is

@@ -1,4 +1,4 @@
-//! The ten matching strategies of spec 8.3 (reference §8.6), each a function from the file
+//! The ten matching strategies, each a function from the file
 //! and `old_string` to the regions it matches. The cascade (`cascade`) decides what to do
 //! with them; nothing here changes text.
 //!
@@ -16,7 +16,7 @@
 //! | 9 | block-anchor-relaxed | first and last lines equal, mean interior similarity ≥ 0.7 |
 //! | 10 | multi-occurrence | mean line similarity ≥ 0.8 (never with `replace_all`) |
 //!
-//! Where this differs from the reference (issue 6): strategies 8–10 only consider regions
+//! Where this differs from the reference: strategies 8–10 only consider regions
 //! that pass the **fuzzy gate** ([`gate_collapsed`]): `old_string`'s first and last non-blank lines
 //! equal the region's after whitespace normalisation, the blank lines around them are blank
 //! in the region too, at most one line between them differs, and what does match carries
@@ -250,7 +250,7 @@ fn escape_normalize(s: &str) -> (String, Vec<u32>) {
     (out, origin)
 }
 
-/// Unicode punctuation folding (issue 22, between strategies 7 and 8): `old_string` found
+/// Unicode punctuation folding (between strategies 7 and 8): `old_string` found
 /// once both sides have dashes, curly quotes, ellipsis and odd spaces folded to ASCII
 /// (`punctuation`) — byte for byte first (a fragment of a line), else as whole lines that
 /// equal with whitespace runs collapsed too. A byte match begins and ends on whole
@@ -353,7 +353,7 @@ pub fn gate(file: &FileLines, start: usize, old: &Block) -> Option<Gate> {
     gate_collapsed(file, start, old, &wanted)
 }
 
-/// The fuzzy gate of issue 6 for the window of `old.len()` lines at `start`: `old`'s first
+/// The fuzzy gate for the window of `old.len()` lines at `start`: `old`'s first
 /// and last non-blank lines equal the window's after whitespace normalisation, the blank
 /// lines outside them are blank in the window, at most one line between them differs,
 /// and the lines that are equal carry enough text (module doc). `wanted` is `old`'s lines

@@ -1,5 +1,5 @@
-//! `webfetch`: fetch a URL over http or https and show it as text, Markdown or raw HTML
-//! (spec 8.3, DESIGN §6, reference §3), with SSRF protection a security team can sign off
+//! `webfetch`: fetch a URL over http or https and show it as text, Markdown or raw HTML,
+//! with SSRF protection a security team can sign off
 //! on ([`ssrf`]).
 //!
 //! One fetch is at most 10 redirect hops, each followed here rather than by the HTTP
