@@ -118,13 +118,7 @@ impl CallResult {
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
     tools: Vec<ToolDef>,
-    /// Checks of a call's arguments before anything else (a path with a NUL byte, a URL
-    /// that is no URL): the message of a refusal. Given by whoever fills the registry.
-    precheck: Option<PrecheckFn>,
 }
-
-/// A check of a call of the named tool with its arguments (see [`Registry::precheck`]).
-type PrecheckFn = fn(&str, &serde_json::Map<String, Value>) -> Option<String>;
 
 /// Characters of an unknown tool's name echoed back.
 const MAX_NAME_SHOWN: usize = 200;
@@ -133,11 +127,6 @@ impl Registry {
     /// An empty registry.
     pub fn new() -> Self {
         Registry::default()
-    }
-
-    /// Sets the check every call's arguments go through before the policy is asked.
-    pub fn precheck(&mut self, check: PrecheckFn) {
-        self.precheck = Some(check);
     }
 
     /// Adds a tool at the end, or replaces a tool of the same name in its place.
@@ -260,7 +249,7 @@ impl Registry {
                 return finish(session, result, repairs);
             }
         };
-        if let Some(problem) = self.precheck.and_then(|check| check(def.name, &args)) {
+        if let Some(problem) = def.check_arguments(&args) {
             let result = CallResult::failure(id, def.name, problem, ExitStatus::ToolError);
             return finish(session, result, repairs);
         }
@@ -276,14 +265,17 @@ impl Registry {
             "tool.execute.before",
             props(json!({"tool": def.name, "args": raw})),
         );
-        let checkpoint = crate::checkpoints::record::wants(session, def.name, &args).then(|| {
-            let call_id = id.as_ref().map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
+        let checkpoint = def
+            .checkpoint
+            .and_then(|shown| shown(session, &args))
+            .map(|command| {
+                let call_id = id.as_ref().map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+                let command = crate::checkpoints::record::shown_command(&command);
+                crate::checkpoints::record::begin(session, def.name, call_id.as_deref(), &command)
             });
-            let command = crate::checkpoints::record::describe(def.name, &args);
-            crate::checkpoints::record::begin(session, def.name, call_id.as_deref(), &command)
-        });
         if let Some(crate::checkpoints::record::Began::Open(open)) = &checkpoint {
             ctx.offer_checkpoint(open.id);
         }
@@ -448,6 +440,8 @@ mod tests {
             schema,
             execute,
             access: None,
+            precheck: None,
+            checkpoint: None,
             doc: ToolDoc::default(),
         }
     }

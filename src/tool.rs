@@ -8,7 +8,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::session::CallContext;
+use crate::session::{CallContext, Session};
 use crate::truncate::Capture;
 
 /// A tool's handler: runs the call with arguments that already passed the schema checks.
@@ -21,6 +21,17 @@ type ExecuteFn = fn(&CallContext, Map<String, Value>) -> anyhow::Result<ToolOutp
 /// URL). `None` in a definition means one access: the tool's category with its name as
 /// the pattern (none at all for tools without a category).
 type AccessFn = fn(&CallContext, &Map<String, Value>) -> Vec<Access>;
+
+/// A check of a call's arguments before the policy is asked (see [`ToolDef::precheck`]):
+/// the message of a call that cannot be right.
+type PrecheckFn = fn(&Map<String, Value>) -> Option<String>;
+
+/// Whether a call may change the project, and so runs inside a checkpoint: the command the
+/// checkpoint shows (`None`: no checkpoint). See [`ToolDef::checkpoint`].
+type CheckpointFn = fn(&Session, &Map<String, Value>) -> Option<String>;
+
+/// The longest path the kernel accepts (`PATH_MAX`, terminating NUL included).
+const MAX_PATH_BYTES: usize = 4095;
 
 pub use crate::access::Access;
 
@@ -41,11 +52,48 @@ pub struct ToolDef {
     pub execute: ExecuteFn,
     /// What a call needs permission for (see [`AccessFn`]).
     pub access: Option<AccessFn>,
+    /// Checks, before the policy is asked, the arguments a call's permission pattern is
+    /// made of, where they decide what would be asked: syntax only (a URL that is no URL).
+    /// `None`: the file paths' syntax ([`ToolDef::check_arguments`]).
+    pub precheck: Option<PrecheckFn>,
+    /// Whether a call may change the project (the file tools, a command that is not
+    /// read-only), and what its checkpoint shows; `None`: the tool changes no file.
+    pub checkpoint: Option<CheckpointFn>,
     /// Extra documentation for the tool's man page.
     pub doc: ToolDoc,
 }
 
 impl ToolDef {
+    /// Checks, before the policy is asked, what a call's permission pattern is made of:
+    /// the tool's own [`ToolDef::precheck`], else the syntax of its `file_path` or `path`
+    /// (no file has a NUL byte in its path or a path longer than the kernel takes, and an
+    /// empty `file_path` names none); never whether a path exists.
+    pub fn check_arguments(&self, args: &Map<String, Value>) -> Option<String> {
+        if let Some(check) = self.precheck {
+            return check(args);
+        }
+        ["file_path", "path"].iter().find_map(|key| {
+            let value = args.get(*key)?.as_str()?;
+            // A path with a NUL byte, or longer than the kernel takes, names no file on any
+            // system; an empty file path would silently mean the working directory.
+            if value.contains('\0') {
+                Some(format!("{key}: a path cannot contain a NUL byte"))
+            } else if value.len() > MAX_PATH_BYTES {
+                Some(format!(
+                    "{key}: the path is {} bytes long; the system takes at most {MAX_PATH_BYTES}",
+                    value.len()
+                ))
+            } else if *key == "file_path" && value.trim().is_empty() {
+                Some(format!(
+                    "{key}: empty; give the path of a file, absolute or relative to the \
+                     working directory"
+                ))
+            } else {
+                None
+            }
+        })
+    }
+
     /// The accesses a call with these (checked) arguments needs, in order.
     pub fn accesses(&self, ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
         match self.access {

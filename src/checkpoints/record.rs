@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::store::BlobStore;
 use crate::config::Checkpoints;
@@ -71,39 +71,10 @@ pub enum Began {
     Open(Open),
 }
 
-/// Whether a call of `tool` with `args` may change the project and gets a checkpoint:
-/// the file tools, task (unless refused for its depth), monitor `start` of a command, and
-/// bash unless every line is read-only. A call that cannot start anything creates no state.
-pub fn wants(session: &Session, tool: &str, args: &Map<String, Value>) -> bool {
-    let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
-    match tool {
-        "write" | "edit" | "apply_patch" => true,
-        "task" => session.depth < crate::session::MAX_SUBAGENT_DEPTH,
-        "bash" => !text("command")
-            .lines()
-            .all(crate::detect::read_only::line_is_read_only),
-        "monitor" => {
-            let starts = match text("action") {
-                "" => text("monitor_id").is_empty() || !text("command").is_empty(),
-                action => action == "start",
-            };
-            starts && !text("command").trim().is_empty()
-        }
-        _ => false,
-    }
-}
-
-/// What a checkpoint of `tool` shows as its command: bash's command line, the file
-/// tools' paths.
-pub fn describe(tool: &str, args: &Map<String, Value>) -> String {
-    let text = |key: &str| args.get(key).and_then(Value::as_str);
-    let described = match tool {
-        "bash" | "monitor" => text("command").map(str::to_owned),
-        "task" => text("description").map(str::to_owned),
-        "apply_patch" => Some("apply_patch".to_owned()),
-        _ => text("file_path").map(str::to_owned),
-    };
-    let mut line = described.unwrap_or_default().replace('\n', " ");
+/// A call's command as its checkpoint shows it: one line of at most 200 bytes (cut with
+/// `…`).
+pub fn shown_command(command: &str) -> String {
+    let mut line = command.replace('\n', " ");
     if line.len() > 200 {
         let mut end = 200;
         while !line.is_char_boundary(end) {
@@ -594,26 +565,13 @@ fn collect_garbage(store: &Store, blobs: &BlobStore) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn args(value: Value) -> Map<String, Value> {
-        value.as_object().cloned().unwrap_or_default()
-    }
-
     #[test]
-    fn only_calls_that_may_change_the_project_are_checkpointed() {
-        let dir = tempfile::tempdir().unwrap();
-        let session = Session::new("s", dir.path());
-        let wants = |tool: &str, value: Value| wants(&session, tool, &args(value));
-        assert!(wants("write", json!({"file_path": "a"})));
-        assert!(wants("bash", json!({"command": "make clean"})));
-        assert!(wants("bash", json!({"command": "ls\nrm -rf src"})));
-        assert!(!wants("bash", json!({"command": "ls -la && git status"})));
-        assert!(!wants("read", json!({"file_path": "a"})));
-        assert!(wants("monitor", json!({"command": "npm run dev"})));
-        assert!(!wants(
-            "monitor",
-            json!({"action": "read", "monitor_id": "m"})
-        ));
-        assert!(!wants("monitor", json!({"command": ""})));
+    fn a_checkpoint_shows_one_line_of_the_command_at_most_200_bytes() {
+        assert_eq!(shown_command("make\nmake install"), "make make install");
+        let long = "é".repeat(150);
+        let shown = shown_command(&long);
+        assert!(shown.len() <= 200 + '…'.len_utf8(), "{}", shown.len());
+        assert!(shown.ends_with('…'));
     }
 
     #[test]

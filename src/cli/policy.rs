@@ -180,7 +180,7 @@ fn explain(
         Ok(normalized) => normalized.args,
         Err(problems) => return super::usage(&format!("Invalid arguments: {problems}")),
     };
-    if let Some(problem) = crate::tools::precheck(def.name, &args) {
+    if let Some(problem) = def.check_arguments(&args) {
         return super::usage(&problem);
     }
     let gate = PolicyGate::new(policy.clone());

@@ -34,7 +34,7 @@ use crate::process::words::{go_duration, signal_name, signal_text};
 use crate::process::{environment, run};
 use crate::sandbox;
 use crate::schema;
-use crate::session::CallContext;
+use crate::session::{CallContext, Session};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use crate::truncate::Capture;
 use run::{Ending, Finished, Program, Request};
@@ -61,6 +61,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: None,
+        checkpoint: Some(checkpoint),
         doc: ToolDoc {
             output: "stdout, then (when stderr is not empty) `STDERR:` on its own line and \
                 stderr. An output of more than 2000 lines or 51200 bytes is previewed (its first \
@@ -316,6 +318,19 @@ fn sandbox_notes(
     };
     notes.extend(why.filter(|line| !notes.contains(line)));
     notes
+}
+
+/// A command may change the project unless every line of it is read-only: its
+/// checkpoint shows the command.
+fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
+    let command = args
+        .get("command")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    (!command
+        .lines()
+        .all(crate::detect::read_only::line_is_read_only))
+    .then(|| command.to_string())
 }
 
 #[cfg(test)]

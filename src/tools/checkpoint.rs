@@ -45,6 +45,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "list: the text of `tinytool checkpoints`, with metadata.checkpoints the \
                 array of `tinytool checkpoints --json` ({\"id\", \"kind\", \"tool\", \"time\", \

@@ -19,6 +19,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "`Exiting: REASON`. In `exec --jsonl`, no further calls are read (not served over MCP).",
             errors: "None.",

@@ -59,6 +59,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "One path per line, relative to the working directory (absolute outside it), \
                 newest first by modification time (ties by path), at most 1000. When nothing \

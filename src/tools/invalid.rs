@@ -22,6 +22,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "Never succeeds.",
             errors: "`Tool call to \"NAME\" failed: the arguments were not valid JSON.` followed by \

@@ -52,38 +52,6 @@ pub const ALL_NAMES: &[&str] = &[
     "checkpoint",
 ];
 
-/// The longest path the kernel accepts (`PATH_MAX`, terminating NUL included).
-const MAX_PATH_BYTES: usize = 4095;
-
-/// Checks, before the policy is asked, the arguments a call's permission pattern is made
-/// of, where they decide what would be asked: syntax only, never whether a
-/// path exists. An error message for a call that cannot be right.
-pub fn precheck(tool: &str, args: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
-    match tool {
-        "webfetch" => webfetch::precheck(args),
-        _ => ["file_path", "path"].iter().find_map(|key| {
-            let value = args.get(*key)?.as_str()?;
-            // A path with a NUL byte, or longer than the kernel takes, names no file on any
-            // system; an empty file path would silently mean the working directory.
-            if value.contains('\0') {
-                Some(format!("{key}: a path cannot contain a NUL byte"))
-            } else if value.len() > MAX_PATH_BYTES {
-                Some(format!(
-                    "{key}: the path is {} bytes long; the system takes at most {MAX_PATH_BYTES}",
-                    value.len()
-                ))
-            } else if *key == "file_path" && value.trim().is_empty() {
-                Some(format!(
-                    "{key}: empty; give the path of a file, absolute or relative to the \
-                     working directory"
-                ))
-            } else {
-                None
-            }
-        }),
-    }
-}
-
 /// The result of a command `required` mode kept from running (its spawn failed because a
 /// sandbox layer was missing); `None` when that is not why it failed.
 pub fn sandbox_refusal(
@@ -109,7 +77,6 @@ pub fn builtin() -> Registry {
 /// The tools registered whatever the environment, in order.
 fn always() -> Registry {
     let mut registry = Registry::new();
-    registry.precheck(precheck);
     registry.register(read::definition());
     registry.register(write::definition());
     registry.register(edit::definition());
@@ -152,7 +119,7 @@ mod tests {
     use crate::registry::{Arguments, ToolCall};
     use crate::session::Session;
 
-    /// Spec 8.4's categories a tool can be decided as.
+    /// The permission categories a tool can be decided as.
     const CATEGORIES: &[&str] = &[
         "read",
         "edit",
@@ -300,5 +267,59 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn only_calls_that_may_change_the_project_get_a_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = crate::session::Session::new("s", dir.path());
+        let registry = builtin();
+        let shown = |tool: &str, args: Value| {
+            let def = registry.get(tool).unwrap();
+            def.checkpoint
+                .and_then(|shown| shown(&session, args.as_object().unwrap()))
+        };
+        assert_eq!(
+            shown("write", json!({"file_path": "a"})).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            shown("edit", json!({"file_path": "b"})).as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            shown("apply_patch", json!({"patch": "x"})).as_deref(),
+            Some("apply_patch")
+        );
+        assert_eq!(
+            shown("bash", json!({"command": "make clean"})).as_deref(),
+            Some("make clean")
+        );
+        assert!(shown("bash", json!({"command": "ls\nrm -rf src"})).is_some());
+        assert_eq!(
+            shown("bash", json!({"command": "ls -la && git status"})),
+            None
+        );
+        assert_eq!(shown("read", json!({"file_path": "a"})), None);
+        assert_eq!(
+            shown("monitor", json!({"command": "npm run dev"})).as_deref(),
+            Some("npm run dev")
+        );
+        assert_eq!(
+            shown("monitor", json!({"action": "read", "monitor_id": "m"})),
+            None
+        );
+        assert_eq!(shown("monitor", json!({"command": ""})), None);
+        assert_eq!(
+            shown("task", json!({"description": "tidy", "prompt": "p"})).as_deref(),
+            Some("tidy")
+        );
+        let mut deep = crate::session::Session::new("s", dir.path());
+        deep.depth = crate::session::MAX_SUBAGENT_DEPTH;
+        let task = registry.get("task").unwrap().checkpoint.unwrap();
+        assert_eq!(
+            task(&deep, json!({"description": "tidy"}).as_object().unwrap()),
+            None
+        );
     }
 }

@@ -34,7 +34,7 @@ use crate::detect::shell_accesses;
 use crate::events::new_id;
 use crate::process::words::{go_duration, signal_name};
 use crate::schema;
-use crate::session::CallContext;
+use crate::session::{CallContext, Session};
 use crate::state::{Background, Monitor, MonitorSlot, NewMonitor, UNFINISHED};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 
@@ -65,6 +65,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: None,
+        checkpoint: Some(checkpoint),
         doc: ToolDoc {
             output: "start: `Monitor started: LABEL (ID: mon_N)` and a line saying how to read \
                 and stop it (LABEL is the description, or the command cut to 60 bytes plus \
@@ -504,6 +506,17 @@ fn stop(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutpu
             .with("state", state)
             .with("sandbox", sandbox),
     )
+}
+
+/// A call that starts a command may change the project (reading, listing or stopping a
+/// monitor does not): its checkpoint shows the command.
+fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
+    let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
+    let starts = match text("action") {
+        "" => text("monitor_id").is_empty() || !text("command").is_empty(),
+        action => action == "start",
+    };
+    (starts && !text("command").trim().is_empty()).then(|| text("command").to_string())
 }
 
 #[cfg(test)]

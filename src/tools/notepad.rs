@@ -25,6 +25,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "write: `Saved note \"KEY\" (N bytes)`; read: the note; list: `N notes:` then \
                 `  KEY: first line` per note (`No notes stored.` when empty); delete: \

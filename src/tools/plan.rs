@@ -21,6 +21,8 @@ pub fn enter() -> ToolDef {
         schema: no_parameters,
         execute: execute_enter,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "`Switched to plan mode. Edits are now restricted to plans/* and drafts/*; \
                  shell lines that only read run, others need approval.`",
@@ -44,6 +46,8 @@ pub fn exit() -> ToolDef {
         schema: no_parameters,
         execute: execute_exit,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "`Switched to build mode. Full tool access restored.`",
             errors: "Refused (exit 3) outside plan mode unless the policy allows `plan_exit`.",

@@ -26,6 +26,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "The answer text. metadata: source (answers file or terminal), answer.",
             errors: "With no answers file entry left and no terminal: a message telling the model that \

@@ -24,6 +24,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "`Reported N findings (K critical, ...)`, with ` at LEVEL effort level` when a \
                 level is given. `tinytool state findings` lists everything reported.",

@@ -45,6 +45,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "The skill's instructions with the arguments substituted. metadata: skill \
                 (its name) and file (its SKILL.md, symlinks resolved).",

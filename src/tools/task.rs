@@ -39,7 +39,7 @@ use crate::process::command::command_accesses;
 use crate::process::environment;
 use crate::process::run::{self, Program, Request};
 use crate::schema;
-use crate::session::{CallContext, MAX_SUBAGENT_DEPTH as MAX_DEPTH};
+use crate::session::{CallContext, MAX_SUBAGENT_DEPTH as MAX_DEPTH, Session};
 use crate::state::{Background, Job, NewJob, UNFINISHED};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 
@@ -68,6 +68,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: None,
+        checkpoint: Some(checkpoint),
         doc: ToolDoc {
             output: "Foreground: the subagent's standard output (long outputs are \
                 previewed); metadata: subagent_type, depth (the subagent's), exit_code, \
@@ -493,6 +495,17 @@ pub fn job_entry(job: &Job) -> Value {
         "created": crate::clock::rfc3339(job.time_created),
         "deadline": crate::clock::rfc3339(job.deadline),
         "ended": job.time_ended.map(crate::clock::rfc3339),
+    })
+}
+
+/// A subagent may change the project, unless the call is refused for its depth: its
+/// checkpoint shows the task's description.
+fn checkpoint(session: &Session, args: &Map<String, Value>) -> Option<String> {
+    (session.depth < MAX_DEPTH).then(|| {
+        args.get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
     })
 }
 

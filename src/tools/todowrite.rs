@@ -27,6 +27,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "`Successfully updated N todos for session ID`. metadata: count.",
             errors: "`Validation errors:` followed by one line per problem, e.g. \

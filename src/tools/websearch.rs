@@ -53,6 +53,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: None,
+        precheck: None,
+        checkpoint: None,
         doc: ToolDoc {
             output: "`## Search results for: QUERY`, a blank line, then for each result `### N. \
                 TITLE`, `**URL:** URL`, its text after a blank line when the API returned some, \

@@ -44,7 +44,7 @@ use crate::aftercare;
 use crate::atomic;
 use crate::locks::PathLock;
 use crate::schema;
-use crate::session::CallContext;
+use crate::session::{CallContext, Session};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use apply::{Entry, Plan, Resolver, Target};
 
@@ -69,6 +69,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: None,
+        checkpoint: Some(checkpoint),
         doc: ToolDoc {
             output: "One line per file operation: `Created PATH`, `Modified PATH`, `Deleted \
                 PATH` or `Moved FROM -> TO` (with `(hunk N already applied)` when part of it was \
@@ -544,6 +546,11 @@ fn diff(ctx: &CallContext, plan: &Plan, hidden: &[PathBuf]) -> String {
         ));
     }
     out
+}
+
+/// Every call may change files: its checkpoint shows the tool's name (a patch names many).
+fn checkpoint(_: &Session, _: &Map<String, Value>) -> Option<String> {
+    Some("apply_patch".to_string())
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ use crate::aftercare;
 use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
 use crate::schema;
-use crate::session::CallContext;
+use crate::session::{CallContext, Session};
 use crate::textdoc::TextDoc;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use cascade::Refusal;
@@ -77,6 +77,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: None,
+        checkpoint: Some(checkpoint),
         doc: ToolDoc {
             output: "`Replaced in PATH at lines A-B.` (or `Replaced N occurrences in PATH ...` with \
                 replace_all), a note naming the strategy when old_string did not match exactly, \
@@ -477,6 +479,16 @@ fn summary(edit: &cascade::Edit, shown: &str) -> String {
         ));
     }
     text
+}
+
+/// Every call may change the file it names: its checkpoint shows the path.
+fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
+    Some(
+        args.get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    )
 }
 
 #[cfg(test)]

@@ -109,6 +109,8 @@ pub fn definition() -> ToolDef {
         schema: parameters,
         execute,
         access: Some(access),
+        precheck: Some(precheck),
+        checkpoint: None,
         doc: ToolDoc {
             output: "`HTTP <code> <reason>`, a blank line, then the body, decoded to UTF-8 \
                 from the charset a byte order mark, the Content-Type header or (for HTML) a \
