@@ -66,9 +66,7 @@ impl Locked {
     fn new(path: &Path) -> Option<Locked> {
         if !is_root() {
             if !path.is_dir() {
-                eprintln!(
-                    "\n!!!!!!!!!! SKIPPED: locking a file needs chattr +i, which needs root !!!!!!!!!!\n"
-                );
+                crate::util::skip("locking a file needs chattr +i, which needs root");
                 return None;
             }
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o555)).unwrap();
@@ -84,10 +82,10 @@ impl Locked {
                 immutable: true,
             }),
             other => {
-                eprintln!(
-                    "\n!!!!!!!!!! SKIPPED: running as root (modes are ignored) and `chattr +i` \
-                     does not work here: {other:?} !!!!!!!!!!\n"
-                );
+                crate::util::skip(format!(
+                    "running as root (modes are ignored) and `chattr +i` \
+                     does not work here: {other:?}"
+                ));
                 None
             }
         }

@@ -134,7 +134,7 @@ fn man_pages_render_without_warnings() {
             std::env::var_os("CI").is_none(),
             "groff is missing: install groff-base"
         );
-        eprintln!("skipping the groff check: groff is not installed (apt-get install groff-base)");
+        crate::util::skip("the groff check: groff is not installed (apt-get install groff-base)");
         return;
     }
     for (name, bytes) in docs::man_pages() {

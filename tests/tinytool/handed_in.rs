@@ -192,7 +192,7 @@ fn a_socket_outside_the_project_is_closed_whatever_its_name_unless_the_policy_op
         r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
     );
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let run = room.call("bash", json!({"command": connect_probe(&path)}));
@@ -231,7 +231,7 @@ fn tmp_is_the_projects_own_shared_by_its_calls_and_hides_the_hosts() {
         r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
     );
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     // A file of the host's /tmp beside the project (Room lives in /tmp).
@@ -284,7 +284,7 @@ fn unprivileged_too_tmp_is_the_projects_own() {
         &[],
     );
     if !crate::util::has_mount_layer(&run.json()) {
-        eprintln!("skipped: no mount layer for uid 65534: {run:?}");
+        crate::util::skip(format!("no mount layer for uid 65534: {run:?}"));
         return;
     }
     assert_eq!(run.json()["output"], "mine\n", "{run:?}");
@@ -301,7 +301,7 @@ fn a_link_planted_in_the_private_tmp_carries_no_mount_point_onto_the_host() {
         r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}]}"#,
     );
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     // Where the project's ancestor is remade in the private /tmp, a link to a host

@@ -68,7 +68,7 @@ fn files_that_only_look_secret_read_as_they_are_and_only_untracked_secrets_are_m
         .as_array()
         .is_some_and(|l| l.iter().any(|x| x == "mount"))
     {
-        eprintln!("skipped: no mount layer: {run:?}");
+        crate::util::skip(format!("no mount layer: {run:?}"));
         return;
     }
     assert_eq!(run.code, 0, "{run:?}");
@@ -122,7 +122,7 @@ const ROUND_TRIP: &str = "for f in $(git ls-files); do echo changed >> \"$f\"; d
 fn git_commits_and_stashes_inside_what_it_would_outside() {
     let inside = project("{}");
     if let Err(why) = crate::util::mount_layer(&inside) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let outside = project(r#"{"mode": "off"}"#);
@@ -155,7 +155,7 @@ fn git_commits_and_stashes_inside_what_it_would_outside() {
 fn a_secret_shell_allow_rule_or_sandbox_unmask_lifts_the_masking() {
     let room = project(r#"{"unmask": ["tests/*.env"]}"#);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     room.write("tests/local.env", "X=1\n");
@@ -190,7 +190,7 @@ fn a_secret_shell_allow_rule_or_sandbox_unmask_lifts_the_masking() {
 fn refusals_in_any_wording_name_the_path_and_the_setting_even_in_a_pipeline() {
     let room = project("{}");
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let outside = format!("/var/tmp/tinytool-parity-{}", std::process::id());
@@ -231,7 +231,7 @@ fn refusals_in_any_wording_name_the_path_and_the_setting_even_in_a_pipeline() {
 fn a_command_timing_out_with_the_network_off_says_so() {
     let room = project(r#"{"network": false}"#);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let run = room.call("bash", json!({"command": "sleep 5", "timeout": 300}));
@@ -243,7 +243,7 @@ fn a_command_timing_out_with_the_network_off_says_so() {
 fn the_caches_the_build_policy_opens_are_made_and_writable() {
     let room = project(r#"{"writable": ["~/.npm", "~/go/pkg/mod"]}"#);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let run = bash(&room, "touch ~/.npm/x ~/go/pkg/mod/y && echo ok");
@@ -284,7 +284,7 @@ fn unprivileged_too_tracked_secrets_are_not_masked_and_untracked_ones_are() {
         .as_array()
         .is_some_and(|l| l.iter().any(|x| x == "mount"))
     {
-        eprintln!("skipped: no mount layer for uid 65534: {sandbox}");
+        crate::util::skip(format!("no mount layer for uid 65534: {sandbox}"));
         return;
     }
     let out = run.output();
@@ -367,7 +367,7 @@ fn a_secret_in_an_ignored_folder_is_masked_and_a_scan_past_its_limit_refuses() {
     room.write("list", "local/.env\n");
     let run = bash(&room, SIZES);
     if !crate::util::has_mount_layer(&run.json()) {
-        eprintln!("skipped: no mount layer: {run:?}");
+        crate::util::skip(format!("no mount layer: {run:?}"));
         return;
     }
     assert!(run.output().contains("local/.env 0\n"), "{run:?}");
@@ -532,7 +532,7 @@ fn a_repository_a_command_creates_below_the_project_is_swept_and_stops_a_monitor
          && git -C deep/inner config core.fsmonitor 'echo pwned' && git -C deep/inner config user.name me; echo end",
     );
     if !crate::util::has_mount_layer(&run.json()) {
-        eprintln!("skipped: no mount layer: {run:?}");
+        crate::util::skip(format!("no mount layer: {run:?}"));
         return;
     }
     assert_swept(&room, &run, "deep/inner");
@@ -583,7 +583,7 @@ fn a_nested_repository_is_protected_as_the_top_one_is() {
          git -C libs/inner config core.hooksPath /tmp; echo end",
     );
     if !crate::util::has_mount_layer(&run.json()) {
-        eprintln!("skipped: no mount layer: {run:?}");
+        crate::util::skip(format!("no mount layer: {run:?}"));
         return;
     }
     assert_swept(&room, &run, "libs/inner");
@@ -604,7 +604,7 @@ fn a_secret_under_another_name_is_a_secret_for_read_grep_and_the_shell() {
     room.write("list", "notes.txt\n");
     let run = bash(&room, SIZES);
     if !crate::util::has_mount_layer(&run.json()) {
-        eprintln!("skipped: no mount layer: {run:?}");
+        crate::util::skip(format!("no mount layer: {run:?}"));
         return;
     }
     assert!(run.output().contains("notes.txt 0\n"), "{run:?}");

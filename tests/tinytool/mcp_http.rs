@@ -520,7 +520,7 @@ fn status_as_nobody(port: u16, extra: &str) -> String {
 fn on_loopback_without_a_token_only_the_servers_own_user_is_answered() {
     // SAFETY: getuid has no preconditions.
     if unsafe { libc::getuid() } != 0 {
-        eprintln!("skipped: not root, so there is no other user to connect as");
+        crate::util::skip("not root, so there is no other user to connect as");
         return;
     }
     let room = Room::new();

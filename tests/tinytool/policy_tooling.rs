@@ -157,11 +157,7 @@ fn refusals_name_the_closest_allow_rule_and_where_it_stopped() {
 /// Runs tinytool under a pseudo-terminal (util-linux `script`), typing `keys` at its prompt.
 fn in_terminal(room: &Room, args: &[&str], keys: &str) -> Option<String> {
     if Command::new("script").arg("--version").output().is_err() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "`script` (util-linux) is needed for terminal tests"
-        );
-        eprintln!("SKIPPED: `script` is not installed, terminal approvals not tested");
+        crate::util::skip("`script` is not installed, terminal approvals not tested");
         return None;
     }
     let line = std::iter::once(bin().to_string())

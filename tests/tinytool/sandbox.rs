@@ -45,7 +45,7 @@ fn shown(run: &Run) -> String {
 fn writes_outside_and_to_protected_paths_fail_and_say_why() {
     let room = git_room(ALLOW_ALL);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     // /tmp is writable (as the project is, under it): somewhere else outside.
@@ -134,7 +134,7 @@ fn writes_outside_and_to_protected_paths_fail_and_say_why() {
 fn a_masked_secret_reads_empty_but_is_still_listed() {
     let room = git_room(ALLOW_ALL);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     // `-I`: the state database (binary) holds this very command line in its checkpoint;
@@ -163,7 +163,7 @@ fn a_masked_secret_reads_empty_but_is_still_listed() {
 fn a_secret_created_between_calls_is_masked_on_the_next() {
     let room = git_room(ALLOW_ALL);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     // The first call leaves the secret cache; the next ones start from it and check it
@@ -195,7 +195,7 @@ fn with_the_network_off_a_loopback_server_of_the_host_is_out_of_reach() {
             "sandbox": {"network": false}}"#,
     );
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let (_listener, probe) = crate::util::host_loopback_probe();
@@ -214,7 +214,7 @@ fn with_the_network_off_a_loopback_server_of_the_host_is_out_of_reach() {
 fn a_double_forked_daemon_is_gone_when_the_call_returns() {
     let room = git_room(ALLOW_ALL);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let sleep = marked_sleep(&room);
@@ -280,7 +280,7 @@ fn as_an_unprivileged_user_the_sandbox_holds_too() {
 fn a_sigkilled_tinytool_leaves_not_even_a_setsid_child() {
     let room = git_room(ALLOW_ALL);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let sleep = marked_sleep(&room);
@@ -339,7 +339,7 @@ fn under_the_default_policy_undetected_damage_fails_with_the_explanation() {
     assert!(git.success());
     room.write_user("config.json", "{}\n");
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let outside = format!("/var/tmp/tinytool-default-{}", std::process::id());
@@ -372,7 +372,7 @@ fn under_the_default_policy_undetected_damage_fails_with_the_explanation() {
 fn a_secret_stays_masked_when_a_command_ignores_its_folder() {
     let room = git_room(ALLOW_ALL);
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     room.write("backend/.env", "DB=topsecret\n");

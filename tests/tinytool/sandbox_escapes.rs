@@ -51,7 +51,7 @@ fn sandboxed_room() -> Option<Room> {
     match crate::util::mount_layer(&room) {
         Ok(()) => Some(room),
         Err(why) => {
-            eprintln!("skipped: {why}");
+            crate::util::skip(&why);
             None
         }
     }
@@ -250,7 +250,7 @@ fn dev_shm_is_writable_and_private() {
         return;
     };
     if !Path::new("/dev/shm").is_dir() {
-        eprintln!("skipped: no /dev/shm here");
+        crate::util::skip("no /dev/shm here");
         return;
     }
     // POSIX semaphores (Python's multiprocessing, test runners) live in /dev/shm: a
@@ -273,7 +273,7 @@ fn with_the_network_off_the_hosts_unix_sockets_are_out_of_reach_too() {
             "sandbox": {"network": false}}"#,
     );
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -341,11 +341,11 @@ fn a_quiet_network_failure_still_ends_with_the_explanation() {
             "sandbox": {"network": false}}"#,
     );
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     if Command::new("curl").arg("--version").output().is_err() {
-        eprintln!("skipped: curl is not installed");
+        crate::util::skip("curl is not installed");
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -416,11 +416,11 @@ fn device_nodes_are_closed_but_the_null_style_ones_and_terminals() {
     // A disk is closed even to root, whose permission checks pass: opened read-only here,
     // which would succeed outside the sandbox.
     if !is_root() {
-        eprintln!("skipped (the disk part): not root, the disk is closed to this user anyway");
+        crate::util::skip("not root, the disk is closed to this user anyway");
         return;
     }
     let Some(disk) = a_block_device() else {
-        eprintln!("skipped (the disk part): no block device in /dev here");
+        crate::util::skip("no block device in /dev here");
         return;
     };
     assert!(
@@ -459,7 +459,7 @@ fn an_unprivileged_user_keeps_null_devices_and_terminals() {
 fn the_hosts_sockets_are_closed_whatever_their_name_until_the_policy_opens_one() {
     let mut room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     // A session bus in the user's runtime directory (systemd-run --user goes through it),
@@ -529,7 +529,7 @@ fn the_hosts_abstract_sockets_are_out_of_reach_with_the_network_on() {
         return;
     };
     if landlock_abi() < 6 {
-        eprintln!("skipped: this kernel's Landlock has no scopes (ABI < 6)");
+        crate::util::skip("this kernel's Landlock has no scopes (ABI < 6)");
         return;
     }
     // An X server or a session bus listening on an abstract name.
@@ -582,7 +582,7 @@ fn the_sweep_of_a_new_repository_never_follows_its_links() {
 #[test]
 fn root_keeps_no_power_over_the_host_network_clock_or_ipc() {
     if !is_root() {
-        eprintln!("skipped: not root (a user has no such powers to keep)");
+        crate::util::skip("not root (a user has no such powers to keep)");
         return;
     }
     let Some(room) = sandboxed_room() else {
@@ -703,7 +703,7 @@ fn the_project_laid_out_as_a_bare_repository_keeps_no_command_setting() {
 #[test]
 fn root_cannot_add_to_the_hosts_keyrings() {
     if !is_root() {
-        eprintln!("skipped: not root (a user's keyrings are its user namespace's)");
+        crate::util::skip("not root (a user's keyrings are its user namespace's)");
         return;
     }
     let Some(room) = sandboxed_room() else {
@@ -742,7 +742,7 @@ fn a_repository_planted_in_a_writable_root_above_the_project_is_removed_too() {
         .to_string(),
     );
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let run = bash(

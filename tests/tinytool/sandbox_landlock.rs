@@ -47,7 +47,7 @@ fn missing_why(run: &Run, layer: &str) -> String {
 fn without_namespaces_landlock_limits_writes_and_says_what_it_cannot_do() {
     let room = landlock_room(ALLOW_ALL);
     if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     room.write(".env", "KEY=hunter2\n");
@@ -88,7 +88,7 @@ fn without_namespaces_landlock_limits_writes_and_says_what_it_cannot_do() {
 fn without_namespaces_a_user_config_outside_the_writable_set_stays_unwritable() {
     let mut room = landlock_room(ALLOW_ALL);
     if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     // A config home as it usually is: outside /tmp and the project (the room's own is
@@ -114,13 +114,13 @@ fn without_namespaces_the_network_off_still_blocks_tcp_to_loopback() {
             "sandbox": {"network": false}}"#,
     );
     if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let (_listener, probe) = crate::util::host_loopback_probe();
     let run = bash(&room, &probe);
     if missing_why(&run, "net").contains("ABI < 4") {
-        eprintln!("skipped: this kernel's Landlock cannot limit TCP");
+        crate::util::skip("this kernel's Landlock cannot limit TCP");
         return;
     }
     assert_ne!(run.code, 0, "{run:?}");
@@ -144,7 +144,7 @@ fn without_namespaces_required_mode_refuses_with_exit_3() {
 fn without_namespaces_the_report_and_every_result_say_what_is_missing_and_what_it_means() {
     let room = landlock_room(r#"{"sandbox": {"mode": "required", "network": false}}"#);
     if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     // The report: each missing layer with what Landlock does in its place, and the verdict.
@@ -217,7 +217,7 @@ fn without_namespaces_the_network_off_still_keeps_host_unix_sockets_out() {
             "sandbox": {"network": false}}"#,
     );
     if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -238,7 +238,7 @@ fn without_namespaces_the_network_off_still_keeps_host_unix_sockets_out() {
 fn under_landlock_the_null_style_devices_stay_writable_and_dev_does_not() {
     let room = landlock_room(ALLOW_ALL);
     if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let run = bash(
@@ -259,7 +259,7 @@ fn under_landlock_the_null_style_devices_stay_writable_and_dev_does_not() {
 fn without_namespaces_a_root_command_holds_no_capability_and_makes_no_device() {
     let room = landlock_room(ALLOW_ALL);
     if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let run = bash(
@@ -291,7 +291,7 @@ fn without_namespaces_the_network_off_keeps_udp_from_the_host() {
             "sandbox": {"network": false}}"#,
     );
     if let Err(why) = supported(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let listener = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -337,7 +337,7 @@ fn without_namespaces_an_unprivileged_command_gets_no_new_privileges_and_no_netw
     );
     let layers = &run.json()["metadata"]["sandbox"]["layers"];
     if *layers != json!(["landlock"]) {
-        eprintln!("skipped: no Landlock for uid 65534: {run:?}");
+        crate::util::skip(format!("no Landlock for uid 65534: {run:?}"));
         return;
     }
     let out = run.output();

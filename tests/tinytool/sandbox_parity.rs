@@ -44,12 +44,12 @@ fn git(room: &Room, args: &[&str]) {
 #[test]
 fn the_harness_finds_a_synthetic_project_the_same_inside_and_outside() {
     if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("skipped: node is not installed");
+        crate::util::skip("node is not installed");
         return;
     }
     let room = Room::new();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     room.write("README.md", "synthetic\n");

@@ -53,7 +53,7 @@ fn monitor_ended(room: &Room, id: &str) -> bool {
 fn a_monitors_command_is_sandboxed_and_its_daemons_end_with_it() {
     let room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let out = outside("monitor");
@@ -108,7 +108,7 @@ fn a_monitors_command_is_sandboxed_and_its_daemons_end_with_it() {
 fn a_subagent_calls_tinytool_with_tinytool_state_writable_and_nothing_else_outside() {
     let room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let open = outside("agent-open");
@@ -165,7 +165,7 @@ fn a_subagent_calls_tinytool_with_tinytool_state_writable_and_nothing_else_outsi
 fn a_project_config_cannot_open_paths_for_a_subagent() {
     let room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let open = outside("agent-project");
@@ -202,7 +202,7 @@ fn parent_of(pid: i32) -> i32 {
 fn a_monitors_command_dies_with_its_supervisor_even_of_sigkill() {
     let room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let sleep = marked_sleep(&room);
@@ -243,7 +243,7 @@ fn a_monitors_command_dies_with_its_supervisor_even_of_sigkill() {
 fn formatters_and_the_after_hook_are_sandboxed() {
     let room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let by_formatter = outside("formatter");
@@ -273,7 +273,7 @@ fn formatters_and_the_after_hook_are_sandboxed() {
 fn later_monitor_and_job_results_repeat_the_sandbox_of_their_command() {
     let room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let bin = crate::util::bin();
@@ -323,7 +323,7 @@ fn later_monitor_and_job_results_repeat_the_sandbox_of_their_command() {
 fn a_failed_monitor_or_subagent_ends_with_the_sandbox_explanation() {
     let room = room();
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     let out = outside("explain");

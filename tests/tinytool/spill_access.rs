@@ -187,7 +187,7 @@ fn commands_see_only_the_spill_files_of_tinytool_and_none_of_a_call_that_saw_sec
             {"permission": "secret-shell", "pattern": "*", "action": "allow"}]}"#,
     );
     if let Err(why) = crate::util::mount_layer(&room) {
-        eprintln!("skipped: {why}");
+        crate::util::skip(&why);
         return;
     }
     room.write(".env", "API_KEY=hunter2\n");

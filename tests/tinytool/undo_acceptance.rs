@@ -194,7 +194,7 @@ fn undo_repairs_rm_rf_of_a_directory() {
 fn undo_repairs_make_clean_from_a_makefile_the_agent_wrote() {
     // CI runs `make lint` first, so make is there; elsewhere it may not be.
     if Command::new("make").arg("--version").output().is_err() {
-        eprintln!("skipped: no make on this machine");
+        crate::util::skip("no make on this machine");
         return;
     }
     let room = project();
@@ -224,7 +224,7 @@ fn undo_repairs_git_checkout_discarding_an_uncommitted_change() {
 #[test]
 fn undo_repairs_a_python_truncation() {
     if Command::new("python3").arg("-c").arg("0").output().is_err() {
-        eprintln!("skipped: no python3 on this machine");
+        crate::util::skip("no python3 on this machine");
         return;
     }
     let room = project();

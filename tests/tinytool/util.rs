@@ -405,6 +405,36 @@ pub fn host_loopback_probe() -> (std::net::TcpListener, String) {
     (listener, probe)
 }
 
+/// Says why a test cannot make its check on this machine (what is missing, and how to get
+/// it); the caller then returns. Under `CI` that fails the test instead: a check that did
+/// not run proves nothing there. Elsewhere the reason goes to stderr and, when the suite
+/// runs through `make test`, to the list of skipped tests it counts at the end (the file
+/// named by `TINYTOOL_SKIPPED`).
+pub fn skip(why: impl std::fmt::Display) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let why = why.to_string().replace('\n', " ");
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(
+        !ci,
+        "{test} cannot make its check here, and CI runs every check: {why}"
+    );
+    eprintln!("skipped: {why}");
+    if let Some(path) = std::env::var_os("TINYTOOL_SKIPPED") {
+        use std::io::Write;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
+        if let Ok(mut file) = file {
+            // One write per line: concurrent tests append whole lines.
+            let _ = file.write_all(format!("{test}: {why}\n").as_bytes());
+        }
+    }
+}
+
 /// Where uid 65534 runs a copy of the binary through `setpriv`, for the tests that check
 /// the sandbox as an unprivileged user when the tests run as root: a folder it can reach,
 /// the copy, a home with `policy` as its user policy, and an empty project (`work`), the
@@ -422,11 +452,11 @@ impl Nobody {
     pub fn new(policy: &str) -> Option<Nobody> {
         // SAFETY: getuid has no preconditions.
         if unsafe { libc::getuid() } != 0 {
-            eprintln!("skipped: not root, so the tests ran unprivileged already");
+            skip("not root, so the tests ran unprivileged already");
             return None;
         }
         if Command::new("setpriv").arg("--version").output().is_err() {
-            eprintln!("skipped: setpriv is not installed");
+            skip("setpriv is not installed");
             return None;
         }
         use std::os::unix::fs::PermissionsExt;
@@ -502,7 +532,7 @@ impl Nobody {
             .as_array()
             .is_some_and(|l| l.iter().any(|x| x == "userns"));
         if !userns {
-            eprintln!("skipped: no user namespace for uid 65534 here: {sandbox}");
+            skip(format!("no user namespace for uid 65534 here: {sandbox}"));
         }
         userns
     }
@@ -530,7 +560,7 @@ pub fn sandboxed_room(policy: &str) -> Option<Room> {
     match mount_layer(&room) {
         Ok(()) => Some(room),
         Err(why) => {
-            eprintln!("skipped: {why}");
+            skip(&why);
             None
         }
     }
