@@ -334,3 +334,63 @@ fn test_code_may_reach_anything() {
         ["tests".to_string()]
     );
 }
+
+/// The top-level modules of `src/` (its `.rs` files and folders, lib.rs and main.rs aside).
+fn top_level_modules(src: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(src)
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            if entry.path().is_dir() {
+                Some(name)
+            } else {
+                let module = name.strip_suffix(".rs")?;
+                (module != "lib" && module != "main").then(|| module.to_string())
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_layout_and_architecture_name_every_module_and_layer() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let layout = readme
+        .split("\n## Layout\n")
+        .nth(1)
+        .expect("README.md has a Layout section");
+    let layout = layout.split("\n## ").next().unwrap();
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut missing = Vec::new();
+    for module in top_level_modules(&root.join("src")) {
+        let file = format!("`src/{module}.rs`");
+        let folder = format!("`src/{module}/`");
+        if !layout.contains(&file) && !layout.contains(&folder) {
+            missing.push(format!("README.md's layout leaves out {module}"));
+        }
+        if !architecture.contains(&format!("`{module}`")) {
+            missing.push(format!("ARCHITECTURE.md leaves out {module}"));
+        }
+    }
+    let layers = parse_layers(&std::fs::read_to_string(root.join("layers.toml")).unwrap());
+    for (layer, _) in &layers {
+        if !architecture.contains(&format!("**{layer}**")) {
+            missing.push(format!(
+                "ARCHITECTURE.md does not describe the layer {layer}"
+            ));
+        }
+    }
+    // Every path the layout table names exists.
+    for line in layout.lines().filter(|l| l.starts_with("| `")) {
+        let first = line.split(" | ").next().unwrap();
+        for path in first.split('`').skip(1).step_by(2) {
+            if !root.join(path).exists() {
+                missing.push(format!(
+                    "README.md's layout names {path}, which does not exist"
+                ));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
