@@ -286,6 +286,7 @@ fn absolute(path: &Path) -> PathBuf {
 
 impl Staged {
     /// The file this will replace.
+    #[cfg(test)]
     pub fn target(&self) -> &Path {
         &self.target
     }

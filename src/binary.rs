@@ -8,8 +8,8 @@
 //!    Java class), SQLite databases, PDF (read does not render PDF) and the image formats
 //!    read only shows by extension (PNG, JPEG, GIF). A gzip file can score as text for its
 //!    first few kilobytes, which is why the score alone is not enough.
-//! 2. Otherwise the spec's score decides: a NUL byte counts 10, the control bytes 0x01–0x07
-//!    and 0x0E–0x1F except ESC count 1, and — beyond the spec — every byte of an invalid
+//! 2. Otherwise a score decides: a NUL byte counts 10, the control bytes 0x01–0x07
+//!    and 0x0E–0x1F except ESC count 1, and — beyond the usual score — every byte of an invalid
 //!    UTF-8 sequence counts 1. The window is binary when the score is more than
 //!    [`THRESHOLD`] of its length. A UTF-8 sequence cut by the window's end is not invalid
 //!    (the next byte, outside the window, may complete it).

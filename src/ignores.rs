@@ -19,7 +19,7 @@
 //!   overrides `*.log` above); across kinds `.ignore` wins over `.gitignore`, which wins
 //!   over `info/exclude`, which wins over the global excludes. A whitelist match (`!x`)
 //!   means "not ignored".
-//! - Hidden files are not skipped (the spec searches them) and the search root itself is
+//! - Hidden files are not skipped (grep and glob search them) and the search root itself is
 //!   never judged: an explicit `path` inside an ignored directory is searched.
 //!
 //! A file that cannot be read or parsed counts as empty. Directory layers are loaded once

@@ -36,7 +36,7 @@ use ignore::{
 use crate::ignores::IgnoreRules;
 use crate::policy::ReadJudge;
 
-pub use crate::skip_dirs::{SKIP_DIRS, is_skip_dir};
+pub use crate::skip_dirs::is_skip_dir;
 
 /// A search's `path` argument: `.` when absent or empty.
 pub fn root_or_dot(path: Option<&str>) -> &str {

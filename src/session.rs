@@ -79,7 +79,7 @@ impl PermissionGate for AllowAll {
     }
 }
 
-/// Spec 8.1's AfterHook: may replace a successful call's output and error flag.
+/// The after-hook of the execution flow: may replace a successful call's output and error flag.
 pub trait AfterHook: Send + Sync {
     /// Returns the new `(output, is_error)` when the hook changed the result.
     fn apply(&self, ctx: &CallContext, output: &str, is_error: bool) -> Option<(String, bool)>;

@@ -249,6 +249,7 @@ fn name_of(rel: &str) -> Option<&str> {
 }
 
 /// Whether `name` is a valid spill file name (`^[A-Za-z0-9][A-Za-z0-9._-]*$`).
+#[cfg(test)]
 pub fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphanumeric())

@@ -172,15 +172,6 @@ impl TextDoc {
         })
     }
 
-    /// An empty document with the conventions of a new file.
-    pub fn empty() -> TextDoc {
-        TextDoc {
-            conventions: Conventions::default(),
-            text: String::new(),
-            crlf_at: Vec::new(),
-        }
-    }
-
     /// Whether the `\n` at byte `offset` of [`Self::text`] was a CRLF in the file.
     pub fn is_crlf_at(&self, offset: usize) -> bool {
         self.crlf_at.binary_search(&offset).is_ok()

@@ -1,5 +1,4 @@
-//! Output truncation: the registry's head+tail preview and the directional
-//! `TruncHead` / `TruncTail` cuts.
+//! Output truncation: the registry's head+tail preview.
 //!
 //! The preview is computed from a [`Capture`], a bounded record of a stream: the first
 //! lines, the last lines and the totals. Tools that run or fetch something large (bash,
@@ -31,9 +30,9 @@ use std::sync::Arc;
 
 use crate::spill::{Outputs, SpillFile};
 
-/// Spec 8.2 `MaxLines`: the line limit of the preview and of [`truncate`].
+/// The line limit of the preview (`MaxLines`).
 const MAX_LINES: usize = 2_000;
-/// Spec 8.2 `MaxBytes`: the byte limit of the preview and of [`truncate`].
+/// The byte limit of the preview (`MaxBytes`).
 pub const MAX_BYTES: usize = 51_200;
 /// The head's share of a preview's budgets, in percent (the tail has the rest).
 const HEAD_PERCENT: usize = 60;
@@ -42,9 +41,9 @@ const HEAD_PERCENT: usize = 60;
 /// the whole output of a previewed result is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
-    /// Line limit of the preview and of [`truncate`].
+    /// Line limit of the preview.
     pub max_lines: usize,
-    /// Byte limit of the preview and of [`truncate`].
+    /// Byte limit of the preview.
     pub max_bytes: usize,
     /// Where spill files go; `None`: a preview keeps nothing else.
     pub spill: Option<Arc<Outputs>>,
@@ -536,76 +535,6 @@ pub fn preview(text: &str, limits: Limits) -> Option<Rendered> {
     rendered.truncated.then_some(rendered)
 }
 
-/// Which end of the output [`truncate`] keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// Spec `TruncHead`: cut the head, keep the tail.
-    Head,
-    /// Spec `TruncTail`: cut the tail, keep the head.
-    Tail,
-}
-
-/// Spec 8.2 `Truncate`: keeps one end of `content` within `limits.max_lines` lines and
-/// `limits.max_bytes` bytes, cut on a character boundary, and says what was cut:
-/// `... [truncated N bytes, showing last M lines] ...` before the kept tail, or
-/// `... [truncated N bytes, showing first M lines] ...` after the kept head. `N` is the
-/// number of bytes removed. Returns the text and whether anything was cut.
-pub fn truncate(content: &str, direction: Direction, limits: Limits) -> (String, bool) {
-    let line_count = count_lines(content);
-    if content.len() <= limits.max_bytes && line_count <= limits.max_lines {
-        return (content.to_string(), false);
-    }
-    let kept: &str = match direction {
-        Direction::Tail => {
-            let mut end = content.floor_char_boundary(limits.max_bytes);
-            if let Some(pos) = nth_newline(content[..end].bytes(), limits.max_lines) {
-                end = pos;
-            }
-            &content[..end]
-        }
-        Direction::Head => {
-            let mut start =
-                content.ceil_char_boundary(content.len().saturating_sub(limits.max_bytes));
-            // Count lines from the end, ignoring a trailing newline of the whole output.
-            let body = content.strip_suffix('\n').unwrap_or(content);
-            if let Some(pos) = nth_newline(body[start..].bytes().rev(), limits.max_lines) {
-                start = body.len() - pos;
-            }
-            &content[start..]
-        }
-    };
-    let removed = content.len() - kept.len();
-    let shown = count_lines(kept);
-    let text = match direction {
-        Direction::Tail => format!(
-            "{kept}{}... [truncated {removed} bytes, showing first {shown} lines] ...",
-            if kept.ends_with('\n') { "" } else { "\n" }
-        ),
-        Direction::Head => {
-            format!("... [truncated {removed} bytes, showing last {shown} lines] ...\n{kept}")
-        }
-    };
-    (text, true)
-}
-
-/// Position (in iteration order) of the `n`-th newline, if there are that many.
-fn nth_newline(bytes: impl Iterator<Item = u8>, n: usize) -> Option<usize> {
-    bytes
-        .enumerate()
-        .filter(|(_, b)| *b == b'\n')
-        .nth(n.checked_sub(1)?)
-        .map(|(i, _)| i)
-}
-
-/// Lines of a text; a trailing newline does not start a line.
-fn count_lines(text: &str) -> usize {
-    if text.is_empty() {
-        return 0;
-    }
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    newlines + usize::from(!text.ends_with('\n'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -832,41 +761,5 @@ mod tests {
         assert_eq!(format_size(300), "300B");
         assert_eq!(format_size(2_600), "2KB");
         assert_eq!(format_size(1_572_864), "1.5MB");
-    }
-
-    #[test]
-    fn truncate_tail_keeps_the_head() {
-        let text = numbered(2_100);
-        let (out, cut) = truncate(&text, Direction::Tail, Limits::default());
-        assert!(cut);
-        assert!(out.starts_with("line 1\n"));
-        assert!(out.contains("showing first 2000 lines"));
-        assert!(!out.contains("line 2001\n"));
-    }
-
-    #[test]
-    fn truncate_head_keeps_the_tail() {
-        let text = numbered(2_100);
-        let (out, cut) = truncate(&text, Direction::Head, Limits::default());
-        assert!(cut);
-        assert!(out.contains("showing last 2000 lines"));
-        assert!(out.ends_with("line 2100\n"));
-        assert!(!out.contains("\nline 100\n"));
-        assert!(out.contains("\nline 101\n"));
-    }
-
-    #[test]
-    fn truncate_counts_removed_bytes_and_respects_characters() {
-        let text = "ü".repeat(30_000); // 60,000 bytes
-        let (out, cut) = truncate(&text, Direction::Tail, Limits::default());
-        assert!(cut);
-        assert!(
-            out.contains("[truncated 8800 bytes"),
-            "{}",
-            &out[out.len() - 80..]
-        );
-        let (out, _) = truncate(&text, Direction::Head, Limits::default());
-        assert!(out.contains("[truncated 8800 bytes, showing last 1 lines]"));
-        assert!(!truncate("short content", Direction::Tail, Limits::default()).1);
     }
 }

@@ -111,6 +111,7 @@ impl Places {
 
     /// Fixed places (`/project`, `/home/user`, `/home/user/.config/tinytool`), for tests
     /// and tables that must not depend on the environment.
+    #[cfg(test)]
     pub fn fixed() -> Places {
         Places {
             dir: PathBuf::from("/project"),

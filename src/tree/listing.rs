@@ -101,6 +101,7 @@ pub struct Listing {
 
 impl Listing {
     /// A listing of `names` with nothing kept yet (tests).
+    #[cfg(test)]
     pub fn of_names(stamp: Stamp, listed_ns: i64, names: Vec<(OsString, Kind)>) -> Self {
         let n = names.len();
         Listing {

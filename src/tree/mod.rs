@@ -89,6 +89,7 @@ fn is_skipped(name: &OsStr) -> bool {
 
 /// Every file under `root` with its fingerprint, trusting no cache (tests and tools that
 /// need the whole tree).
+#[cfg(test)]
 pub fn files(root: &Path) -> Result<BTreeMap<String, Fingerprint>> {
     walk(root, Options::default()).map(|(walk, _)| walk.files())
 }
@@ -1006,6 +1007,7 @@ impl Walker<'_> {
 }
 
 /// The paths whose fingerprints differ between `before` and `after`, in path order.
+#[cfg(test)]
 pub fn diff(
     before: &BTreeMap<String, Fingerprint>,
     after: &BTreeMap<String, Fingerprint>,
@@ -1029,8 +1031,9 @@ pub fn differing<T>(
         .collect()
 }
 
-/// [`diff`] against any map whose values carry a fingerprint: one merge of the two sorted
-/// maps (no lookups, no copy of `before`).
+/// The paths whose fingerprints differ between `before` and `after` (any map whose values
+/// carry a fingerprint), in path order: one merge of the two sorted maps (no lookups, no
+/// copy of `before`).
 fn diff_by<T>(
     before: &BTreeMap<String, T>,
     after: &BTreeMap<String, Fingerprint>,

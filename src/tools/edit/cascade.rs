@@ -1,6 +1,6 @@
 //! The cascade: which strategy's match is applied, or why none is.
 //!
-//! The strategies (`strategies`) run in the spec's order; the first that finds anything
+//! The strategies (`strategies`) run in a fixed order (`strategies` numbers them); the first that finds anything
 //! decides. Each one is tried on `old_string` as given and then on its **variants**, in this
 //! order:
 //! - blank lines at either end of `old_string` dropped (fewest first), the same number of
@@ -9,7 +9,7 @@
 //!   is strategy 7, `trimmed-boundary`;
 //! - literal `\t` turned into TAB in both strings, first only in indentation, then
 //!   everywhere — for when the model escaped its tabs;
-//! - every escape sequence of the spec's EscapeNormalizedReplacer unescaped in both strings
+//! - every escape sequence of the escape-normalizing strategy unescaped in both strings
 //!   (`\n`, `\t`, `\r`, `\'`, `\"`, `` \` ``, `\$`, `\\`, and a backslash before a line
 //!   break dropped), read left to right so that `\\n` is a backslash and an `n` — for when
 //!   the model sent the file's text as a string literal's source.
@@ -78,7 +78,7 @@ pub enum Refusal {
 /// A strategy as the cascade runs it.
 type Strategy = fn(Input) -> Vec<Candidate>;
 
-/// The stages in the spec's order; `fuzzy` is strategies 8–10 together, strategy 7 is
+/// The stages in order; `fuzzy` is strategies 8–10 together, strategy 7 is
 /// the exact stage on a boundary variant, and Unicode punctuation folding comes
 /// just before the fuzzy ones.
 const STAGES: [Strategy; 8] = [
@@ -405,7 +405,7 @@ enum Unescape {
     Everywhere,
 }
 
-/// `s` with every escape sequence of the spec's EscapeNormalizedReplacer read as the
+/// `s` with every escape sequence of the escape-normalizing strategy read as the
 /// character it stands for, left to right (module doc); other backslashes stay.
 fn unescape_all(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
