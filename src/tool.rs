@@ -104,6 +104,17 @@ impl ToolDef {
     }
 }
 
+/// The checkpoint rule ([`ToolDef::checkpoint`]) of a tool that changes the one file its
+/// `file_path` names: every call may change it, and its checkpoint shows the path.
+pub fn checkpoint_of_file_path(_: &Session, args: &Map<String, Value>) -> Option<String> {
+    Some(
+        args.get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
 /// Documentation a man page needs beyond the schema.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ToolDoc {

@@ -26,7 +26,7 @@ use crate::aftercare;
 use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
 use crate::schema;
-use crate::session::{CallContext, Session};
+use crate::session::CallContext;
 use crate::textdoc::Conventions;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 
@@ -44,7 +44,7 @@ pub fn definition() -> ToolDef {
         execute,
         access: Some(access),
         precheck: None,
-        checkpoint: Some(checkpoint),
+        checkpoint: Some(crate::tool::checkpoint_of_file_path),
         doc: ToolDoc {
             output: "`Successfully wrote N bytes to PATH` (N counts the bytes on disk, after line \
                 endings and BOM were applied), followed by `Formatted with NAME` or `Formatter \
@@ -166,16 +166,6 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         output = output.with("formatter", meta);
     }
     Ok(output)
-}
-
-/// Every call may change the file it names: its checkpoint shows the path.
-fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
-    Some(
-        args.get("file_path")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-    )
 }
 
 #[cfg(test)]

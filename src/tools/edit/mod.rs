@@ -51,7 +51,7 @@ use crate::aftercare;
 use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
 use crate::schema;
-use crate::session::{CallContext, Session};
+use crate::session::CallContext;
 use crate::textdoc::TextDoc;
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use cascade::Refusal;
@@ -78,7 +78,7 @@ pub fn definition() -> ToolDef {
         execute,
         access: Some(access),
         precheck: None,
-        checkpoint: Some(checkpoint),
+        checkpoint: Some(crate::tool::checkpoint_of_file_path),
         doc: ToolDoc {
             output: "`Replaced in PATH at lines A-B.` (or `Replaced N occurrences in PATH ...` with \
                 replace_all), a note naming the strategy when old_string did not match exactly, \
@@ -479,16 +479,6 @@ fn summary(edit: &cascade::Edit, shown: &str) -> String {
         ));
     }
     text
-}
-
-/// Every call may change the file it names: its checkpoint shows the path.
-fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
-    Some(
-        args.get("file_path")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-    )
 }
 
 #[cfg(test)]
