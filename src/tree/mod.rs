@@ -984,7 +984,24 @@ impl Walker<'_> {
                 continue;
             }
             let child = join(rel, name.to_str()?);
-            let stamp = self.old.dirs.get(&child)?.stamp;
+            let old_stamp = self.old.dirs.get(&child)?.stamp;
+            // A quiet directory says nothing of what happened inside its subdirectories: a
+            // subdirectory that is not quiet itself (not watched, or changed) gets its
+            // stamp from a fresh `lstat`, so that its old listing is reused only while it
+            // still stands (a file restored into `a/b` below a quiet `a` changes `a/b`).
+            let stamp = if self.quiet.is_some_and(|q| q.contains(&child)) {
+                old_stamp
+            } else {
+                let fp = fingerprint_of(&root_fd.lstat(OsStr::new(&child))?);
+                if fp.mode & libc::S_IFMT != libc::S_IFDIR {
+                    return None;
+                }
+                listing::Stamp {
+                    ino: fp.ino,
+                    mtime_ns: fp.mtime_ns,
+                    ctime_ns: fp.ctime_ns,
+                }
+            };
             children.push(Task {
                 at: Some((root_fd.clone(), OsString::from(&child))),
                 rel: child,
@@ -1321,6 +1338,116 @@ mod tests {
             assert_eq!(after.quiet_dirs >= 8, !last, "round {round}");
             let got: Vec<_> = after.seen.into_iter().collect();
             assert_eq!(got, expected, "round {round}");
+        }
+    }
+
+    /// The directories of `cache` whose own entries a watch would have seen no event for
+    /// since: the stamp unchanged and every file directly in it unchanged.
+    fn truly_quiet(
+        root: &Path,
+        cache: &listing::Cache,
+        stored: &BTreeMap<String, Fingerprint>,
+        now: &BTreeMap<String, Fingerprint>,
+    ) -> HashSet<String> {
+        let parent = |path: &str| path.rsplit_once('/').map_or("", |(p, _)| p).to_string();
+        let touched: HashSet<String> = differing(stored, now, |fp| fp)
+            .into_iter()
+            .map(|(path, _)| parent(&path))
+            .collect();
+        cache
+            .dirs
+            .iter()
+            .filter(|(rel, old)| {
+                let path = if rel.is_empty() {
+                    root.to_path_buf()
+                } else {
+                    root.join(rel)
+                };
+                let same = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+                    use std::os::unix::fs::MetadataExt;
+                    let ns = |s: i64, n: i64| s * 1_000_000_000 + n;
+                    m.is_dir()
+                        && m.ino() == old.stamp.ino
+                        && ns(m.mtime(), m.mtime_nsec()) == old.stamp.mtime_ns
+                        && ns(m.ctime(), m.ctime_nsec()) == old.stamp.ctime_ns
+                });
+                same && !touched.contains(*rel)
+            })
+            .map(|(rel, _)| rel.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_quiet_directory_does_not_vouch_for_its_subdirectories() {
+        // Settled listings (as after a pause) of nested directories, and an after-walk
+        // that takes the unchanged parents as quiet: what changed below them is found in
+        // every shape (created, deleted, recreated, deeper, moved within).
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, rel).unwrap();
+        };
+        #[allow(clippy::type_complexity)]
+        let calls: Vec<(&str, Box<dyn Fn()>)> = vec![
+            (
+                "a file restored below a quiet parent",
+                Box::new(|| write("a/b/g")),
+            ),
+            (
+                "a file deleted below a quiet parent",
+                Box::new(|| {
+                    std::fs::remove_file(root.join("a/b/f")).unwrap();
+                }),
+            ),
+            ("two levels down", Box::new(|| write("a/b/c/deep"))),
+            (
+                "a directory emptied and recreated",
+                Box::new(|| {
+                    std::fs::remove_dir_all(root.join("a/b/c")).unwrap();
+                    write("a/b/c/again");
+                }),
+            ),
+            (
+                "a rename inside a subdirectory",
+                Box::new(|| {
+                    std::fs::rename(root.join("x/y/f"), root.join("x/y/renamed")).unwrap();
+                }),
+            ),
+        ];
+        for (what, call) in &calls {
+            let _ = std::fs::remove_dir_all(root.join("a"));
+            let _ = std::fs::remove_dir_all(root.join("x"));
+            for rel in ["a/b/f", "a/b/c/h", "a/top", "x/y/f", "x/y/z/k"] {
+                write(rel);
+            }
+            listing::save(root, &listing::Cache::default());
+            let (_, mut before) = walk(root, Options::default()).unwrap();
+            before.tree = 9;
+            // As if listed long after their last change: every listing is settled.
+            for old in before.dirs.values_mut() {
+                old.listed_ns = old.stamp.mtime_ns.max(old.stamp.ctime_ns) + 10 * listing::RACY_NS;
+            }
+            let stored = files(root).unwrap();
+            call();
+            let now = files(root).unwrap();
+            let quiet = truly_quiet(root, &before, &stored, &now);
+            assert!(quiet.contains(""), "{what}: the root is quiet");
+            let (after, _) = walk(
+                root,
+                Options {
+                    tree: Some(9),
+                    old: Some(&before),
+                    quiet: Some(&quiet),
+                    ..Options::default()
+                },
+            )
+            .unwrap();
+            let expected = differing(&stored, &now, |fp| fp);
+            assert!(!expected.is_empty(), "{what}");
+            let got: Vec<_> = after.seen.into_iter().collect();
+            assert_eq!(got, expected, "{what}");
         }
     }
 

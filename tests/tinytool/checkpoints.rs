@@ -383,3 +383,25 @@ fn undo_refuses_a_state_database_that_names_paths_outside_the_project() {
         assert_eq!(room.read("made.txt"), "new\n");
     }
 }
+
+#[test]
+fn an_undo_into_a_nested_folder_after_a_pause_is_recorded_and_can_be_redone() {
+    let room = room();
+    bash(&room, "mkdir -p a/b && echo 1 > a/b/f");
+    bash(&room, "rm a/b/f");
+    // The pause lets the folders' listings settle (their stamps are then trusted).
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    let undo = room.run(&["undo"], None);
+    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
+    assert_eq!(room.read("a/b/f"), "1\n");
+    assert!(
+        undo.stdout.contains("as checkpoint 3"),
+        "the undo is recorded: {}",
+        undo.stdout
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    let redo = room.run(&["undo", "3"], None);
+    assert_eq!(redo.code, 0, "{}{}", redo.stdout, redo.stderr);
+    assert!(!room.path("a/b/f").exists(), "the redo removed it again");
+    assert!(redo.stdout.contains("as checkpoint 4"), "{}", redo.stdout);
+}
