@@ -260,7 +260,9 @@ pub fn refusal(
         ),
     };
     if let Some(reason) = &access.reason {
-        message.push_str(&format!("\nReason: {reason}."));
+        // A reason that ends a sentence (a command ending in `.`) gets no second period.
+        let stop = if reason.ends_with('.') { "" } else { "." };
+        message.push_str(&format!("\nReason: {reason}{stop}"));
     }
     let closest = near_miss(chain, decision);
     if let Some((rule, sentence)) = &closest {

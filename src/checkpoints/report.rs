@@ -140,6 +140,9 @@ pub fn entry_json(row: &CheckpointRow, changes: &[FileChange]) -> Value {
 
 /// The listing of `tinytool checkpoints`: each entry's [`entry_text`], newest first.
 pub fn listing_text(blobs: &BlobStore, entries: &[(CheckpointRow, Vec<FileChange>)]) -> String {
+    if entries.is_empty() {
+        return "No checkpoints.\n".to_string();
+    }
     let mut text = String::new();
     for (row, changes) in entries {
         text.push_str(&entry_text(blobs, row, changes));

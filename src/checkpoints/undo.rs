@@ -82,6 +82,12 @@ fn target(store: &Store, id: Option<i64>) -> Result<CheckpointRow> {
             if row.status != "done" {
                 bail!("checkpoint {id} is still open: its call is running");
             }
+            if let Some(by) = row.undone_by.filter(|by| *by != id) {
+                bail!(
+                    "checkpoint {id} is already undone by checkpoint {by}; `tinytool undo {by}` \
+                     redoes it"
+                );
+            }
             Ok(row)
         }
         None => match default_target(store)? {
@@ -540,11 +546,17 @@ pub fn done_text(plan: &Plan, undo_id: Option<i64>) -> String {
         "reverted checkpoint {} ({}: {})",
         plan.target.id, plan.target.tool, plan.target.command
     );
+    let restored = plan.steps.iter().filter(|s| s.goal.is_some()).count();
+    let removed = plan.steps.len() - restored;
     match undo_id {
         Some(u) => text.push_str(&format!(
-            " as checkpoint {u} (`tinytool undo {u}` reverts this undo)\n"
+            ": restored {restored} {}, removed {removed} (checkpoint {u}; `tinytool undo {u}` \
+             reverts this undo)\n",
+            if restored == 1 { "file" } else { "files" }
         )),
-        None => text.push_str(": nothing needed restoring\n"),
+        None => {
+            text.push_str(": nothing needed restoring (the files are as they were before it)\n")
+        }
     }
     text.push_str(&plan_text(plan));
     for step in &plan.steps {

@@ -175,11 +175,9 @@ fn list(ctx: &CallContext, session_filter: Option<&str>) -> anyhow::Result<ToolO
             Ok(entries)
         })?
         .unwrap_or_default();
-    let text = if entries.is_empty() {
-        "No checkpoints.".to_string()
-    } else {
-        report::listing_text(&record::blobs(session), &entries)
-    };
+    let text = report::listing_text(&record::blobs(session), &entries)
+        .trim_end()
+        .to_string();
     let array: Vec<Value> = entries
         .iter()
         .map(|(row, changes)| report::entry_json(row, changes))

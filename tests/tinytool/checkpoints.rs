@@ -395,13 +395,37 @@ fn an_undo_into_a_nested_folder_after_a_pause_is_recorded_and_can_be_redone() {
     assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
     assert_eq!(room.read("a/b/f"), "1\n");
     assert!(
-        undo.stdout.contains("as checkpoint 3"),
-        "the undo is recorded: {}",
         undo.stdout
+            .contains(": restored 1 file, removed 0 (checkpoint 3;"),
+        "the undo is recorded and says what it did: {}",
+        undo.stdout
+    );
+    let again = room.run(&["undo", "2"], None);
+    assert_ne!(again.code, 0, "{}{}", again.stdout, again.stderr);
+    assert!(
+        again.stderr.contains(
+            "checkpoint 2 is already undone by checkpoint 3; `tinytool undo 3` redoes it"
+        ),
+        "{}{}",
+        again.stdout,
+        again.stderr
     );
     std::thread::sleep(std::time::Duration::from_millis(2_500));
     let redo = room.run(&["undo", "3"], None);
     assert_eq!(redo.code, 0, "{}{}", redo.stdout, redo.stderr);
     assert!(!room.path("a/b/f").exists(), "the redo removed it again");
-    assert!(redo.stdout.contains("as checkpoint 4"), "{}", redo.stdout);
+    assert!(
+        redo.stdout
+            .contains("restored 0 files, removed 1 (checkpoint 4;"),
+        "{}",
+        redo.stdout
+    );
+}
+
+#[test]
+fn an_empty_list_of_checkpoints_says_so() {
+    let room = room();
+    let list = room.run(&["checkpoints"], None);
+    assert_eq!(list.code, 0, "{}{}", list.stdout, list.stderr);
+    assert_eq!(list.stdout, "No checkpoints.\n");
 }
