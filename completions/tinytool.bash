@@ -372,7 +372,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__checkpoint)
-            opts="-h --help --dir --session --policy --state --events --answers --text --action --id --dry-run --force --session-id --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --action --id --dry-run --force --session-id --path --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -419,6 +419,10 @@ _tinytool() {
                     return 0
                     ;;
                 --session-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --path)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

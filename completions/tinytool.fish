@@ -301,6 +301,7 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l force -d 'undo: restore paths changed since by something else too (conflicts).' -r -f -a "true\t''
 false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l session-id -d 'list: only this session\'s checkpoints.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l path -d 'show: only the diff of this file, or of the files below this folder.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
@@ -400,7 +401,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l policy -d 'Th
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l dry-run -d 'Print the diff the undo would apply and change nothing'
+complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l dry-run -d 'List what the undo would restore and remove (paths and sizes) and change nothing'
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l force -d 'Restore conflicting paths too'
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -151,6 +151,65 @@ pub fn listing_text(blobs: &BlobStore, entries: &[(CheckpointRow, Vec<FileChange
     text
 }
 
+/// What `checkpoints show ID [PATH]` prints: the entry and the unified diff of its
+/// changes, or of those at `path` (a file, or every file below a folder) when given;
+/// `Err` says the checkpoint did not change `path` and names a few paths it did change.
+pub fn show_text(
+    blobs: &BlobStore,
+    secrets: &Secrets,
+    row: &CheckpointRow,
+    changes: &[FileChange],
+    path: Option<&str>,
+) -> Result<String, String> {
+    let shown: Vec<FileChange> = match path.map(|p| p.trim_end_matches('/')) {
+        None => changes.to_vec(),
+        Some(path) => {
+            let folder = format!("{path}/");
+            changes
+                .iter()
+                .filter(|c| c.path == path || c.path.starts_with(&folder))
+                .cloned()
+                .collect()
+        }
+    };
+    if let Some(path) = path
+        && shown.is_empty()
+    {
+        let some: Vec<&str> = changes.iter().take(5).map(|c| c.path.as_str()).collect();
+        let more = changes.len().saturating_sub(some.len());
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "checkpoint {} did not change {path} (it changed {}{more})",
+            row.id,
+            some.join(", ")
+        ));
+    }
+    let mut text = entry_text(blobs, row, changes);
+    text.push('\n');
+    text.push_str(&checkpoint_diff(blobs, secrets, &shown));
+    Ok(text)
+}
+
+/// A size as people read it: `812 B`, `2.1 KB`, `3.4 MB`, `1.2 GB` (powers of 1024).
+pub fn size_text(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
 /// The listing entry of one checkpoint as text: a header line and the summary lines.
 pub fn entry_text(blobs: &BlobStore, row: &CheckpointRow, changes: &[FileChange]) -> String {
     let mut head = format!(

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use super::record::{self, Began};
-use super::report::{self, Secrets};
+use super::report;
 use crate::atomic;
 use crate::session::Session;
 use crate::state::{CheckpointRow, NewCheckpoint, Store};
@@ -474,28 +474,6 @@ fn remove_created_dirs(root: &Path, removed: &[&str], since: i64) -> Vec<String>
     gone
 }
 
-/// The diff an undo would apply (`--dry-run`), secret contents hidden.
-fn plan_diff(session: &Session, plan: &Plan) -> String {
-    let secrets = Secrets::new(session);
-    let mut out = String::new();
-    for step in &plan.steps {
-        out.push_str(&report::diff_text(
-            &step.path,
-            step.current.as_ref().map(|(_, b)| b.as_slice()),
-            step.goal.as_ref().map(|(_, b)| b.as_slice()),
-            secrets.hides(
-                &step.path,
-                &[
-                    step.current.as_ref().map(|(_, b)| b.as_slice()),
-                    step.goal.as_ref().map(|(_, b)| b.as_slice()),
-                ],
-            ),
-            None,
-        ));
-    }
-    out
-}
-
 /// The conflict and skipped lines of a plan (`conflict: PATH: WHY`, `skipped: ...`).
 fn plan_text(plan: &Plan) -> String {
     let mut text = String::new();
@@ -517,14 +495,41 @@ fn step_letter(step: &Step) -> char {
     }
 }
 
-/// What `undo --dry-run` prints: the target, the conflicts and the diff.
-pub fn dry_run_text(session: &Session, plan: &Plan) -> String {
+/// What `undo --dry-run` prints: the target, what it would restore and remove (counts),
+/// the conflicts, and one line per path with the size it would have (`A src/x.py 2.1 KB`);
+/// the diff of a path is `checkpoints show ID PATH`'s (a summary, not a dump: a dry run of
+/// a whole deleted folder stays a few lines per file).
+pub fn dry_run_text(plan: &Plan) -> String {
+    let restored = plan.steps.iter().filter(|s| s.goal.is_some()).count();
+    let removed = plan.steps.len() - restored;
+    let id = plan.target.id;
     let mut text = format!(
-        "would revert checkpoint {} ({}: {})\n",
-        plan.target.id, plan.target.tool, plan.target.command
+        "would revert checkpoint {id} ({}: {}): restore {restored} {}, remove {removed}\n",
+        plan.target.tool,
+        plan.target.command,
+        if restored == 1 { "file" } else { "files" }
     );
     text.push_str(&plan_text(plan));
-    text.push_str(&plan_diff(session, plan));
+    for step in &plan.steps {
+        let bytes = step
+            .goal
+            .as_ref()
+            .or(step.current.as_ref())
+            .map_or(0, |(_, b)| b.len());
+        text.push_str(&format!(
+            "{} {} {}\n",
+            step_letter(step),
+            step.path,
+            report::size_text(bytes as u64)
+        ));
+    }
+    if let Some(step) = plan.steps.first() {
+        text.push_str(&format!(
+            "(`tinytool checkpoints show {id} PATH` shows what checkpoint {id} changed in a \
+             path, e.g. `tinytool checkpoints show {id} {}`)\n",
+            step.path
+        ));
+    }
     text
 }
 
@@ -533,7 +538,7 @@ pub fn refused_text(plan: &Plan) -> String {
     let mut text = plan_text(plan);
     text.push_str(&format!(
         "undo of checkpoint {} refused: {} path(s) changed outside the checkpoints; \
-         nothing was restored (--force restores them anyway, --dry-run shows the diff)\n",
+         nothing was restored (--force restores them anyway, --dry-run lists what it would do)\n",
         plan.target.id,
         plan.conflicts.len()
     ));

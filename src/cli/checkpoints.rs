@@ -50,6 +50,11 @@ pub fn checkpoints_command() -> Command {
                         .required(true)
                         .value_parser(clap::value_parser!(i64))
                         .help("The checkpoint"),
+                )
+                .arg(
+                    Arg::new("path")
+                        .value_name("PATH")
+                        .help("Only the diff of this file, or of the files below this folder"),
                 ),
         )
 }
@@ -78,7 +83,7 @@ pub fn undo_command() -> Command {
             Arg::new("dry-run")
                 .long("dry-run")
                 .action(ArgAction::SetTrue)
-                .help("Print the diff the undo would apply and change nothing"),
+                .help("List what the undo would restore and remove (paths and sizes) and change nothing"),
         )
         .arg(
             Arg::new("force")
@@ -115,10 +120,11 @@ pub fn run_checkpoints(
         return match found {
             Ok(Some(Some((row, changes)))) => {
                 let secrets = Secrets::new(session);
-                let mut text = report::entry_text(&blobs, &row, &changes);
-                text.push('\n');
-                text.push_str(&report::checkpoint_diff(&blobs, &secrets, &changes));
-                out.raw(text.as_bytes())
+                let path = show.get_one::<String>("path").map(String::as_str);
+                match report::show_text(&blobs, &secrets, &row, &changes, path) {
+                    Ok(text) => out.raw(text.as_bytes()),
+                    Err(why) => fail(&why),
+                }
             }
             Ok(_) => fail(&format!("no checkpoint {id} (see `tinytool checkpoints`)")),
             Err(err) => fail(&format!("cannot read the checkpoints: {err:#}")),
@@ -155,7 +161,7 @@ pub fn run_undo(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitSt
             Ok(plan) => plan,
             Err(err) => return fail(&format!("{err:#}")),
         };
-        let text = undo::dry_run_text(session, &plan);
+        let text = undo::dry_run_text(&plan);
         let status = out.raw(text.as_bytes());
         return if !plan.conflicts.is_empty() && !force {
             ExitStatus::ToolError

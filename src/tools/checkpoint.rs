@@ -36,11 +36,11 @@ pub fn definition() -> ToolDef {
             changes can be taken back. `action: list` (default) lists them newest first \
             (id, kind call/undo, time, tool, command, and `M path +A -R` / `A path` / \
             `D path` per file; `session_id` filters). `action: show` with `id` prints one \
-            checkpoint's unified diff. `action: undo` reverts `id`, or without it the newest \
+            checkpoint's unified diff (`path`: only that file, or the files below that folder). `action: undo` reverts `id`, or without it the newest \
             call not undone yet (repeat to walk back); undoing an undo's id brings its \
             changes back. A file changed since by something else (a person's editor) is a \
-            conflict: nothing is changed unless `force` is true. `dry_run` shows the diff an \
-            undo would apply.",
+            conflict: nothing is changed unless `force` is true. `dry_run` lists what an undo \
+            would restore and remove, with sizes (show gives the diff of a path).",
         permission: "undo",
         schema: parameters,
         execute,
@@ -53,12 +53,14 @@ pub fn definition() -> ToolDef {
                 \"command\", \"status\", \"reverts\", \"undone_by\", \"overlaps\", \"paths\"}). \
                 show: the checkpoint's header, summary and unified diff (`[content of a \
                 secret file not shown]` for files whose read the policy refuses), with \
-                metadata.entry. undo: `reverted checkpoint N (TOOL: COMMAND) as checkpoint U` \
-                and a line per path (`A`, `D`, `M`), with metadata.undo {\"target\", \
+                metadata.entry. undo: `reverted checkpoint N (TOOL: COMMAND): restored R files, \
+                removed M (checkpoint U; ...)` and a line per path (`A`, `D`, `M`), with metadata.undo {\"target\", \
                 \"paths\", \"conflicts\", \"skipped\", \"removed_dirs\"} and \
                 metadata.checkpoint {\"id\": U, \"files\"} (undo U reverts this undo); \
-                dry_run: `would revert checkpoint N ...`, the conflicts and the diff.",
-            errors: "`no checkpoint N`; `nothing to undo: ...`; `checkpoint N is still \
+                dry_run: `would revert checkpoint N (TOOL: COMMAND): restore R files, remove M`, \
+                the conflicts, and a line per path with its size (`D src/x.py 2.1 KB`).",
+            errors: "`no checkpoint N`; `nothing to undo: ...`; `checkpoint N is already \
+                undone by checkpoint U` (undo U redoes it); `checkpoint N did not change PATH`; `checkpoint N is still \
                 open: its call is running`; `id is required for show`; conflicts: \
                 `conflict: PATH: WHY` lines and `undo of checkpoint N refused` (an error \
                 result, nothing changed; give force to restore anyway); a refusal (exit \
@@ -103,6 +105,10 @@ fn parameters() -> Value {
             "session_id": {
                 "type": "string",
                 "description": "list: only this session's checkpoints."
+            },
+            "path": {
+                "type": "string",
+                "description": "show: only the diff of this file, or of the files below this folder."
             }
         }),
         &[],
@@ -117,6 +123,7 @@ struct CheckpointArgs {
     dry_run: Option<bool>,
     force: Option<bool>,
     session_id: Option<String>,
+    path: Option<String>,
 }
 
 /// Only an undo that changes files asks: its target, ` --force` when forced.
@@ -151,7 +158,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     match action {
         "list" | "" => list(ctx, args.session_id.as_deref()),
         "show" => match args.id {
-            Some(id) => show(ctx, id),
+            Some(id) => show(ctx, id, args.path.as_deref()),
             None => Ok(ToolOutput::error("id is required for show")),
         },
         "undo" if args.dry_run == Some(true) => dry_run(ctx, args.id, args.force == Some(true)),
@@ -189,7 +196,7 @@ fn list(ctx: &CallContext, session_filter: Option<&str>) -> anyhow::Result<ToolO
     Ok(output)
 }
 
-fn show(ctx: &CallContext, id: i64) -> anyhow::Result<ToolOutput> {
+fn show(ctx: &CallContext, id: i64, path: Option<&str>) -> anyhow::Result<ToolOutput> {
     let session = ctx.session;
     let found = session
         .state
@@ -206,13 +213,10 @@ fn show(ctx: &CallContext, id: i64) -> anyhow::Result<ToolOutput> {
         )));
     };
     let blobs = record::blobs(session);
-    let mut text = report::entry_text(&blobs, &row, &changes);
-    text.push('\n');
-    text.push_str(&report::checkpoint_diff(
-        &blobs,
-        &Secrets::new(session),
-        &changes,
-    ));
+    let text = match report::show_text(&blobs, &Secrets::new(session), &row, &changes, path) {
+        Ok(text) => text,
+        Err(why) => return Ok(ToolOutput::error(why)),
+    };
     let mut output = ToolOutput::text(text);
     output
         .metadata
@@ -225,7 +229,7 @@ fn dry_run(ctx: &CallContext, id: Option<i64>, force: bool) -> anyhow::Result<To
         Ok(plan) => plan,
         Err(err) => return Ok(ToolOutput::error(format!("{err:#}"))),
     };
-    let mut output = ToolOutput::text(undo::dry_run_text(ctx.session, &plan));
+    let mut output = ToolOutput::text(undo::dry_run_text(&plan));
     output.is_error = !plan.conflicts.is_empty() && !force;
     let mut meta = undo::plan_json(&plan);
     meta["dry_run"] = json!(true);

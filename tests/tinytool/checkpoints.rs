@@ -170,13 +170,24 @@ fn listing_and_show_describe_changes_and_hide_secrets() {
         "{grep}"
     );
     assert_eq!(room.run(&["undo"], None).code, 0);
+    // A dry run lists the paths and sizes, never contents; `show ID PATH` gives the diff
+    // of one path, a secret's still hidden.
     let dry = room.run(&["undo", "--dry-run"], None);
-    assert!(
-        dry.stdout.contains("[content of a secret file not shown]"),
-        "{}",
-        dry.stdout
-    );
+    assert!(dry.stdout.contains("M .env "), "{}", dry.stdout);
     assert!(!dry.stdout.contains("old-secret"), "{}", dry.stdout);
+    let show = room.run(&["checkpoints", "show", &id, ".env"], None);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert!(
+        show.stdout.contains("[content of a secret file not shown]"),
+        "{}",
+        show.stdout
+    );
+    assert!(!show.stdout.contains("old-secret"), "{}", show.stdout);
+    assert!(
+        !show.stdout.contains("+++ b/keep.txt"),
+        "only .env: {}",
+        show.stdout
+    );
     // Undo still restores the secret file.
     assert_eq!(room.run(&["undo"], None).code, 0);
     assert_eq!(room.read(".env"), "TOKEN=old-secret\n");
@@ -428,4 +439,43 @@ fn an_empty_list_of_checkpoints_says_so() {
     let list = room.run(&["checkpoints"], None);
     assert_eq!(list.code, 0, "{}{}", list.stdout, list.stderr);
     assert_eq!(list.stdout, "No checkpoints.\n");
+}
+
+#[test]
+fn a_dry_run_of_a_deleted_folder_is_a_summary() {
+    let room = room();
+    for i in 0..30 {
+        room.write(&format!("src/pkg/m{i:02}.py"), "x = 1\n".repeat(200));
+    }
+    bash(&room, "rm -rf src/pkg");
+    let dry = room.run(&["undo", "--dry-run"], None);
+    assert_eq!(dry.code, 0, "{}{}", dry.stdout, dry.stderr);
+    assert!(
+        dry.stdout.contains("restore 30 files, remove 0"),
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout.contains("A src/pkg/m07.py 1.2 KB\n"),
+        "{}",
+        dry.stdout
+    );
+    assert!(dry.stdout.len() < 8 * 1024, "{} bytes", dry.stdout.len());
+    assert!(!dry.stdout.contains("x = 1"), "no contents: {}", dry.stdout);
+    assert!(
+        room.path("src").exists() && !room.path("src/pkg").exists(),
+        "nothing changed"
+    );
+    let show = room.run(&["checkpoints", "show", "1", "src/pkg/m07.py"], None);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert!(show.stdout.contains("-x = 1"), "{}", show.stdout);
+    let missing = room.run(&["checkpoints", "show", "1", "elsewhere.txt"], None);
+    assert_ne!(missing.code, 0);
+    assert!(
+        missing
+            .stderr
+            .contains("checkpoint 1 did not change elsewhere.txt (it changed src/pkg/"),
+        "{}",
+        missing.stderr
+    );
 }
