@@ -179,7 +179,10 @@ pub fn closest_allow(chain: &[Rule], access: &Access) -> Option<(Rule, String)> 
                 )
             };
             (miss.matched, sentence)
-        } else if rule.matches_pattern(access) {
+        } else if rule.pattern != "*" && rule.matches_pattern(access) {
+            // A rule of another permission is a near miss only when its pattern names
+            // this value; `*` matches anything and says nothing about it (a
+            // `destructive-shell *` allow is no hint for an `undo`).
             let sentence = format!(
                 "its pattern matches, but it is for `{}` and this needs `{}`",
                 rule.permission, access.permission

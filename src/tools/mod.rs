@@ -291,6 +291,11 @@ mod tests {
             shown("apply_patch", json!({"patch": "x"})).as_deref(),
             Some("apply_patch")
         );
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+a\n*** Update File: b.txt\n*** Move to: c.txt\n@@\n-x\n+y\n*** End Patch\n";
+        assert_eq!(
+            shown("apply_patch", json!({"patch": patch})).as_deref(),
+            Some("a.txt, b.txt, c.txt")
+        );
         assert_eq!(
             shown("bash", json!({"command": "make clean"})).as_deref(),
             Some("make clean")

@@ -254,3 +254,19 @@ fn the_readme_policies_pass_check() {
     }
     assert_eq!(found, 3, "the README should hold three ready policies");
 }
+
+#[test]
+fn a_catch_all_rule_of_another_permission_is_no_closest_allow_rule() {
+    let room = Room::new();
+    room.write("a.txt", "a\n");
+    let file = write_policy(
+        &room,
+        "p.json",
+        r#"{"rules": [{"permission": "destructive-shell", "pattern": "*", "action": "allow"}]}"#,
+    );
+    let run = room.run(&["--policy", &file, "checkpoint", "--action", "undo"], None);
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
+    let out = run.json()["output"].as_str().unwrap().to_string();
+    assert!(out.contains("`undo` permission"), "{out}");
+    assert!(!out.contains("Closest allow rule"), "{out}");
+}

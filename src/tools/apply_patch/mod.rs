@@ -548,9 +548,27 @@ fn diff(ctx: &CallContext, plan: &Plan, hidden: &[PathBuf]) -> String {
     out
 }
 
-/// Every call may change files: its checkpoint shows the tool's name (a patch names many).
-fn checkpoint(_: &Session, _: &Map<String, Value>) -> Option<String> {
-    Some("apply_patch".to_string())
+/// Every call may change files: its checkpoint names them (as the patch writes them; the
+/// tool's name for a patch that does not parse).
+fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
+    let text = args
+        .get("patch")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let names: Vec<String> = parse::parse(text)
+        .map(|patch| {
+            patch
+                .ops
+                .iter()
+                .flat_map(|op| op.paths().into_iter().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(if names.is_empty() {
+        "apply_patch".to_string()
+    } else {
+        names.join(", ")
+    })
 }
 
 #[cfg(test)]

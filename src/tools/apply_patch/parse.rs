@@ -111,7 +111,6 @@ pub enum FileOp {
 
 impl FileOp {
     /// The paths the operation touches, as written: the file, and the destination of a move.
-    #[cfg(test)]
     pub fn paths(&self) -> Vec<&str> {
         match self {
             FileOp::Add { path, .. } | FileOp::Delete { path, .. } => vec![path],
