@@ -3,10 +3,12 @@
 //! (with results kept per thread and merged once), glob compilation, the newest-first
 //! order, how found paths are shown, and the honest trailing summary line.
 //!
-//! The walker never descends into a directory named `.git`, `node_modules`, `vendor`,
-//! `.tinycode` or `.tinytool` below the search root; the root itself is walked whatever its
-//! name (an explicit `path` inside a skipped directory is searched). Each pruned directory
-//! is counted once — the files inside are never visited, so they are never counted.
+//! The walker never descends into a folder that is not the project's own work
+//! ([`crate::skip_dirs`]: `.git`, `.tinytool`, installed packages, virtual environments,
+//! caches, build outputs known by a marker) below the search root; the root itself is
+//! walked whatever it is (an explicit `path` inside a skipped folder is searched). Each
+//! pruned folder is counted once — the files inside are never visited, so they are never
+//! counted — and the first few are named with why.
 //! Unless the call sets `include_ignored`, entries that ignore files rule out
 //! (`.gitignore`, `.ignore`, `.git/info/exclude`, git's global excludes, as ripgrep reads
 //! them: [`crate::ignores`]) are left out too, counted, and the first few named. There is
@@ -35,8 +37,6 @@ use ignore::{
 
 use crate::ignores::IgnoreRules;
 use crate::policy::ReadJudge;
-
-pub use crate::skip_dirs::is_skip_dir;
 
 /// A search's `path` argument: `.` when absent or empty.
 pub fn root_or_dot(path: Option<&str>) -> &str {
@@ -81,8 +81,11 @@ pub type Wants = Box<dyn Fn(&Path, usize) -> bool + Send + Sync>;
 /// What a walk counts while it filters directories.
 #[derive(Debug, Default)]
 pub struct WalkCounts {
-    /// Skip directories pruned.
+    /// Skip directories pruned (folders that are not the project's, [`crate::skip_dirs`]).
     pub pruned: AtomicU64,
+    /// The first [`IGNORED_NAMED`] pruned folders in (depth, path) order, with why each
+    /// is not the project's (git's and tinytool's own are counted, not named).
+    pruned_first: Mutex<Vec<(usize, PathBuf, &'static str)>>,
     /// Directories left out whole because the policy refuses reading everything in them.
     pub refused: AtomicU64,
     /// Directories and files left out because ignore files rule them out.
@@ -96,6 +99,36 @@ pub struct WalkCounts {
 const IGNORED_NAMED: usize = 3;
 
 impl WalkCounts {
+    fn count_pruned(&self, path: &Path, depth: usize, why: &'static str) {
+        self.pruned.fetch_add(1, AtomicOrdering::Relaxed);
+        if path.file_name().is_some_and(crate::skip_dirs::is_own) {
+            return;
+        }
+        let mut first = self
+            .pruned_first
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let key = (depth, path.to_path_buf(), why);
+        if first.len() < IGNORED_NAMED || first.last().is_some_and(|last| key < *last) {
+            let at = first.partition_point(|k| *k < key);
+            first.insert(at, key);
+            first.truncate(IGNORED_NAMED);
+        }
+    }
+
+    /// The pruned folders to name, shallowest first, each with why it is not the
+    /// project's: `node_modules/: installed packages`.
+    pub fn pruned_names(&self, shown: &Shown) -> Vec<String> {
+        let first = self
+            .pruned_first
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        first
+            .iter()
+            .map(|(_, path, why)| format!("{}/: {why}", shown.path(path)))
+            .collect()
+    }
+
     fn count_ignored(&self, path: &Path, depth: usize, is_dir: bool) {
         self.ignored.fetch_add(1, AtomicOrdering::Relaxed);
         let mut first = self
@@ -204,9 +237,9 @@ pub fn walker(
                 Some(wants) => wants(entry.path(), depth),
                 None => descends,
             };
-            if is_skip_dir(entry.file_name()) {
+            if let Some(why) = crate::skip_dirs::judge(entry.path()) {
                 if wanted {
-                    counter.pruned.fetch_add(1, AtomicOrdering::Relaxed);
+                    counter.count_pruned(entry.path(), depth, why);
                 }
                 return false;
             }
@@ -306,16 +339,12 @@ impl<L, V, M: Fn(L)> Drop for Local<'_, L, V, M> {
 /// paths the policy does not let the caller read (files, and directories left out whole)
 /// and the entries that could not be read, each only when there were any.
 pub fn walk_parts(
-    pruned: u64,
+    pruned: (u64, &[String]),
     ignored: (u64, &[String]),
     refused: u64,
     unreadable: u64,
 ) -> Vec<String> {
-    let mut parts = vec![count(
-        pruned,
-        "skip directory pruned",
-        "skip directories pruned",
-    )];
+    let mut parts = vec![pruned_part(pruned.0, pruned.1)];
     if ignored.0 > 0 {
         parts.push(ignored_part(ignored.0, ignored.1));
     }
@@ -331,6 +360,23 @@ pub fn walk_parts(
 /// Bytes a glob (grep's `include`, glob's `pattern`) may have. Real globs are far shorter;
 /// the limit keeps a runaway argument from costing seconds of compilation.
 const MAX_GLOB_BYTES: usize = 16 * 1024;
+
+/// `N skip directories pruned (node_modules/: installed packages, .venv/: a Python virtual
+/// environment, and 3 more)`: how many folders that are not the project's were left out,
+/// the first few by name with why (a search whose `path` names one searches it).
+fn pruned_part(pruned: u64, names: &[String]) -> String {
+    let counted = count(pruned, "skip directory pruned", "skip directories pruned");
+    if names.is_empty() {
+        return counted;
+    }
+    let named = names.len() as u64;
+    let more = if pruned > named {
+        format!(", and {} more", pruned - named)
+    } else {
+        String::new()
+    };
+    format!("{counted} ({}{more})", names.join(", "))
+}
 
 /// `N ignored (target/, dist/, and 3 more; include_ignored: true searches them)`: how
 /// many entries ignore files left out, the first few by name, and how to get them.

@@ -8,9 +8,10 @@
 //! file would be committed, stashed and diffed as emptied) and the ones the user unmasked.
 //! The scan visits every directory, ignored by git or not (`.env` is usually in
 //! `.gitignore`, and so may be a whole folder of local settings), but the ones that hold
-//! other people's files or build output, never the project's own secrets: `.git`,
-//! `.tinytool`, `node_modules`, `vendor`, `target`, `__pycache__` and Python virtual
-//! environments (a folder with a `pyvenv.cfg`). It stops after a limit of directory
+//! other people's files or build output, never the project's own secrets: the folders
+//! that are not the project's ([`crate::skip_dirs`]: `.git`, `.tinytool`, `node_modules`,
+//! `vendor`, caches, Python virtual environments, `target` beside a `Cargo.toml`, …). It
+//! stops after a limit of directory
 //! entries ([`CAP`] unless the user policy's `sandbox.scan_limit` says otherwise); the
 //! sandbox then refuses the command rather than run it with a secret it did not see.
 //!
@@ -587,18 +588,11 @@ fn processors() -> usize {
     }
 }
 
-/// Folders the scan does not enter (module doc): they hold dependencies and build output.
-const NOT_THE_PROJECTS: [&str; 3] = ["target", "__pycache__", ".venv"];
-
-/// Whether the scan leaves the folder `path` out: dependencies, build output, virtual
-/// environments, tinytool's and git's own folders.
+/// Whether the scan leaves the folder `path` out: it is not the project's own work
+/// ([`crate::skip_dirs`]: dependencies, virtual environments, caches, build outputs,
+/// tinytool's and git's own folders).
 pub fn left_out(path: &Path) -> bool {
-    let Some(name) = path.file_name() else {
-        return false;
-    };
-    crate::skip_dirs::is_skip_dir(name)
-        || NOT_THE_PROJECTS.iter().any(|n| name == *n)
-        || path.join("pyvenv.cfg").is_file()
+    crate::skip_dirs::judge(path).is_some()
 }
 
 fn walk(dir: &Path, limit: usize) -> Scan {
@@ -619,10 +613,8 @@ fn walk(dir: &Path, limit: usize) -> Scan {
         .follow_links(false)
         .filter_entry(move |e| {
             let name = e.file_name();
-            let skipped = e.depth() > 0
-                && (crate::skip_dirs::is_skip_dir(name)
-                    || NOT_THE_PROJECTS.iter().any(|n| name == *n)
-                    || (e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path())));
+            let skipped =
+                e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir()) && left_out(e.path());
             if skipped
                 && name != ".git"
                 && name != ".tinytool"
@@ -911,8 +903,9 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, "K=v").unwrap();
         }
-        // A virtual environment whatever its name.
+        // A virtual environment whatever its name; Cargo's output beside its Cargo.toml.
         std::fs::write(root.join("venv/pyvenv.cfg"), "home = /usr\n").unwrap();
+        std::fs::write(root.join("Cargo.toml"), "").unwrap();
         assert_eq!(scan(&root, CAP).files, vec![root.join("conf/.env")]);
     }
 

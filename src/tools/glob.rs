@@ -50,8 +50,10 @@ pub fn definition() -> ToolDef {
             Without `**` the pattern matches at one directory level per component and \
             directories match too. Returns paths relative to the working directory, newest \
             first, at most 1000. `path` is the directory to search in (default: the working \
-            directory). Directories .git, node_modules, vendor, .tinycode and .tinytool are \
-            not searched, paths that .gitignore, .ignore, .git/info/exclude or git's global \
+            directory). Folders that are not the project's own work are not searched (.git, \
+            .tinytool, node_modules, vendor, __pycache__, .tox and other caches, Python \
+            virtual environments by their pyvenv.cfg, folders holding CACHEDIR.TAG, target \
+            beside Cargo.toml; name one as `path` to search it), paths that .gitignore, .ignore, .git/info/exclude or git's global \
             excludes ignore are not listed (set `include_ignored: true` to list them), and \
             paths the policy does not let you read are not listed; when any was skipped or \
             the list was cut, the last line, starting with `[`, says so.",
@@ -282,7 +284,9 @@ struct WalkIn<'a> {
 #[derive(Default)]
 struct Found {
     matches: Vec<(PathBuf, SystemTime)>,
+    /// Skip directories pruned, and the first few of them as shown (with why).
     pruned: u64,
+    pruned_names: Vec<String>,
     /// Entries ignore files ruled out, and the first few of them as shown.
     ignored: u64,
     ignored_names: Vec<String>,
@@ -346,6 +350,7 @@ fn walk(
     );
     let mut found = out.into_inner().unwrap_or_else(|e| e.into_inner());
     found.pruned = counts.pruned.load(Ordering::Relaxed);
+    found.pruned_names = counts.pruned_names(shown);
     found.refused += counts.refused.load(Ordering::Relaxed);
     found.ignored = counts.ignored.load(Ordering::Relaxed);
     found.ignored_names = counts.ignored_names(shown);
@@ -419,7 +424,7 @@ fn finish(mut found: Found, shown: &Shown) -> ToolOutput {
         || found.unreadable > 0
     {
         let parts = search::walk_parts(
-            found.pruned,
+            (found.pruned, &found.pruned_names),
             (found.ignored, &found.ignored_names),
             found.refused,
             found.unreadable,

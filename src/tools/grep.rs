@@ -76,8 +76,10 @@ pub fn definition() -> ToolDef {
             directory. `path` is a directory to search (default: the working directory) or \
             a single file; `include` filters files by a glob on the base name or relative \
             path (`*.rs`, `*.{ts,tsx}`, `src/**/*.go`); at most `max_count` lines are \
-            returned (default 500). Directories .git, node_modules, vendor, .tinycode and \
-            .tinytool are not searched, nor paths that .gitignore, .ignore, \
+            returned (default 500). Folders that are not the project's own work are not \
+            searched (.git, .tinytool, node_modules, vendor, __pycache__, .tox and other \
+            caches, Python virtual environments by their pyvenv.cfg, folders holding \
+            CACHEDIR.TAG, target beside Cargo.toml; name one as `path` to search it), nor paths that .gitignore, .ignore, \
             .git/info/exclude or git's global excludes ignore (set `include_ignored: true` \
             to search those), files over 1 MB found while walking (a file named as `path` \
             is searched whatever its size), binary files, or files the policy does not let \
@@ -237,6 +239,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         refused,
         unreadable,
         pruned,
+        pruned_names,
         ignored,
         ignored_names,
     } = walked;
@@ -256,6 +259,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         secret,
         refused,
         pruned,
+        pruned_names,
         ignored,
         ignored_names,
         unreadable: unreadable + report.unreadable,
@@ -369,8 +373,9 @@ struct Walked {
     /// Other files, and whole directories, the policy does not let the caller read.
     refused: u64,
     unreadable: u64,
-    /// Skip directories pruned.
+    /// Skip directories pruned, and the first few of them as shown (with why).
     pruned: u64,
+    pruned_names: Vec<String>,
     /// Entries ignore files ruled out, and the first few of them as shown.
     ignored: u64,
     ignored_names: Vec<String>,
@@ -383,6 +388,7 @@ struct Skipped {
     secret: u64,
     refused: u64,
     pruned: u64,
+    pruned_names: Vec<String>,
     ignored: u64,
     ignored_names: Vec<String>,
     unreadable: u64,
@@ -429,6 +435,7 @@ fn walk(search: &Search, include_ignored: bool) -> Walked {
     );
     let mut walked = out.into_inner().unwrap_or_else(PoisonError::into_inner);
     walked.pruned = counts.pruned.load(Ordering::Relaxed);
+    walked.pruned_names = counts.pruned_names(&search.shown);
     walked.refused += counts.refused.load(Ordering::Relaxed);
     walked.ignored = counts.ignored.load(Ordering::Relaxed);
     walked.ignored_names = counts.ignored_names(&search.shown);
@@ -1040,7 +1047,7 @@ fn finish(report: Report, skipped: Skipped, max_count: u64) -> ToolOutput {
             format!("{} secret-looking", skipped.secret),
         ];
         parts.extend(search::walk_parts(
-            skipped.pruned,
+            (skipped.pruned, &skipped.pruned_names),
             (skipped.ignored, &skipped.ignored_names),
             skipped.refused,
             skipped.unreadable,

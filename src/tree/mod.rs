@@ -3,8 +3,9 @@
 //! ([`listing`]), and the inotify [`watch`] that tells which directories changed since.
 //!
 //! Which files are walked: everything below the root except what `.gitignore`, `.ignore`
-//! and git's exclude files leave out (also outside a git repository), the skip
-//! directories of [`crate::skip_dirs::SKIP_DIRS`] and `target` (build output). Symlinks are
+//! and git's exclude files leave out (also outside a git repository), and the folders that
+//! are not the project's ([`crate::skip_dirs`]: dependencies, virtual environments,
+//! caches, build outputs). Symlinks are
 //! recorded as themselves (their fingerprint), never followed. Paths are relative to the
 //! root, `/`-separated, and only valid UTF-8 paths are walked (others are counted).
 //!
@@ -34,9 +35,6 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result};
 
 use listing::Kind;
-
-/// Directories a checkpoint never enters, besides [`crate::skip_dirs::SKIP_DIRS`].
-const EXTRA_SKIP_DIRS: [&str; 1] = ["target"];
 
 pub use crate::fingerprint::{Fingerprint, fingerprint};
 
@@ -80,11 +78,6 @@ pub enum Change {
     Removed,
     /// Present in both with different fingerprints (contents may still be equal).
     Restamped,
-}
-
-/// True for a directory name no checkpoint walk enters.
-fn is_skipped(name: &OsStr) -> bool {
-    crate::skip_dirs::is_skip_dir(name) || EXTRA_SKIP_DIRS.iter().any(|d| name == OsStr::new(d))
 }
 
 /// Every file under `root` with its fingerprint, trusting no cache (tests and tools that
@@ -784,6 +777,10 @@ impl Walker<'_> {
             .flatten()
             .filter(|fp| fp.mode & libc::S_IFMT == libc::S_IFREG);
         (ignore_fp, gitignore_fp, exclude_fp).hash(&mut hasher);
+        // A folder that is not the project's (a virtual environment, a cache: it holds a
+        // marker) keeps none of its entries; the root is always the project's.
+        let not_project = !rel.is_empty() && crate::skip_dirs::by_content(has).is_some();
+        not_project.hash(&mut hasher);
         let rules = hasher.finish();
         let dir = if rel.is_empty() {
             self.root.to_path_buf()
@@ -817,8 +814,10 @@ impl Walker<'_> {
                         .iter()
                         .map(|(name, kind)| {
                             let is_dir = *kind == Kind::Dir;
+                            let left_out = not_project
+                                || (is_dir && crate::skip_dirs::by_name(name, has).is_some());
                             name.to_str().is_some()
-                                && !(is_dir && is_skipped(name))
+                                && !left_out
                                 && !ignored(
                                     level.as_deref(),
                                     self.global(),
@@ -1122,6 +1121,8 @@ mod tests {
             "target",
             ".git",
             ".tinytool",
+            "env/lib",
+            "tools/target",
         ] {
             std::fs::create_dir_all(root.join(dir)).unwrap();
         }
@@ -1131,6 +1132,11 @@ mod tests {
             "node_modules/x/i.js",
             "target/big",
             ".git/HEAD",
+            "Cargo.toml",
+            "env/pyvenv.cfg",
+            "env/lib/site.py",
+            // Not beside a Cargo.toml: `target` is a name like any other there.
+            "tools/target/kept.txt",
         ] {
             std::fs::write(root.join(file), "x").unwrap();
         }
@@ -1139,7 +1145,16 @@ mod tests {
         std::fs::write(root.join("b.txt"), "b").unwrap();
         let first = files(root).unwrap();
         let paths: Vec<&str> = first.keys().map(String::as_str).collect();
-        assert_eq!(paths, [".gitignore", "b.txt", "src/a.rs"]);
+        assert_eq!(
+            paths,
+            [
+                ".gitignore",
+                "Cargo.toml",
+                "b.txt",
+                "src/a.rs",
+                "tools/target/kept.txt"
+            ]
+        );
         assert!(diff(&first, &files(root).unwrap()).is_empty());
 
         std::fs::remove_file(root.join("b.txt")).unwrap();

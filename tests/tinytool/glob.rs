@@ -20,7 +20,7 @@ fn double_star_lists_files_newest_first_and_counts_pruned_directories() {
     assert_eq!(
         run.output(),
         "src/main.rs\nsrc/lib.rs\nsrc/deep/er/mod.rs\n\
-         [skipped: 6 skip directories pruned; not cut]\n"
+         [skipped: 6 skip directories pruned (node_modules/: installed packages, vendor/: vendored dependencies, src/node_modules/: installed packages, and 3 more); not cut]\n"
     );
 }
 
@@ -49,14 +49,14 @@ fn simple_mode_matches_one_level_per_component_and_directories_too() {
             "src/deep",
             "src/main.rs",
             "src/lib.rs",
-            "[skipped: 1 skip directory pruned; not cut]"
+            "[skipped: 1 skip directory pruned (src/node_modules/: installed packages); not cut]"
         ]
     );
     assert_eq!(
         lines(&room, json!({"pattern": "*/*/*/*.rs"})),
         [
             "src/deep/er/mod.rs",
-            "[skipped: 6 skip directories pruned; not cut]"
+            "[skipped: 6 skip directories pruned (node_modules/: installed packages, vendor/: vendored dependencies, src/node_modules/: installed packages, and 3 more); not cut]"
         ]
     );
     // Only the skip directory the pattern could have entered is counted: the ones at the
@@ -65,7 +65,7 @@ fn simple_mode_matches_one_level_per_component_and_directories_too() {
         lines(&room, json!({"pattern": "s?c/*/*.js"})),
         [
             "No files matched the pattern.",
-            "[skipped: 1 skip directory pruned; not cut]"
+            "[skipped: 1 skip directory pruned (src/node_modules/: installed packages); not cut]"
         ]
     );
     assert_eq!(
@@ -90,7 +90,7 @@ fn braces_classes_and_question_marks() {
         [
             "docs/guide.md",
             "Cargo.toml",
-            "[skipped: 6 skip directories pruned; not cut]"
+            "[skipped: 6 skip directories pruned (node_modules/: installed packages, vendor/: vendored dependencies, src/node_modules/: installed packages, and 3 more); not cut]"
         ]
     );
     assert_eq!(

@@ -7,7 +7,7 @@ use crate::search_tree::{project, put};
 use crate::util::Room;
 
 const SUMMARY: &str = "[skipped: 1 file over 1 MB, 1 binary, 0 secret-looking, \
-    6 skip directories pruned; not cut]";
+    6 skip directories pruned (node_modules/: installed packages, vendor/: vendored dependencies, src/node_modules/: installed packages, and 3 more); not cut]";
 
 #[test]
 fn matches_newest_first_with_honest_summary() {
@@ -56,7 +56,7 @@ fn include_filters_by_base_name_or_relative_path_with_braces() {
     );
     // The skipped files did not pass the filter, so only the pruned directories remain.
     assert!(out.ends_with(
-        "[skipped: 0 files over 1 MB, 0 binary, 0 secret-looking, 6 skip directories pruned; not cut]\n"
+        "[skipped: 0 files over 1 MB, 0 binary, 0 secret-looking, 6 skip directories pruned (node_modules/: installed packages, vendor/: vendored dependencies, src/node_modules/: installed packages, and 3 more); not cut]\n"
     ), "{out}");
     let run = room.call(
         "grep",
@@ -85,7 +85,7 @@ fn the_cap_cuts_newest_first_and_says_so() {
         ".hidden.txt:1:TOKEN=needle\n\
          src/main.rs:2:    let needle = 1;\n\
          docs/guide.md:1:find the needle in the docs\n\
-         [skipped: 1 file over 1 MB, 1 binary, 0 secret-looking, 6 skip directories pruned; \
+         [skipped: 1 file over 1 MB, 1 binary, 0 secret-looking, 6 skip directories pruned (node_modules/: installed packages, vendor/: vendored dependencies, src/node_modules/: installed packages, and 3 more); \
          cut at 3 matches, more exist (raise max_count or narrow the search)]\n"
     );
     assert_eq!(result["metadata"]["cut"], true);
@@ -108,7 +108,7 @@ fn nothing_found_says_so_with_the_counts() {
     assert_eq!(
         run.output(),
         "No matches found.\n[skipped: 1 file over 1 MB, 1 binary, 0 secret-looking, \
-         6 skip directories pruned; not cut]\n"
+         6 skip directories pruned (node_modules/: installed packages, vendor/: vendored dependencies, src/node_modules/: installed packages, and 3 more); not cut]\n"
     );
     let clean = Room::new();
     clean.write("a.txt", "abc\n");
@@ -138,7 +138,9 @@ fn a_file_path_is_searched_alone_and_shown_relative_to_dir() {
     let out = run.output();
     assert!(out.starts_with("src/main.rs:2:"), "{out}");
     assert!(
-        out.ends_with("1 skip directory pruned; not cut]\n"),
+        out.ends_with(
+            "1 skip directory pruned (src/node_modules/: installed packages); not cut]\n"
+        ),
         "{out}"
     );
     // An explicit path inside a skip directory is searched.

@@ -29,6 +29,7 @@ mod journal;
 mod mcp;
 mod mcp_http;
 mod mcp_interop;
+mod not_project;
 mod own_files;
 mod own_folder;
 mod policy;
