@@ -12,9 +12,17 @@
 //!   "websearch": {"endpoint": "https://api.exa.ai/search"},
 //!   "after_hook": ["my-hook", "--json"],
 //!   "checkpoints": {"enabled": true, "max_file_bytes": 16777216, "max_bytes": 1073741824,
-//!                   "keep_days": 7}
+//!                   "keep_days": 7},
+//!   "not_project": {"add": ["dist"], "keep": ["vendor"]}
 //! }
 //! ```
+//!
+//! `not_project` changes the list of folders that are not the project's own work
+//! ([`crate::skip_dirs`]): `add` names folders searches and checkpoints leave out too,
+//! `keep` names built-in ones they walk after all (never `.git` or `.tinytool`). A
+//! project's `add` applies to grep and glob only: a repository cannot take folders out of
+//! the checkpoints that let the user undo. The sandbox's secret scan always uses the
+//! built-in list.
 //!
 //! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
 //! line and column. The project file overrides the user file key by key (`output.*` may
@@ -60,6 +68,13 @@ pub struct Config {
     pub after_hook: Option<Vec<String>>,
     /// `checkpoints.*`.
     pub checkpoints: Checkpoints,
+    /// `not_project.add` of the user config: folder names searches and checkpoints leave
+    /// out.
+    pub not_project_added: Vec<String>,
+    /// `not_project.add` of the project config: left out of searches only.
+    pub not_project_added_by_project: Vec<String>,
+    /// `not_project.keep` of either config: built-in names walked after all.
+    pub not_project_kept: Vec<String>,
 }
 
 /// The `checkpoints` section in effect.
@@ -131,6 +146,17 @@ struct File {
     after_hook: Option<Vec<String>>,
     #[serde(default)]
     checkpoints: Option<CheckpointsSection>,
+    #[serde(default)]
+    not_project: Option<NotProjectSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotProjectSection {
+    #[serde(default)]
+    add: Vec<String>,
+    #[serde(default)]
+    keep: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -228,6 +254,11 @@ pub fn read_json_file<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Opt
     })
 }
 
+/// Whether `name` is one folder's name (not empty, no `/`, not `.` or `..`).
+fn is_folder_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/') && name != "." && name != ".." && !name.contains('\0')
+}
+
 impl Config {
     /// Loads and merges the user and project config files for the project in `dir`.
     pub fn load(dir: &Path) -> Result<Config, String> {
@@ -250,6 +281,26 @@ impl Config {
                 .map_err(|err| format!("{}: {err}", project_path.display()))?;
         }
         Ok(config)
+    }
+
+    /// The folders grep and glob leave out: the built-in list, every config's additions,
+    /// and the names kept.
+    pub fn not_project_for_search(&self) -> crate::skip_dirs::NotProject {
+        let added = self
+            .not_project_added
+            .iter()
+            .chain(&self.not_project_added_by_project)
+            .cloned()
+            .collect();
+        crate::skip_dirs::NotProject::new(added, self.not_project_kept.clone())
+    }
+
+    /// The folders checkpoints leave out: as for searches, without a project's additions.
+    pub fn not_project_for_checkpoints(&self) -> crate::skip_dirs::NotProject {
+        crate::skip_dirs::NotProject::new(
+            self.not_project_added.clone(),
+            self.not_project_kept.clone(),
+        )
     }
 
     fn apply(&mut self, file: File, trusted: bool) -> Result<(), String> {
@@ -331,6 +382,22 @@ impl Config {
             if trusted && let Some(enabled) = cp.enabled {
                 c.enabled = enabled;
             }
+        }
+        if let Some(section) = file.not_project {
+            for (key, names) in [("add", &section.add), ("keep", &section.keep)] {
+                if let Some(bad) = names.iter().find(|n| !is_folder_name(n)) {
+                    return Err(format!(
+                        "not_project.{key}: {bad:?} is not a folder name (give names such as \
+                         \"dist\", without `/`)"
+                    ));
+                }
+            }
+            if trusted {
+                self.not_project_added.extend(section.add);
+            } else {
+                self.not_project_added_by_project.extend(section.add);
+            }
+            self.not_project_kept.extend(section.keep);
         }
         if trusted {
             if let Some(webfetch) = file.webfetch {

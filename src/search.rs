@@ -172,6 +172,8 @@ pub struct Ignoring {
     /// Which ignored files are counted (all when `None`); ignored directories are counted
     /// when the walk wanted them.
     pub counts_file: Option<CountsFile>,
+    /// The folders that are not the project's.
+    pub not_project: crate::skip_dirs::NotProject,
 }
 
 impl Ignoring {
@@ -180,6 +182,7 @@ impl Ignoring {
         Ignoring {
             rules: (!include_ignored).then(|| IgnoreRules::new(root)),
             counts_file,
+            not_project: crate::skip_dirs::NotProject::default(),
         }
     }
 }
@@ -203,7 +206,11 @@ pub fn walker(
     let counts = Arc::new(WalkCounts::default());
     let counter = Arc::clone(&counts);
     let judge = judge.may_refuse().then(|| judge.clone());
-    let Ignoring { rules, counts_file } = ignoring;
+    let Ignoring {
+        rules,
+        counts_file,
+        not_project,
+    } = ignoring;
     let walk = WalkBuilder::new(root)
         .standard_filters(false)
         .follow_links(false)
@@ -237,7 +244,7 @@ pub fn walker(
                 Some(wants) => wants(entry.path(), depth),
                 None => descends,
             };
-            if let Some(why) = crate::skip_dirs::judge(entry.path()) {
+            if let Some(why) = not_project.judge(entry.path()) {
                 if wanted {
                     counter.count_pruned(entry.path(), depth, why);
                 }

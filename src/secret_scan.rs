@@ -592,7 +592,10 @@ fn processors() -> usize {
 /// ([`crate::skip_dirs`]: dependencies, virtual environments, caches, build outputs,
 /// tinytool's and git's own folders).
 pub fn left_out(path: &Path) -> bool {
-    crate::skip_dirs::judge(path).is_some()
+    // The built-in list: a project's config cannot narrow what the scan looks at.
+    crate::skip_dirs::NotProject::default()
+        .judge(path)
+        .is_some()
 }
 
 fn walk(dir: &Path, limit: usize) -> Scan {

@@ -55,37 +55,73 @@ pub fn is_own(name: &OsStr) -> bool {
         .any(|own| name == OsStr::new(own))
 }
 
-/// Why the folder `name` is not the project's, judged by its name and by what is beside
-/// it (`beside` answers whether its parent holds an entry of that name); `None` when the
-/// name says nothing.
-pub fn by_name(name: &OsStr, beside: impl Fn(&str) -> bool) -> Option<&'static str> {
-    if let Some((_, why)) = BY_NAME.iter().find(|(n, _)| name == OsStr::new(n)) {
-        return Some(why);
+/// What a config's `not_project.add` entry is, in a summary line.
+const ADDED: &str = "listed in the config's not_project.add";
+
+/// The list in effect: the built-in one, with the folder names a config adds and the
+/// names it keeps (walks them after all). git's and tinytool's own folders cannot be
+/// kept. The default is the built-in list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct NotProject {
+    added: Vec<String>,
+    kept: Vec<String>,
+}
+
+impl NotProject {
+    /// The built-in list with `added` names left out too and `kept` names walked.
+    pub fn new(added: Vec<String>, kept: Vec<String>) -> NotProject {
+        let kept = kept
+            .into_iter()
+            .filter(|name| !is_own(OsStr::new(name)))
+            .collect();
+        NotProject { added, kept }
     }
-    BESIDE
-        .iter()
-        .find(|(n, file, _)| name == OsStr::new(n) && beside(file))
-        .map(|(_, _, why)| *why)
-}
 
-/// Why a folder is not the project's, judged by its own entries (`holds` answers whether
-/// it holds an entry of that name): a marker file.
-pub fn by_content(holds: impl Fn(&str) -> bool) -> Option<&'static str> {
-    MARKERS
-        .iter()
-        .find(|(marker, _)| holds(marker))
-        .map(|(_, why)| *why)
-}
+    fn keeps(&self, name: &str) -> bool {
+        self.kept.iter().any(|k| k == name)
+    }
 
-/// Why the folder at `path` is not the project's, asking the file system (for walkers that
-/// have no listing of it or its parent): by name, what is beside it, and what it holds.
-pub fn judge(path: &Path) -> Option<&'static str> {
-    let name = path.file_name()?;
-    let parent = path.parent();
-    by_name(name, |file| {
-        parent.is_some_and(|p| std::fs::symlink_metadata(p.join(file)).is_ok())
-    })
-    .or_else(|| by_content(|marker| std::fs::symlink_metadata(path.join(marker)).is_ok()))
+    /// Why the folder `name` is not the project's, judged by its name and by what is
+    /// beside it (`beside` answers whether its parent holds an entry of that name);
+    /// `None` when the name says nothing.
+    pub fn by_name(&self, name: &OsStr, beside: impl Fn(&str) -> bool) -> Option<&'static str> {
+        let text = name.to_str()?;
+        if self.keeps(text) {
+            return None;
+        }
+        if let Some((_, why)) = BY_NAME.iter().find(|(n, _)| text == *n) {
+            return Some(why);
+        }
+        if self.added.iter().any(|a| a == text) {
+            return Some(ADDED);
+        }
+        BESIDE
+            .iter()
+            .find(|(n, file, _)| text == *n && beside(file))
+            .map(|(_, _, why)| *why)
+    }
+
+    /// Why a folder is not the project's, judged by its own entries (`holds` answers
+    /// whether it holds an entry of that name): a marker file (unless the config keeps
+    /// the marker's name).
+    pub fn by_content(&self, holds: impl Fn(&str) -> bool) -> Option<&'static str> {
+        MARKERS
+            .iter()
+            .find(|(marker, _)| !self.keeps(marker) && holds(marker))
+            .map(|(_, why)| *why)
+    }
+
+    /// Why the folder at `path` is not the project's, asking the file system (for walkers
+    /// that have no listing of it or its parent): by name, what is beside it, and what it
+    /// holds.
+    pub fn judge(&self, path: &Path) -> Option<&'static str> {
+        let name = path.file_name()?;
+        let parent = path.parent();
+        self.by_name(name, |file| {
+            parent.is_some_and(|p| std::fs::symlink_metadata(p.join(file)).is_ok())
+        })
+        .or_else(|| self.by_content(|marker| std::fs::symlink_metadata(path.join(marker)).is_ok()))
+    }
 }
 
 #[cfg(test)]
@@ -111,7 +147,12 @@ mod tests {
             ".terraform",
             ".venv",
         ] {
-            assert!(by_name(OsStr::new(name), |_| false).is_some(), "{name}");
+            assert!(
+                NotProject::default()
+                    .by_name(OsStr::new(name), |_| false)
+                    .is_some(),
+                "{name}"
+            );
         }
         for name in [
             "git",
@@ -127,32 +168,39 @@ mod tests {
             "env",
             "out",
         ] {
-            assert!(by_name(OsStr::new(name), |_| false).is_none(), "{name}");
+            assert!(
+                NotProject::default()
+                    .by_name(OsStr::new(name), |_| false)
+                    .is_none(),
+                "{name}"
+            );
         }
     }
 
     #[test]
     fn build_outputs_are_known_by_a_marker_never_by_their_name_alone() {
+        let list = NotProject::default();
         let target = OsStr::new("target");
         assert_eq!(
-            by_name(target, |f| f == "Cargo.toml"),
+            list.by_name(target, |f| f == "Cargo.toml"),
             Some("Cargo's build output")
         );
         assert_eq!(
-            by_name(target, |f| f == "pom.xml"),
+            list.by_name(target, |f| f == "pom.xml"),
             Some("Maven's build output")
         );
-        assert_eq!(by_name(target, |f| f == "package.json"), None);
+        assert_eq!(list.by_name(target, |f| f == "package.json"), None);
         assert_eq!(
-            by_content(|f| f == "pyvenv.cfg"),
+            list.by_content(|f| f == "pyvenv.cfg"),
             Some("a Python virtual environment")
         );
-        assert!(by_content(|f| f == "CACHEDIR.TAG").is_some());
-        assert_eq!(by_content(|f| f == "setup.py"), None);
+        assert!(list.by_content(|f| f == "CACHEDIR.TAG").is_some());
+        assert_eq!(list.by_content(|f| f == "setup.py"), None);
     }
 
     #[test]
     fn the_file_system_is_asked_where_there_is_no_listing() {
+        let judge = |path: &Path| NotProject::default().judge(path);
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         for folder in ["env/lib", "rust/target", "java/target", "dist", "cache"] {
@@ -177,5 +225,24 @@ mod tests {
         assert_eq!(judge(&root.join("dist")), None);
         assert!(judge(&root.join("cache")).is_some());
         assert!(is_own(OsStr::new(".git")) && !is_own(OsStr::new("node_modules")));
+    }
+
+    #[test]
+    fn a_config_adds_names_and_keeps_any_but_gits_and_tinytools_own() {
+        let list = NotProject::new(
+            vec!["dist".into()],
+            vec!["vendor".into(), ".git".into(), "pyvenv.cfg".into()],
+        );
+        let name = |n: &str| list.by_name(OsStr::new(n), |_| false);
+        assert_eq!(name("dist"), Some(ADDED));
+        assert_eq!(name("vendor"), None, "kept");
+        assert_eq!(name(".git"), Some("git's own"), "never kept");
+        assert_eq!(name("node_modules"), Some("installed packages"));
+        assert_eq!(
+            list.by_content(|f| f == "pyvenv.cfg"),
+            None,
+            "a kept marker"
+        );
+        assert!(list.by_content(|f| f == "CACHEDIR.TAG").is_some());
     }
 }

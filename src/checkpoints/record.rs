@@ -275,10 +275,12 @@ fn walk_project(
             None => None,
         })
     })?;
+    let not_project = session.config.not_project_for_checkpoints();
     walk::walk(
         &session.dir,
         walk::Options {
             tree: generation,
+            not_project: Some(&not_project),
             ..options
         },
     )

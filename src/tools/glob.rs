@@ -190,11 +190,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         let depth = (!double).then(|| rest.matches('/').count() + 1);
         let judge = ctx.session.gate.read_judge(ctx, &start);
         let include_ignored = args.include_ignored.unwrap_or(false);
+        let not_project = ctx.session.config.not_project_for_search();
         let walk_in = WalkIn {
             start: &start,
             shown: &shown,
             judge: &judge,
             include_ignored,
+            not_project: &not_project,
         };
         walk(&walk_in, &glob, rest, depth, double)
     } else {
@@ -278,6 +280,8 @@ struct WalkIn<'a> {
     judge: &'a ReadJudge,
     /// Whether ignore files are left unapplied.
     include_ignored: bool,
+    /// The folders that are not the project's (the config's list).
+    not_project: &'a crate::skip_dirs::NotProject,
 }
 
 /// What the walk found.
@@ -313,6 +317,7 @@ fn walk(
         shown,
         judge,
         include_ignored,
+        not_project,
     } = *walk_in;
     let wants: Option<search::Wants> = max_depth.map(|max| {
         let (glob, start) = (glob.clone(), start.to_path_buf());
@@ -334,7 +339,10 @@ fn walk(
         Box::new(move |path: &Path| glob.is_match(path.strip_prefix(&start).unwrap_or(path)))
             as search::CountsFile
     };
-    let ignoring = search::Ignoring::new(start, include_ignored, Some(counts_file));
+    let ignoring = search::Ignoring {
+        not_project: not_project.clone(),
+        ..search::Ignoring::new(start, include_ignored, Some(counts_file))
+    };
     let (walker, counts) = search::walker(start, max_depth, wants, judge, ignoring);
     let out = Mutex::new(Found::default());
     search::walk_with_locals(

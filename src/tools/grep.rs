@@ -224,7 +224,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         cap: max_count.saturating_add(1),
     };
     let walked = if meta.is_dir() {
-        walk(&search, args.include_ignored.unwrap_or(false))
+        let not_project = ctx.session.config.not_project_for_search();
+        walk(&search, args.include_ignored.unwrap_or(false), not_project)
     } else if meta.is_file() {
         single_file(&search, meta.modified().unwrap_or(SystemTime::UNIX_EPOCH))
     } else {
@@ -396,13 +397,20 @@ struct Skipped {
 
 /// Phase 1 for a directory: the parallel walk (see the module doc). Ignore files apply
 /// unless `include_ignored`; an ignored file is counted only when `include` lets it in.
-fn walk(search: &Search, include_ignored: bool) -> Walked {
+fn walk(
+    search: &Search,
+    include_ignored: bool,
+    not_project: crate::skip_dirs::NotProject,
+) -> Walked {
     let counts_file = search.include.clone().map(|include| {
         let (root, shown) = (search.root.clone(), search.shown.clone());
         Box::new(move |path: &Path| include.matches_below(&root, &shown, path))
             as search::CountsFile
     });
-    let ignoring = search::Ignoring::new(&search.root, include_ignored, counts_file);
+    let ignoring = search::Ignoring {
+        not_project,
+        ..search::Ignoring::new(&search.root, include_ignored, counts_file)
+    };
     let (walker, counts) = search::walker(&search.root, None, None, &search.judge, ignoring);
     let shared = WalkShared {
         search,

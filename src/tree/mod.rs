@@ -101,6 +101,8 @@ pub struct Options<'a> {
     pub quiet: Option<&'a HashSet<String>>,
     /// Watches every directory walked (for the walk after the call).
     pub watch: Option<&'a watch::Watch>,
+    /// The folders that are not the project's (default: the built-in list).
+    pub not_project: Option<&'a crate::skip_dirs::NotProject>,
 }
 
 /// Walks `root` (see the module doc for what is left out), reusing the listings of the
@@ -142,6 +144,7 @@ pub fn walk(root: &Path, options: Options) -> Result<(Walk, listing::Cache)> {
             quiet,
             watch: options.watch,
             root_fd: None,
+            not_project: options.not_project.cloned().unwrap_or_default(),
         },
         &mut new,
     );
@@ -549,6 +552,8 @@ struct Walker<'a> {
     watch: Option<&'a watch::Watch>,
     /// The root's handle, for directories below a quiet one (which has no handle).
     root_fd: Option<Arc<DirFd>>,
+    /// The folders that are not the project's.
+    not_project: crate::skip_dirs::NotProject,
 }
 
 impl Walker<'_> {
@@ -613,7 +618,12 @@ fn walk_with(
         at: None,
         stamp: listing::Stamp::of(root_meta),
         level: None,
-        rules: global_rules(),
+        // A config's list of what is not the project changes what every directory keeps.
+        rules: {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            (global_rules(), &walker.not_project).hash(&mut hasher);
+            hasher.finish()
+        },
     };
     // (tasks, how many threads are working on one)
     let queue: Mutex<(Vec<Task>, usize)> = Mutex::new((vec![first], 0));
@@ -779,7 +789,7 @@ impl Walker<'_> {
         (ignore_fp, gitignore_fp, exclude_fp).hash(&mut hasher);
         // A folder that is not the project's (a virtual environment, a cache: it holds a
         // marker) keeps none of its entries; the root is always the project's.
-        let not_project = !rel.is_empty() && crate::skip_dirs::by_content(has).is_some();
+        let not_project = !rel.is_empty() && self.not_project.by_content(has).is_some();
         not_project.hash(&mut hasher);
         let rules = hasher.finish();
         let dir = if rel.is_empty() {
@@ -814,8 +824,11 @@ impl Walker<'_> {
                         .iter()
                         .map(|(name, kind)| {
                             let is_dir = *kind == Kind::Dir;
+                            // tinytool's own staged and set-aside files are never a
+                            // change of anybody's (a write beside is under way).
                             let left_out = not_project
-                                || (is_dir && crate::skip_dirs::by_name(name, has).is_some());
+                                || (is_dir && self.not_project.by_name(name, has).is_some())
+                                || (!is_dir && crate::atomic::is_work_file(name));
                             name.to_str().is_some()
                                 && !left_out
                                 && !ignored(
@@ -1137,6 +1150,8 @@ mod tests {
             "env/lib/site.py",
             // Not beside a Cargo.toml: `target` is a name like any other there.
             "tools/target/kept.txt",
+            // A write of another call under way: its staged file is nobody's change.
+            "src/.a.rs.4242-0.tinytool.tmp",
         ] {
             std::fs::write(root.join(file), "x").unwrap();
         }

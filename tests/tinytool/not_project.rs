@@ -87,3 +87,40 @@ fn checkpoints_keep_no_copy_of_a_virtual_environment() {
         list.stdout
     );
 }
+
+#[test]
+fn a_config_adds_and_keeps_folders_and_a_projects_additions_spare_the_checkpoints() {
+    let room = project();
+    room.write("vendor/lib.py", "needle\n");
+    room.write(
+        ".tinytool/config.json",
+        r#"{"not_project": {"add": ["dist"]}}"#,
+    );
+    room.write_user("config.json", r#"{"not_project": {"keep": ["vendor"]}}"#);
+    let out = room.call("glob", json!({"pattern": "**/*.py"})).output();
+    assert!(!out.contains("dist/bundle.py"), "{out}");
+    assert!(
+        out.contains("dist/: listed in the config's not_project.add"),
+        "{out}"
+    );
+    assert!(out.contains("vendor/lib.py"), "kept: {out}");
+    // A repository's own additions do not take folders out of the checkpoints.
+    let run = room.call("bash", json!({"command": "echo changed > dist/bundle.py"}));
+    assert_eq!(run.json()["metadata"]["checkpoint"]["files"], 1, "{run:?}");
+}
+
+#[test]
+fn a_config_entry_that_is_no_folder_name_is_refused() {
+    let room = project();
+    room.write_user("config.json", r#"{"not_project": {"add": ["a/b"]}}"#);
+    let run = room.call("glob", json!({"pattern": "*"}));
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("not_project.add: \"a/b\" is not a folder name")
+            || run
+                .stdout
+                .contains("not_project.add: \"a/b\" is not a folder name"),
+        "{run:?}"
+    );
+}
