@@ -47,6 +47,9 @@ pub struct Open {
     /// What the walk before the call saw and the watch on its directories (taken by the
     /// walk after the call, which then `stat`s only the directories that changed).
     before: std::sync::Mutex<Option<(Arc<walk::listing::Cache>, Arc<Watch>)>>,
+    /// Bytes the walk before the call stored (the baseline, or changes made between
+    /// calls), reported with the call's own when together they are large.
+    stored_before: u64,
 }
 
 impl Open {
@@ -55,6 +58,7 @@ impl Open {
         Open {
             id,
             before: std::sync::Mutex::new(None),
+            stored_before: 0,
         }
     }
 }
@@ -156,7 +160,7 @@ pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str
 /// [`begin`] with the lock held (undo opens its own checkpoint this way).
 pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
     let watch = Watch::new().map(Arc::new);
-    let (alive, listings) = match settle(session, watch.as_deref())? {
+    let (alive, listings, stored_before) = match settle(session, watch.as_deref())? {
         Err(notice) => return Ok(Began::Notice(notice)),
         Ok(settled) => settled,
     };
@@ -171,7 +175,10 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
     let id = session
         .state
         .write(|store| store.open_checkpoint(&[], &new))?;
-    let open = Open::new(id);
+    let open = Open {
+        stored_before,
+        ..Open::new(id)
+    };
     if let (Some(watch), Ok(mut before)) = (watch, open.before.lock()) {
         // The sandbox asks it what a command changed (`sandbox::Plan::sweep`).
         crate::tree::watch::publish(&session.dir, made, &watch);
@@ -185,16 +192,16 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
 /// running call's changes so far. Returns the ids of checkpoints still open in live
 /// processes, or the notice when checkpoints are off for the project.
 pub fn settle_locked(session: &Session) -> Result<Result<Vec<i64>, String>> {
-    Ok(settle(session, None)?.map(|(alive, _)| alive))
+    Ok(settle(session, None)?.map(|(alive, _, _)| alive))
 }
 
 /// [`settle_locked`], watching every directory walked with `watch`; also returns the
-/// listings the walk took.
+/// listings the walk took and the bytes it stored.
 #[allow(clippy::type_complexity)]
 fn settle(
     session: &Session,
     watch: Option<&Watch>,
-) -> Result<Result<(Vec<i64>, Arc<walk::listing::Cache>), String>> {
+) -> Result<Result<(Vec<i64>, Arc<walk::listing::Cache>, u64), String>> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
     let (walked, listings) = walk_project(
@@ -259,7 +266,7 @@ fn settle(
     Ok(settled.map(|(alive, generation)| {
         let listings = keep_listings(session, &walked, listings, generation);
         walk::publish(&session.dir, listings.clone());
-        (alive, listings)
+        (alive, listings, blobs.stored_bytes())
     }))
 }
 
@@ -332,24 +339,60 @@ fn keep_listings(
     Arc::new(listings)
 }
 
+/// From how many bytes of new contents stored around one call its result says so.
+const STORED_NOTE_BYTES: u64 = 50 * 1024 * 1024;
+
+/// `metadata.checkpoint.note` of a call around which `bytes` of new contents were stored
+/// (the call's own changes, the first checkpoint of the project, or files added between
+/// calls): how much, where, and the settings that cap it.
+fn stored_note(session: &Session, bytes: u64) -> (u64, String) {
+    let cfg = session.config.checkpoints;
+    let size = super::report::size_text;
+    (
+        bytes,
+        format!(
+            "{} of file contents were stored in .tinytool/checkpoints/ around this call (so \
+             that undo can bring them back); a file over checkpoints.max_file_bytes ({}) is \
+             not kept, and checkpoints.max_bytes ({}) caps the store (the oldest checkpoints \
+             go first)",
+            size(bytes),
+            size(cfg.max_file_bytes),
+            size(cfg.max_bytes)
+        ),
+    )
+}
+
 /// Closes a checkpoint after its call and prunes (module doc); the value for
 /// `metadata.checkpoint`, `None` when the call changed nothing.
 pub fn finish(session: &Session, open: Open) -> Option<Value> {
     let result = lock(&session.dir).and_then(|_lock| {
         let finished = finish_locked(session, &open);
         walk::forget();
-        let (kept, changes) = finished?;
+        let (kept, changes, stored) = finished?;
         // Only a kept checkpoint stored new contents: nothing else can push the store
         // over its cap, and an unchanged tree stays a walk of stat calls.
         if kept {
             prune(session)?;
         }
-        Ok((kept, changes))
+        Ok((kept, changes, stored))
     });
     walk::forget();
+    let stored = |stored: u64| {
+        let total = open.stored_before + stored;
+        (total >= STORED_NOTE_BYTES).then(|| stored_note(session, total))
+    };
     match result {
-        Ok((false, _)) => None,
-        Ok((true, changes)) => Some(json!({"id": open.id, "files": changes.len()})),
+        Ok((false, _, bytes)) => {
+            stored(bytes).map(|(bytes, note)| json!({"stored_bytes": bytes, "note": note}))
+        }
+        Ok((true, changes, bytes)) => {
+            let mut value = json!({"id": open.id, "files": changes.len()});
+            if let Some((bytes, note)) = stored(bytes) {
+                value["stored_bytes"] = json!(bytes);
+                value["note"] = json!(note);
+            }
+            Some(value)
+        }
         Err(err) => Some(Value::String(format!(
             "checkpoint {} not completed: {err:#}",
             open.id
@@ -357,9 +400,9 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
     }
 }
 
-/// [`finish`] with the lock held, without pruning: whether the checkpoint was kept, and
-/// its changes.
-pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileChange>)> {
+/// [`finish`] with the lock held, without pruning: whether the checkpoint was kept, its
+/// changes, and the bytes of new contents the walk after the call stored.
+pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileChange>, u64)> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
     let before = open.before.lock().ok().and_then(|mut before| before.take());
@@ -386,7 +429,7 @@ pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileCh
         Ok((kept, changes, store.tree_generation()?))
     })?;
     keep_listings(session, &walked, listings, generation);
-    Ok((kept, changes))
+    Ok((kept, changes, blobs.stored_bytes()))
 }
 
 /// Records the changes a walk saw that belong to a newer checkpoint than `target` there,

@@ -26,6 +26,9 @@ pub struct BlobStore {
     /// Whether each blob is flushed on its own; when not, [`BlobStore::sync`] must run
     /// before anything refers to the new blobs.
     sync_each: bool,
+    /// Bytes of the blobs this handle (and its clones) wrote (contents stored before are
+    /// not counted again).
+    stored: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// The content ID of `bytes` (see the module doc for its grammar).
@@ -56,6 +59,7 @@ impl BlobStore {
         BlobStore {
             dir: tinytool_dir.join("checkpoints").join("blobs"),
             sync_each: true,
+            stored: Default::default(),
         }
     }
 
@@ -108,7 +112,11 @@ impl BlobStore {
                 tmp.as_file().sync_all()?;
             }
             match tmp.persist_noclobber(&path) {
-                Ok(_) => return Ok(id),
+                Ok(_) => {
+                    self.stored
+                        .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(id);
+                }
                 // Another process linked the same ID first: compare with its blob.
                 Err(e) if e.error.kind() == ErrorKind::AlreadyExists => {
                     if std::fs::read(&path)? == bytes {
@@ -122,6 +130,11 @@ impl BlobStore {
             }
         }
         unreachable!("u32 range of collision suffixes exhausted")
+    }
+
+    /// Bytes of the new blobs this handle wrote so far.
+    pub fn stored_bytes(&self) -> u64 {
+        self.stored.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The content of blob `id`.

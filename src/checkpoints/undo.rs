@@ -630,7 +630,7 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         Began::Skipped => bail!("checkpoints are disabled"),
     };
     let committed = restore(session, &plan);
-    let (kept, _) = record::finish_locked(session, &open)?;
+    let (kept, _, _) = record::finish_locked(session, &open)?;
     committed?;
     let removed: Vec<&str> = plan
         .steps

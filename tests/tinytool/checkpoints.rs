@@ -479,3 +479,40 @@ fn a_dry_run_of_a_deleted_folder_is_a_summary() {
         missing.stderr
     );
 }
+
+#[test]
+fn a_call_around_which_much_was_stored_says_so_with_the_settings() {
+    let room = room();
+    bash(&room, "echo first > a.txt");
+    // A person adds 60 MB of data between calls: the next call's checkpoint stores it.
+    let block = "0123456789abcdef".repeat(64 * 1024);
+    for i in 0..6 {
+        room.write(
+            &format!("data/part{i}.bin"),
+            format!("{i}\n{}", block.repeat(10)),
+        );
+    }
+    let result = bash(&room, "echo second > b.txt");
+    let checkpoint = &result["metadata"]["checkpoint"];
+    assert_eq!(checkpoint["files"], 1, "{checkpoint}");
+    assert!(
+        checkpoint["stored_bytes"].as_u64().unwrap() >= 60 * 1024 * 1024,
+        "{checkpoint}"
+    );
+    let note = checkpoint["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("60.0 MB of file contents were stored"),
+        "{note}"
+    );
+    assert!(
+        note.contains("checkpoints.max_file_bytes (16.0 MB)"),
+        "{note}"
+    );
+    assert!(note.contains("checkpoints.max_bytes (1.0 GB)"), "{note}");
+    // A small call says nothing of it.
+    let quiet = bash(&room, "echo third > c.txt");
+    assert!(
+        quiet["metadata"]["checkpoint"].get("note").is_none(),
+        "{quiet}"
+    );
+}
