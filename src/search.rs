@@ -98,22 +98,24 @@ pub struct WalkCounts {
 /// How many ignored entries the summary line names.
 const IGNORED_NAMED: usize = 3;
 
+/// Keeps in `first` the [`IGNORED_NAMED`] smallest keys met so far, in order, whichever
+/// thread meets them.
+fn keep_first<K: Ord>(first: &Mutex<Vec<K>>, key: K) {
+    let mut first = first.lock().unwrap_or_else(PoisonError::into_inner);
+    if first.len() < IGNORED_NAMED || first.last().is_some_and(|last| key < *last) {
+        let at = first.partition_point(|k| *k < key);
+        first.insert(at, key);
+        first.truncate(IGNORED_NAMED);
+    }
+}
+
 impl WalkCounts {
     fn count_pruned(&self, path: &Path, depth: usize, why: &'static str) {
         self.pruned.fetch_add(1, AtomicOrdering::Relaxed);
         if path.file_name().is_some_and(crate::skip_dirs::is_own) {
             return;
         }
-        let mut first = self
-            .pruned_first
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let key = (depth, path.to_path_buf(), why);
-        if first.len() < IGNORED_NAMED || first.last().is_some_and(|last| key < *last) {
-            let at = first.partition_point(|k| *k < key);
-            first.insert(at, key);
-            first.truncate(IGNORED_NAMED);
-        }
+        keep_first(&self.pruned_first, (depth, path.to_path_buf(), why));
     }
 
     /// The pruned folders to name, shallowest first, each with why it is not the
@@ -131,16 +133,7 @@ impl WalkCounts {
 
     fn count_ignored(&self, path: &Path, depth: usize, is_dir: bool) {
         self.ignored.fetch_add(1, AtomicOrdering::Relaxed);
-        let mut first = self
-            .ignored_first
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let key = (depth, !is_dir, path.to_path_buf());
-        if first.len() < IGNORED_NAMED || first.last().is_some_and(|last| key < *last) {
-            let at = first.partition_point(|k| *k < key);
-            first.insert(at, key);
-            first.truncate(IGNORED_NAMED);
-        }
+        keep_first(&self.ignored_first, (depth, !is_dir, path.to_path_buf()));
     }
 
     /// The ignored entries to name: shallowest first, directories before files, then by

@@ -1349,16 +1349,7 @@ mod tests {
             let stored = files(root).unwrap();
             call();
             let quiet = watch.quiet().unwrap();
-            let (after, _) = walk(
-                root,
-                Options {
-                    tree: Some(9),
-                    old: Some(&before),
-                    quiet: Some(&quiet),
-                    ..Options::default()
-                },
-            )
-            .unwrap();
+            let after = after_walk(root, &before, &quiet);
             let now = files(root).unwrap();
             let expected = differing(&stored, &now, |fp| fp);
             assert!(after.complete, "round {round}");
@@ -1369,6 +1360,18 @@ mod tests {
             let got: Vec<_> = after.seen.into_iter().collect();
             assert_eq!(got, expected, "round {round}");
         }
+    }
+
+    /// The walk after a call: from the listings `before` (taken for stored-tree generation
+    /// 9), taking the `quiet` directories as they were.
+    fn after_walk(root: &Path, before: &listing::Cache, quiet: &HashSet<String>) -> Walk {
+        let options = Options {
+            tree: Some(9),
+            old: Some(before),
+            quiet: Some(quiet),
+            ..Options::default()
+        };
+        walk(root, options).unwrap().0
     }
 
     /// The directories of `cache` whose own entries a watch would have seen no event for
@@ -1464,16 +1467,7 @@ mod tests {
             let now = files(root).unwrap();
             let quiet = truly_quiet(root, &before, &stored, &now);
             assert!(quiet.contains(""), "{what}: the root is quiet");
-            let (after, _) = walk(
-                root,
-                Options {
-                    tree: Some(9),
-                    old: Some(&before),
-                    quiet: Some(&quiet),
-                    ..Options::default()
-                },
-            )
-            .unwrap();
+            let after = after_walk(root, &before, &quiet);
             let expected = differing(&stored, &now, |fp| fp);
             assert!(!expected.is_empty(), "{what}");
             let got: Vec<_> = after.seen.into_iter().collect();
