@@ -267,14 +267,21 @@ impl Registry {
         );
         let checkpoint = def
             .checkpoint
-            .and_then(|shown| shown(session, &args))
-            .map(|command| {
+            .and_then(|rule| rule(session, &args))
+            .map(|rule| {
                 let call_id = id.as_ref().map(|v| match v {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 });
-                let command = crate::checkpoints::record::shown_command(&command);
-                crate::checkpoints::record::begin(session, def.name, call_id.as_deref(), &command)
+                let command = crate::checkpoints::record::shown_command(&rule.shown);
+                let scope = checkpoint_scope(session, rule.covers, &accesses);
+                crate::checkpoints::record::begin(
+                    session,
+                    def.name,
+                    call_id.as_deref(),
+                    &command,
+                    &scope,
+                )
             });
         if let Some(crate::checkpoints::record::Began::Open(open)) = &checkpoint {
             ctx.offer_checkpoint(open.id);
@@ -353,6 +360,41 @@ impl Registry {
         };
         with_repairs(result, repairs)
     }
+}
+
+/// What a call's checkpoint covers: the project, or the files of its `edit` accesses that
+/// lie inside the project (relative paths; tinytool's own folder is never a call's).
+fn checkpoint_scope(
+    session: &Session,
+    covers: crate::tool::Covers,
+    accesses: &[crate::tool::Access],
+) -> crate::checkpoints::record::Scope {
+    use crate::checkpoints::record::Scope;
+    if covers == crate::tool::Covers::Project {
+        return Scope::Project;
+    }
+    let roots = [
+        crate::paths::resolve_symlinks(&session.dir),
+        session.dir.clone(),
+    ];
+    let mut files: Vec<String> = Vec::new();
+    for access in accesses.iter().filter(|a| a.permission == "edit") {
+        let Some(path) = &access.path else { continue };
+        let Some(rel) = roots
+            .iter()
+            .find_map(|root| path.strip_prefix(root).ok())
+            .and_then(|rel| rel.to_str())
+        else {
+            continue;
+        };
+        if crate::paths::is_clean_relative(rel)
+            && !rel.starts_with(".tinytool/")
+            && !files.iter().any(|f| f == rel)
+        {
+            files.push(rel.to_string());
+        }
+    }
+    Scope::Files(files)
 }
 
 /// Closes a call's checkpoint: `metadata.checkpoint` is `{"id", "files"}` when the call

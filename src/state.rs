@@ -182,6 +182,18 @@ const MIGRATIONS: &[&str] = &[
     // object recorded when it starts, repeated by every later read, stop or lookup.
     "ALTER TABLE monitors ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';
     ALTER TABLE jobs ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';",
+    // 5: checkpoints of file tools cover the files they name (`scope` 'files', the
+    // files claimed while the call runs, so nobody else's walk records them), and the
+    // indexes that keep listing and undo independent of the history's length.
+    "ALTER TABLE checkpoints ADD COLUMN scope TEXT NOT NULL DEFAULT 'project';
+    CREATE TABLE checkpoint_claims (
+        checkpoint_id INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        PRIMARY KEY (checkpoint_id, path)
+    );
+    CREATE INDEX checkpoint_claims_path ON checkpoint_claims (path);
+    CREATE INDEX checkpoints_session ON checkpoints (session_id, id);
+    CREATE INDEX checkpoints_time ON checkpoints (time_created);",
 ];
 
 /// The agent a session is in when nothing is stored.

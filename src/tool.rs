@@ -26,9 +26,29 @@ type AccessFn = fn(&CallContext, &Map<String, Value>) -> Vec<Access>;
 /// the message of a call that cannot be right.
 type PrecheckFn = fn(&Map<String, Value>) -> Option<String>;
 
-/// Whether a call may change the project, and so runs inside a checkpoint: the command the
-/// checkpoint shows (`None`: no checkpoint). See [`ToolDef::checkpoint`].
-type CheckpointFn = fn(&Session, &Map<String, Value>) -> Option<String>;
+/// Whether a call may change the project, and so runs inside a checkpoint: what the
+/// checkpoint shows and covers (`None`: no checkpoint). See [`ToolDef::checkpoint`].
+type CheckpointFn = fn(&Session, &Map<String, Value>) -> Option<Checkpoint>;
+
+/// A call's checkpoint, as its tool's rule sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The command or the paths, in words.
+    pub shown: String,
+    /// What it covers.
+    pub covers: Covers,
+}
+
+/// What a call's checkpoint covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Covers {
+    /// Whatever changes in the project while the call runs (a command: it may change any
+    /// file, and only a walk tells which).
+    Project,
+    /// Exactly the files of the call's `edit` accesses (a file tool changes those and
+    /// nothing else), so calls running beside it never share its checkpoint.
+    EditedFiles,
+}
 
 /// The longest path the kernel accepts (`PATH_MAX`, terminating NUL included).
 const MAX_PATH_BYTES: usize = 4095;
@@ -105,14 +125,16 @@ impl ToolDef {
 }
 
 /// The checkpoint rule ([`ToolDef::checkpoint`]) of a tool that changes the one file its
-/// `file_path` names: every call may change it, and its checkpoint shows the path.
-pub fn checkpoint_of_file_path(_: &Session, args: &Map<String, Value>) -> Option<String> {
-    Some(
-        args.get("file_path")
+/// `file_path` names: every call may change it, and its checkpoint shows and covers it.
+pub fn checkpoint_of_file_path(_: &Session, args: &Map<String, Value>) -> Option<Checkpoint> {
+    Some(Checkpoint {
+        shown: args
+            .get("file_path")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string(),
-    )
+        covers: Covers::EditedFiles,
+    })
 }
 
 /// Documentation a man page needs beyond the schema.

@@ -17,6 +17,10 @@
 //! Afterwards checkpoints older than `keep_days` and, while the blob store exceeds
 //! `max_bytes`, the oldest ones are pruned with the blobs nobody refers to.
 //!
+//! A file tool's call names its files: its checkpoint is those files alone
+//! ([`super::files`], [`Scope::Files`]), and every walk here leaves the files such a
+//! running call has claimed to it, so a command beside it never records them.
+//!
 //! Regular files and symlinks (as their target) are kept: a special file, and a file over
 //! `max_file_bytes`, is recorded with a note saying why it was not kept.
 
@@ -50,6 +54,9 @@ pub struct Open {
     /// Bytes the walk before the call stored (the baseline, or changes made between
     /// calls), reported with the call's own when together they are large.
     stored_before: u64,
+    /// Whether it covers the files its call named ([`super::files`]) rather than what a
+    /// walk sees.
+    files: bool,
 }
 
 impl Open {
@@ -59,8 +66,26 @@ impl Open {
             id,
             before: std::sync::Mutex::new(None),
             stored_before: 0,
+            files: false,
         }
     }
+
+    /// The open checkpoint `id` of the files its call named ([`super::files`]).
+    pub fn of_files(id: i64) -> Open {
+        Open {
+            files: true,
+            ..Open::new(id)
+        }
+    }
+}
+
+/// What a call's checkpoint covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// What a walk of the project sees change (a command).
+    Project,
+    /// These files (relative, clean paths inside the project): a file tool's.
+    Files(Vec<String>),
 }
 
 /// What [`begin`] did.
@@ -125,15 +150,18 @@ fn walk_blobs(session: &Session) -> BlobStore {
     blobs(session).deferred()
 }
 
-/// Opens a checkpoint before a call (module doc).
-pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str) -> Began {
+/// Opens a checkpoint before a call (module doc; a call that names its files gets a
+/// checkpoint of those, [`super::files`]).
+pub fn begin(
+    session: &Session,
+    tool: &str,
+    call_id: Option<&str>,
+    command: &str,
+    scope: &Scope,
+) -> Began {
     if !session.config.checkpoints.enabled {
         return Began::Skipped;
     }
-    let _lock = match lock(&session.dir) {
-        Ok(lock) => lock,
-        Err(err) => return Began::Notice(format!("checkpoint not taken: {err:#}")),
-    };
     let new = NewCheckpoint {
         kind: "call",
         session_id: &session.id,
@@ -142,6 +170,14 @@ pub fn begin(session: &Session, tool: &str, call_id: Option<&str>, command: &str
         command,
         reverts: None,
         overlaps: "",
+        files: None,
+    };
+    if let Scope::Files(files) = scope {
+        return super::files::begin(session, new, files);
+    }
+    let _lock = match lock(&session.dir) {
+        Ok(lock) => lock,
+        Err(err) => return Began::Notice(format!("checkpoint not taken: {err:#}")),
     };
     match begin_locked(session, new) {
         Ok(Began::Open(open)) => Began::Open(open),
@@ -204,6 +240,17 @@ fn settle(
 ) -> Result<Result<(Vec<i64>, Arc<walk::listing::Cache>, u64), String>> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
+    // A file tool's checkpoint whose process died is completed from its own files first.
+    let open = session
+        .state
+        .read(|store| store.open_checkpoints())?
+        .unwrap_or_default();
+    for dead in open
+        .iter()
+        .filter(|c| c.scope == "files" && !pid_alive(c.pid))
+    {
+        super::files::finish_locked(session, dead.id)?;
+    }
     let (walked, listings) = walk_project(
         session,
         walk::Options {
@@ -211,6 +258,7 @@ fn settle(
             ..walk::Options::default()
         },
     )?;
+    let mut left_to_claims = false;
     let settled = session.state.write(|store| {
         if let Some(off) = store.checkpoint_setting("off")? {
             return Ok(Err(off));
@@ -234,13 +282,21 @@ fn settle(
             }
         }
         let (before, candidates) = differences(store, &walked)?;
+        let (candidates, claimed) = unclaimed(store, candidates)?;
+        left_to_claims = claimed;
         let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &before, candidates);
         if !updates.is_empty() {
             blobs.sync()?;
         }
         // Open checkpoints of processes that died mid-call: the changes since belong to
-        // the newest of them (its before-images were stored when it began).
-        let open = store.open_checkpoints()?;
+        // the newest of them (its before-images were stored when it began). A file
+        // tool's running checkpoint claims its files and has nothing else to do with
+        // what a walk sees.
+        let open: Vec<_> = store
+            .open_checkpoints()?
+            .into_iter()
+            .filter(|c| c.scope == "project")
+            .collect();
         let (dead, alive): (Vec<_>, Vec<_>) = open.into_iter().partition(|c| !pid_alive(c.pid));
         let mut dead = dead.into_iter();
         if let Some(newest) = dead.next() {
@@ -255,7 +311,7 @@ fn settle(
             let changes = assign(store, running.id, changes)?;
             store.add_to_open_checkpoint(running.id, &updates, &changes)?;
         } else {
-            store.update_checkpoint_tree(&updates)?;
+            store.update_checkpoint_tree(&updates, true)?;
         }
         if store.checkpoint_setting("baseline")?.is_none() {
             store.set_checkpoint_setting("baseline", "done")?;
@@ -264,7 +320,7 @@ fn settle(
         Ok(Ok((alive.iter().map(|c| c.id).collect(), generation)))
     })?;
     Ok(settled.map(|(alive, generation)| {
-        let listings = keep_listings(session, &walked, listings, generation);
+        let listings = keep_listings(session, &walked, listings, generation, !left_to_claims);
         walk::publish(&session.dir, listings.clone());
         (alive, listings, blobs.stored_bytes())
     }))
@@ -325,15 +381,18 @@ fn differences(
 }
 
 /// Saves a walk's listings for the stored tree's `generation` (now that the tree matches
-/// them) when they differ from the cache file; returns them for [`walk::publish`].
+/// them) when they differ from the cache file; returns them for [`walk::publish`]. A walk
+/// that left claimed files to their calls (`matches` false) saw a tree the stored one
+/// does not match yet: its listings are not saved.
 fn keep_listings(
     session: &Session,
     walked: &walk::Walk,
     mut listings: walk::listing::Cache,
     generation: u64,
+    matches: bool,
 ) -> Arc<walk::listing::Cache> {
     listings.tree = generation;
-    if walked.dirty || generation != walked.based_on {
+    if matches && (walked.dirty || generation != walked.based_on) {
         walk::listing::save(&session.dir, &listings);
     }
     Arc::new(listings)
@@ -366,7 +425,11 @@ fn stored_note(session: &Session, bytes: u64) -> (u64, String) {
 /// `metadata.checkpoint`, `None` when the call changed nothing.
 pub fn finish(session: &Session, open: Open) -> Option<Value> {
     let result = lock(&session.dir).and_then(|_lock| {
-        let finished = finish_locked(session, &open);
+        let finished = if open.files {
+            super::files::finish_locked(session, open.id)
+        } else {
+            finish_locked(session, &open)
+        };
         walk::forget();
         let (kept, changes, stored) = finished?;
         // Only a kept checkpoint stored new contents: nothing else can push the store
@@ -418,18 +481,41 @@ pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileCh
             ..walk::Options::default()
         },
     )?;
-    let (kept, changes, generation) = session.state.write(|store| {
+    let (kept, changes, generation, claimed) = session.state.write(|store| {
         let (before, candidates) = differences(store, &walked)?;
+        let (candidates, claimed) = unclaimed(store, candidates)?;
         let (updates, changes) = observe_changes(&session.dir, &blobs, &cfg, &before, candidates);
         if !updates.is_empty() {
             blobs.sync()?;
         }
         let changes = assign(store, open.id, changes)?;
         let kept = store.close_checkpoint(open.id, &updates, &changes)?;
-        Ok((kept, changes, store.tree_generation()?))
+        Ok((kept, changes, store.tree_generation()?, claimed))
     })?;
-    keep_listings(session, &walked, listings, generation);
+    keep_listings(session, &walked, listings, generation, !claimed);
     Ok((kept, changes, blobs.stored_bytes()))
+}
+
+/// The candidates of a walk without the files that open checkpoints of file tools claim
+/// (their calls record them, [`super::files`]), and whether any was left out.
+#[allow(clippy::type_complexity)]
+fn unclaimed(
+    store: &Store,
+    candidates: Vec<(String, Option<Fingerprint>)>,
+) -> Result<(Vec<(String, Option<Fingerprint>)>, bool)> {
+    let claims = store.checkpoint_claims()?;
+    if claims.is_empty() {
+        return Ok((candidates, false));
+    }
+    let claimed: std::collections::HashSet<&str> =
+        claims.iter().map(|(_, _, path)| path.as_str()).collect();
+    let before = candidates.len();
+    let rest: Vec<_> = candidates
+        .into_iter()
+        .filter(|(path, _)| !claimed.contains(path.as_str()))
+        .collect();
+    let left = rest.len() != before;
+    Ok((rest, left))
 }
 
 /// Records the changes a walk saw that belong to a newer checkpoint than `target` there,
@@ -478,20 +564,34 @@ fn observe_changes(
     tree: &BTreeMap<String, TreeEntry>,
     candidates: Vec<(String, Option<Fingerprint>)>,
 ) -> (Vec<(String, Option<TreeEntry>)>, Vec<FileChange>) {
-    let mut updates = Vec::new();
+    let updates: Vec<(String, Option<TreeEntry>)> = candidates
+        .into_iter()
+        .map(|(path, now)| {
+            let after = now.map(|fp| observe(root, &path, fp, blobs, cfg));
+            (path, after)
+        })
+        .collect();
+    let changes = changes_between(tree, &updates);
+    (updates, changes)
+}
+
+/// The content changes from the stored `tree` to the observed `updates` (a path whose
+/// mode and kept content are equal did not change).
+pub(super) fn changes_between(
+    tree: &BTreeMap<String, TreeEntry>,
+    updates: &[(String, Option<TreeEntry>)],
+) -> Vec<FileChange> {
     let mut changes = Vec::new();
-    for (path, now) in candidates {
-        let before = tree.get(&path);
-        let after = now.map(|fp| observe(root, &path, fp, blobs, cfg));
-        updates.push((path.clone(), after.clone()));
-        let same = match (before, &after) {
+    for (path, after) in updates {
+        let before = tree.get(path);
+        let same = match (before, after) {
             (Some(b), Some(a)) => b.mode == a.mode && b.blob.is_some() && b.blob == a.blob,
             (None, None) => true,
             _ => false,
         };
         if !same {
             changes.push(FileChange {
-                path,
+                path: path.clone(),
                 before_mode: before.map(|b| b.mode),
                 before_blob: before.and_then(|b| b.blob.clone()),
                 after_mode: after.as_ref().map(|a| a.mode),
@@ -503,12 +603,12 @@ fn observe_changes(
             });
         }
     }
-    (updates, changes)
+    changes
 }
 
 /// The stored entry of one walked path: its content kept when it is a regular file
 /// within `max_file_bytes`.
-fn observe(
+pub(super) fn observe(
     root: &Path,
     path: &str,
     fp: Fingerprint,
@@ -631,6 +731,7 @@ mod tests {
             command: "x",
             reverts: None,
             overlaps: "",
+            files: None,
         };
         let older = store.open_checkpoint(&[], &new).unwrap();
         let newer = store.open_checkpoint(&[], &new).unwrap();

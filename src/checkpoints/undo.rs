@@ -43,7 +43,8 @@ pub struct Plan {
     pub target: CheckpointRow,
     /// The paths to restore.
     pub steps: Vec<Step>,
-    /// Paths changed outside the checkpoints or by an overlapping call, with why.
+    /// Paths changed since by another call, outside the checkpoints, or by an overlapping
+    /// call, or being changed right now, with why.
     pub conflicts: Vec<String>,
     /// Paths that cannot be restored, with why.
     pub skipped: Vec<String>,
@@ -178,13 +179,19 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
                 .collect()
         };
         for other in &others {
-            if overlaps_of(other).contains(&target.id) || overlaps_of(&target).contains(&other.id)
-            {
+            if overlaps_of(other).contains(&target.id) || overlaps_of(&target).contains(&other.id) {
                 for change in store.checkpoint_changes(other.id)? {
                     overlapping.insert((change.path, other.id));
                 }
             }
         }
+        // Files claimed by calls running now (file tools, undos): (checkpoint, path).
+        let claimed: Vec<(i64, String)> = store
+            .checkpoint_claims()?
+            .into_iter()
+            .filter(|(_, pid, _)| record::pid_alive(*pid))
+            .map(|(id, _, path)| (id, path))
+            .collect();
         let mut plan = Plan {
             target: target.clone(),
             steps: Vec::new(),
@@ -217,11 +224,24 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
                     ));
                 }
             }
+            if let Some((id, _)) = claimed
+                .iter()
+                .find(|(id, p)| *p == path && *id != target.id)
+            {
+                plan.conflicts.push(format!(
+                    "{path}: {} is changing it right now; undo when that call is done",
+                    described(store, *id)?
+                ));
+                continue;
+            }
+            // Changed since by later checkpoints, not undone since: the newest of them.
             let chain = store.path_changes_since(&path, target.id)?;
-            let (last_id, expected) = match chain.last() {
-                Some((id, c)) => (*id, c.clone()),
-                None => (target.id, change.clone()),
-            };
+            let last_id = chain.last().map_or(target.id, |(id, _)| *id);
+            let newest = chain
+                .iter()
+                .rev()
+                .find(|(id, _)| *id != target.id)
+                .map(|(id, c)| (*id, c.clone()));
             let now = match current(session, &path) {
                 Ok(now) => now,
                 // A directory where the file was (`rm f && mkdir f`): fine when the
@@ -235,18 +255,29 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
                     continue;
                 }
             };
-            let as_expected = match (&now, expected.after_mode, &expected.after_blob) {
+            let holds = |mode: Option<u32>, blob: &Option<String>| match (&now, mode, blob) {
                 (None, None, _) => true,
-                (Some((mode, bytes)), Some(want), Some(blob)) => {
-                    shape(*mode) == shape(want)
-                        && blobs.get(blob).is_ok_and(|kept| kept == *bytes)
+                (Some((m, bytes)), Some(want), Some(blob)) => {
+                    shape(*m) == shape(want) && blobs.get(blob).is_ok_and(|kept| kept == *bytes)
                 }
                 _ => false,
             };
-            if !as_expected {
-                plan.conflicts.push(format!(
-                    "{path}: changed since checkpoint {last_id} by something outside the checkpoints"
-                ));
+            // As the target left it: nobody's change since remains (later ones were
+            // undone), so restoring takes nothing but the target's change back.
+            if !holds(change.after_mode, &change.after_blob) {
+                match newest {
+                    Some((id, later)) if holds(later.after_mode, &later.after_blob) => {
+                        plan.conflicts.push(format!(
+                            "{path}: changed since by {}; undo {id} first (--force reverts \
+                             that change too)",
+                            described(store, id)?
+                        ));
+                    }
+                    _ => plan.conflicts.push(format!(
+                        "{path}: changed since checkpoint {last_id} by something outside the \
+                         checkpoints"
+                    )),
+                }
             }
             let same = match (&now, &goal) {
                 (None, None) => true,
@@ -281,6 +312,14 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
         }
         plan.conflicts.extend(foreign);
         Ok(plan)
+    })
+}
+
+/// Checkpoint `id` in words: `checkpoint 7 (edit: src/a.py)`.
+fn described(store: &Store, id: i64) -> Result<String> {
+    Ok(match store.checkpoint(id)? {
+        Some(row) => format!("checkpoint {id} ({}: {})", row.tool, row.command),
+        None => format!("checkpoint {id}"),
     })
 }
 
@@ -537,10 +576,15 @@ pub fn dry_run_text(plan: &Plan) -> String {
 pub fn refused_text(plan: &Plan) -> String {
     let mut text = plan_text(plan);
     text.push_str(&format!(
-        "undo of checkpoint {} refused: {} path(s) changed outside the checkpoints; \
-         nothing was restored (--force restores them anyway, --dry-run lists what it would do)\n",
+        "undo of checkpoint {} refused: {} {} in conflict (above); nothing was restored \
+         (--force restores them anyway, --dry-run lists what it would do)\n",
         plan.target.id,
-        plan.conflicts.len()
+        plan.conflicts.len(),
+        if plan.conflicts.len() == 1 {
+            "path"
+        } else {
+            "paths"
+        }
     ));
     text
 }
@@ -612,7 +656,10 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
     }
     let target = plan.target.clone();
     let command = format!("undo {}", target.id);
-    let began = record::begin_locked(
+    // The undo's own checkpoint covers exactly the files it restores (so a call running
+    // beside it never lands in it), claimed like a file tool's.
+    let files: Vec<String> = plan.steps.iter().map(|s| s.path.clone()).collect();
+    let began = super::files::begin_locked(
         session,
         NewCheckpoint {
             kind: "undo",
@@ -622,7 +669,9 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
             command: &command,
             reverts: Some(target.id),
             overlaps: "",
+            files: None,
         },
+        &files,
     )?;
     let open = match began {
         Began::Open(open) => open,
@@ -630,7 +679,7 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         Began::Skipped => bail!("checkpoints are disabled"),
     };
     let committed = restore(session, &plan);
-    let (kept, _, _) = record::finish_locked(session, &open)?;
+    let (kept, _, _) = super::files::finish_locked(session, open.id)?;
     committed?;
     let removed: Vec<&str> = plan
         .steps

@@ -76,6 +76,9 @@ pub struct CheckpointRow {
     pub undone_by: Option<i64>,
     /// Checkpoints whose window overlapped this one's, comma-separated ids.
     pub overlaps: String,
+    /// `project` (what a walk saw change) or `files` (the files a file tool named, claimed
+    /// while it ran).
+    pub scope: String,
 }
 
 /// A checkpoint about to be opened.
@@ -95,10 +98,13 @@ pub struct NewCheckpoint<'a> {
     pub reverts: Option<i64>,
     /// Ids of checkpoints still open in live processes.
     pub overlaps: &'a str,
+    /// The files the call may change (a file tool's), claimed until it closes; `None`: a
+    /// walk of the project tells what it changed.
+    pub files: Option<&'a [String]>,
 }
 
 const ROW_COLUMNS: &str = "id, kind, session_id, call_id, tool, command, time_created, status, \
-     pid, reverts, undone_by, overlaps";
+     pid, reverts, undone_by, overlaps, scope";
 
 fn row(r: &rusqlite::Row) -> rusqlite::Result<CheckpointRow> {
     Ok(CheckpointRow {
@@ -114,6 +120,7 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<CheckpointRow> {
         reverts: r.get(9)?,
         undone_by: r.get(10)?,
         overlaps: r.get(11)?,
+        scope: r.get(12)?,
     })
 }
 
@@ -130,17 +137,22 @@ fn change(r: &rusqlite::Row) -> rusqlite::Result<FileChange> {
     })
 }
 
-/// Writes tree updates (`None` removes the path) inside a transaction.
+/// Writes tree updates (`None` removes the path) inside a transaction. `walked`: the
+/// updates come from a walk, and start a new generation; the updates of named files (a
+/// file tool's checkpoint) keep it, since a walk that trusts the cache reports every file
+/// whose fingerprint differs from the cache's, and the stored entry then tells that the
+/// file was recorded already.
 fn update_tree(
     tx: &rusqlite::Transaction,
     updates: &[(String, Option<TreeEntry>)],
+    walked: bool,
 ) -> rusqlite::Result<()> {
     let mut put = tx.prepare_cached(
         "INSERT OR REPLACE INTO checkpoint_files (path, fingerprint, mode, blob, note)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     let mut delete = tx.prepare_cached("DELETE FROM checkpoint_files WHERE path = ?1")?;
-    if !updates.is_empty() {
+    if walked && !updates.is_empty() {
         // A new generation: a walk cache saved for the old one no longer stands for the
         // tree (see `Store::tree_generation`).
         tx.execute(
@@ -333,10 +345,11 @@ impl Store {
     ) -> Result<i64> {
         let now = super::unix_millis() as i64;
         self.write(|tx| {
-            update_tree(tx, updates)?;
+            update_tree(tx, updates, new.files.is_none())?;
             tx.execute(
                 "INSERT INTO checkpoints (kind, session_id, call_id, tool, command, time_created,
-                 status, pid, reverts, overlaps) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7, ?8, ?9)",
+                 status, pid, reverts, overlaps, scope)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7, ?8, ?9, ?10)",
                 params![
                     new.kind,
                     new.session_id,
@@ -346,10 +359,22 @@ impl Store {
                     now,
                     i64::from(std::process::id()),
                     new.reverts,
-                    new.overlaps
+                    new.overlaps,
+                    if new.files.is_some() {
+                        "files"
+                    } else {
+                        "project"
+                    }
                 ],
             )?;
-            Ok(tx.last_insert_rowid())
+            let id = tx.last_insert_rowid();
+            let mut claim = tx.prepare_cached(
+                "INSERT OR IGNORE INTO checkpoint_claims (checkpoint_id, path) VALUES (?1, ?2)",
+            )?;
+            for path in new.files.unwrap_or_default() {
+                claim.execute(params![id, path])?;
+            }
+            Ok(id)
         })
     }
 
@@ -362,8 +387,17 @@ impl Store {
         changes: &[FileChange],
     ) -> Result<bool> {
         self.write(|tx| {
-            update_tree(tx, updates)?;
+            let scope: String = tx.query_row(
+                "SELECT scope FROM checkpoints WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            update_tree(tx, updates, scope != "files")?;
             add_changes(tx, id, changes)?;
+            tx.execute(
+                "DELETE FROM checkpoint_claims WHERE checkpoint_id = ?1",
+                params![id],
+            )?;
             let count: i64 = tx.query_row(
                 "SELECT COUNT(*) FROM checkpoint_changes WHERE checkpoint_id = ?1",
                 params![id],
@@ -390,7 +424,7 @@ impl Store {
         changes: &[FileChange],
     ) -> Result<()> {
         self.write(|tx| {
-            update_tree(tx, updates)?;
+            update_tree(tx, updates, true)?;
             add_changes(tx, id, changes)
         })
     }
@@ -410,12 +444,38 @@ impl Store {
         self.write(|tx| add_changes(tx, id, changes))
     }
 
-    /// Applies tree updates only (a person's edits seen by a walk, or a first baseline).
+    /// Applies tree updates only (a person's edits seen by a walk, or a first baseline;
+    /// `walked` false: seen by a file tool's checkpoint in the files it names).
     pub fn update_checkpoint_tree(
         &mut self,
         updates: &[(String, Option<TreeEntry>)],
+        walked: bool,
     ) -> Result<()> {
-        self.write(|tx| update_tree(tx, updates))
+        self.write(|tx| update_tree(tx, updates, walked))
+    }
+
+    /// Removes the records of `paths` from checkpoint `id` (a file tool's files it did
+    /// not change after all).
+    pub fn remove_changes(&mut self, id: i64, paths: &[String]) -> Result<()> {
+        self.write(|tx| {
+            let mut delete = tx.prepare_cached(
+                "DELETE FROM checkpoint_changes WHERE checkpoint_id = ?1 AND path = ?2",
+            )?;
+            for path in paths {
+                delete.execute(params![id, path])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The files claimed by open checkpoints: (checkpoint id, its process, path).
+    pub fn checkpoint_claims(&self) -> Result<Vec<(i64, i64, String)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.checkpoint_id, k.pid, c.path FROM checkpoint_claims c
+             JOIN checkpoints k ON k.id = c.checkpoint_id WHERE k.status = 'open'",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Checkpoints, newest first; only `session`'s when given; open ones too.
@@ -497,6 +557,10 @@ impl Store {
             for id in ids {
                 tx.execute(
                     "DELETE FROM checkpoint_changes WHERE checkpoint_id = ?1",
+                    params![id],
+                )?;
+                tx.execute(
+                    "DELETE FROM checkpoint_claims WHERE checkpoint_id = ?1",
                     params![id],
                 )?;
                 tx.execute("DELETE FROM checkpoints WHERE id = ?1", params![id])?;

@@ -322,7 +322,7 @@ fn sandbox_notes(
 
 /// A command may change the project unless every line of it is read-only: its
 /// checkpoint shows the command.
-fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
+fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<crate::tool::Checkpoint> {
     let command = args
         .get("command")
         .and_then(Value::as_str)
@@ -330,7 +330,10 @@ fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
     (!command
         .lines()
         .all(crate::detect::read_only::line_is_read_only))
-    .then(|| command.to_string())
+    .then(|| crate::tool::Checkpoint {
+        shown: command.to_string(),
+        covers: crate::tool::Covers::Project,
+    })
 }
 
 #[cfg(test)]

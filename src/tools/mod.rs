@@ -118,6 +118,7 @@ mod tests {
     use super::*;
     use crate::registry::{Arguments, ToolCall};
     use crate::session::Session;
+    use crate::tool::Covers;
 
     /// The permission categories a tool can be decided as.
     const CATEGORIES: &[&str] = &[
@@ -277,28 +278,25 @@ mod tests {
         let shown = |tool: &str, args: Value| {
             let def = registry.get(tool).unwrap();
             def.checkpoint
-                .and_then(|shown| shown(&session, args.as_object().unwrap()))
+                .and_then(|rule| rule(&session, args.as_object().unwrap()))
+                .map(|rule| (rule.shown, rule.covers))
         };
+        let files = |shown: &str| Some((shown.to_string(), Covers::EditedFiles));
+        let project = |shown: &str| Some((shown.to_string(), Covers::Project));
+        assert_eq!(shown("write", json!({"file_path": "a"})), files("a"));
+        assert_eq!(shown("edit", json!({"file_path": "b"})), files("b"));
         assert_eq!(
-            shown("write", json!({"file_path": "a"})).as_deref(),
-            Some("a")
-        );
-        assert_eq!(
-            shown("edit", json!({"file_path": "b"})).as_deref(),
-            Some("b")
-        );
-        assert_eq!(
-            shown("apply_patch", json!({"patch": "x"})).as_deref(),
-            Some("apply_patch")
+            shown("apply_patch", json!({"patch": "x"})),
+            files("apply_patch")
         );
         let patch = "*** Begin Patch\n*** Add File: a.txt\n+a\n*** Update File: b.txt\n*** Move to: c.txt\n@@\n-x\n+y\n*** End Patch\n";
         assert_eq!(
-            shown("apply_patch", json!({"patch": patch})).as_deref(),
-            Some("a.txt, b.txt, c.txt")
+            shown("apply_patch", json!({"patch": patch})),
+            files("a.txt, b.txt, c.txt")
         );
         assert_eq!(
-            shown("bash", json!({"command": "make clean"})).as_deref(),
-            Some("make clean")
+            shown("bash", json!({"command": "make clean"})),
+            project("make clean")
         );
         assert!(shown("bash", json!({"command": "ls\nrm -rf src"})).is_some());
         assert_eq!(
@@ -307,8 +305,8 @@ mod tests {
         );
         assert_eq!(shown("read", json!({"file_path": "a"})), None);
         assert_eq!(
-            shown("monitor", json!({"command": "npm run dev"})).as_deref(),
-            Some("npm run dev")
+            shown("monitor", json!({"command": "npm run dev"})),
+            project("npm run dev")
         );
         assert_eq!(
             shown("monitor", json!({"action": "read", "monitor_id": "m"})),
@@ -316,8 +314,8 @@ mod tests {
         );
         assert_eq!(shown("monitor", json!({"command": ""})), None);
         assert_eq!(
-            shown("task", json!({"description": "tidy", "prompt": "p"})).as_deref(),
-            Some("tidy")
+            shown("task", json!({"description": "tidy", "prompt": "p"})),
+            project("tidy")
         );
         let mut deep = crate::session::Session::new("s", dir.path());
         deep.depth = crate::session::MAX_SUBAGENT_DEPTH;

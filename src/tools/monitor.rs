@@ -510,13 +510,16 @@ fn stop(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutpu
 
 /// A call that starts a command may change the project (reading, listing or stopping a
 /// monitor does not): its checkpoint shows the command.
-fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
+fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<crate::tool::Checkpoint> {
     let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
     let starts = match text("action") {
         "" => text("monitor_id").is_empty() || !text("command").is_empty(),
         action => action == "start",
     };
-    (starts && !text("command").trim().is_empty()).then(|| text("command").to_string())
+    (starts && !text("command").trim().is_empty()).then(|| crate::tool::Checkpoint {
+        shown: text("command").to_string(),
+        covers: crate::tool::Covers::Project,
+    })
 }
 
 #[cfg(test)]

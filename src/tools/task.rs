@@ -500,12 +500,14 @@ pub fn job_entry(job: &Job) -> Value {
 
 /// A subagent may change the project, unless the call is refused for its depth: its
 /// checkpoint shows the task's description.
-fn checkpoint(session: &Session, args: &Map<String, Value>) -> Option<String> {
-    (session.depth < MAX_DEPTH).then(|| {
-        args.get("description")
+fn checkpoint(session: &Session, args: &Map<String, Value>) -> Option<crate::tool::Checkpoint> {
+    (session.depth < MAX_DEPTH).then(|| crate::tool::Checkpoint {
+        shown: args
+            .get("description")
             .and_then(Value::as_str)
             .unwrap_or_default()
-            .to_string()
+            .to_string(),
+        covers: crate::tool::Covers::Project,
     })
 }
 

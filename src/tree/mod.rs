@@ -317,6 +317,56 @@ fn matcher(dir: &Path, path: &Path) -> Option<ignore::gitignore::Gitignore> {
     builder.build().ok().filter(|g| !g.is_empty())
 }
 
+/// Why the walk leaves out the file `rel` (relative to `root`, `/`-separated), or `None`
+/// when it keeps it: the same rules as the walk's, applied to one path (a file tool's
+/// checkpoint keeps the stored tree to what walks see). Nothing on the way is followed;
+/// a missing directory keeps nothing out.
+pub fn left_out(
+    root: &Path,
+    rel: &str,
+    not_project: &crate::skip_dirs::NotProject,
+) -> Option<&'static str> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let global = std::cell::OnceCell::new();
+    let mut level: Option<Arc<Level>> = None;
+    let mut dir = root.to_path_buf();
+    for (i, name) in parts.iter().enumerate() {
+        let holds = |file: &str| std::fs::symlink_metadata(dir.join(file)).is_ok();
+        if i > 0
+            && let Some(why) = not_project.by_content(holds)
+        {
+            return Some(why);
+        }
+        let (has_git, has_ignore, has_gitignore) =
+            (holds(".git"), holds(".ignore"), holds(".gitignore"));
+        if has_git || has_ignore || has_gitignore {
+            level = Some(Arc::new(Level {
+                parent: level,
+                dir: dir.clone(),
+                has_ignore,
+                has_gitignore,
+                has_exclude: has_git && holds(".git/info/exclude"),
+                has_git,
+                matchers: OnceLock::new(),
+            }));
+        }
+        let last = i + 1 == parts.len();
+        if !last && let Some(why) = not_project.by_name(OsStr::new(name), holds) {
+            return Some(why);
+        }
+        if last && crate::atomic::is_work_file(OsStr::new(name)) {
+            return Some("tinytool's own work file");
+        }
+        let path = dir.join(name);
+        let global = global.get_or_init(|| ignore::gitignore::Gitignore::global().0);
+        if ignored(level.as_deref(), global, &path, !last) {
+            return Some("left out by the project's ignore files");
+        }
+        dir = path;
+    }
+    None
+}
+
 /// Fingerprint of one `fstatat` result (the casts are no-ops on 64-bit Linux only).
 #[allow(clippy::unnecessary_cast)]
 fn fingerprint_of(st: &libc::stat) -> Fingerprint {

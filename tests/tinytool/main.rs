@@ -14,6 +14,7 @@ mod checkpoint_handoff;
 mod checkpoint_tool;
 mod checkpoints;
 mod cli;
+mod concurrent_checkpoints;
 mod docs;
 mod edit;
 mod edit_targets;

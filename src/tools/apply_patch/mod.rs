@@ -549,8 +549,9 @@ fn diff(ctx: &CallContext, plan: &Plan, hidden: &[PathBuf]) -> String {
 }
 
 /// Every call may change files: its checkpoint names them (as the patch writes them; the
-/// tool's name for a patch that does not parse).
-fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
+/// tool's name for a patch that does not parse) and covers them (the call's `edit`
+/// accesses).
+fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<crate::tool::Checkpoint> {
     let text = args
         .get("patch")
         .and_then(Value::as_str)
@@ -564,10 +565,13 @@ fn checkpoint(_: &Session, args: &Map<String, Value>) -> Option<String> {
                 .collect()
         })
         .unwrap_or_default();
-    Some(if names.is_empty() {
-        "apply_patch".to_string()
-    } else {
-        names.join(", ")
+    Some(crate::tool::Checkpoint {
+        shown: if names.is_empty() {
+            "apply_patch".to_string()
+        } else {
+            names.join(", ")
+        },
+        covers: crate::tool::Covers::EditedFiles,
     })
 }
 
