@@ -127,11 +127,15 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint, files: &[String]) -> 
                 .into_iter()
                 .find(|c| c.scope == "project" && record::pid_alive(c.pid));
             match running {
-                Some(running) if !changes.is_empty() => {
+                Some(running) => {
                     store.extend_checkpoint(running.id, &changes)?;
                     store.update_checkpoint_tree(&between, false)?;
                 }
-                _ => store.update_checkpoint_tree(&between, false)?,
+                // Before the baseline every file is new to the stored tree.
+                None if store.checkpoint_setting("baseline")?.is_none() => {
+                    store.update_checkpoint_tree(&between, false)?;
+                }
+                None => record::record_outside(store, &session.id, &between, &changes, false)?,
             }
         }
         let id = store.open_checkpoint(

@@ -310,6 +310,8 @@ fn settle(
             // each change is recorded exactly once; both record the overlap.
             let changes = assign(store, running.id, changes)?;
             store.add_to_open_checkpoint(running.id, &updates, &changes)?;
+        } else if store.checkpoint_setting("baseline")?.is_some() {
+            record_outside(store, &session.id, &updates, &changes, true)?;
         } else {
             store.update_checkpoint_tree(&updates, true)?;
         }
@@ -324,6 +326,38 @@ fn settle(
         walk::publish(&session.dir, listings.clone());
         (alive, listings, blobs.stored_bytes())
     }))
+}
+
+/// Records changes no call can be tied to (made between calls: a person's editor, a
+/// process outside tinytool) as a checkpoint of kind `outside`, so the history shows them
+/// and an undo that meets them names them; applies the tree `updates` either way (`walked`:
+/// they come from a walk).
+pub(super) fn record_outside(
+    store: &mut Store,
+    session_id: &str,
+    updates: &[(String, Option<TreeEntry>)],
+    changes: &[FileChange],
+    walked: bool,
+) -> Result<()> {
+    store.update_checkpoint_tree(updates, walked)?;
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let id = store.open_checkpoint(
+        &[],
+        &NewCheckpoint {
+            kind: "outside",
+            session_id,
+            call_id: None,
+            tool: "outside",
+            command: "changed between calls, by no call of tinytool",
+            reverts: None,
+            overlaps: "",
+            files: None,
+        },
+    )?;
+    store.close_checkpoint(id, &[], changes)?;
+    Ok(())
 }
 
 /// Walks the project, trusting the walk cache when it was saved for the stored tree's

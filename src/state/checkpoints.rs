@@ -1,12 +1,14 @@
-//! The checkpoints' statements (the tables are created by migration 2).
+//! The checkpoints' statements (the tables are created by migrations 2 and 5).
 //!
 //! `checkpoint_files` is the tree as the last walk saw it: per path its fingerprint (JSON
 //! of [`Fingerprint`]), mode, and the blob of its content (NULL with a `note` when the
-//! content was not kept). `checkpoints` has one row per checkpoint: `kind` `call` or
-//! `undo`, `status` `open` (the call is running, or its process died) or `done`,
-//! `reverts` (an undo: the checkpoint it reverted) and `undone_by` (the undo that reverted
-//! it). `checkpoint_changes` has one row per path a checkpoint changed: mode and blob
-//! before and after, a NULL mode meaning "absent". `checkpoint_settings` holds
+//! content was not kept). `checkpoints` has one row per checkpoint: `kind` `call`, `undo`
+//! or `outside` (changes no call made), `scope` `project` (what a walk saw) or `files` (the
+//! files a file tool named), `status` `open` (the call is running, or its process died) or
+//! `done`, `reverts` (an undo: the checkpoint it reverted) and `undone_by` (the undo that
+//! reverted it). `checkpoint_changes` has one row per path a checkpoint changed: mode and
+//! blob before and after, a NULL mode meaning "absent". `checkpoint_claims` holds the files
+//! an open `files` checkpoint claims (walks leave them to it). `checkpoint_settings` holds
 //! project-wide facts (`off`: why checkpoints are off for the project; `baseline`: the
 //! first walk is stored; `tree`: the stored tree's generation, see
 //! [`Store::tree_generation`]).
@@ -54,7 +56,7 @@ pub struct FileChange {
 pub struct CheckpointRow {
     /// Its id (increasing).
     pub id: i64,
-    /// `call` or `undo`.
+    /// `call`, `undo`, or `outside` (changes no call made, seen between calls).
     pub kind: String,
     /// The session of the call.
     pub session_id: String,
@@ -84,7 +86,7 @@ pub struct CheckpointRow {
 /// A checkpoint about to be opened.
 #[derive(Debug, Clone)]
 pub struct NewCheckpoint<'a> {
-    /// `call` or `undo`.
+    /// `call`, `undo`, or `outside` (changes no call made, seen between calls).
     pub kind: &'a str,
     /// The session.
     pub session_id: &'a str,

@@ -34,7 +34,7 @@ pub fn definition() -> ToolDef {
         description: "Every call that may change the project (write, edit, apply_patch, \
             bash unless read-only, monitor start, task) gets a checkpoint first, so its \
             changes can be taken back. `action: list` (default) lists them newest first \
-            (id, kind call/undo, time, tool, command, and `M path +A -R` / `A path` / \
+            (id, kind call/undo/outside: a change no call made, time, tool, command, and `M path +A -R` / `A path` / \
             `D path` per file; `session_id` filters). `action: show` with `id` prints one \
             checkpoint's unified diff (`path`: only that file, or the files below that folder). `action: undo` reverts `id`, or without it the newest \
             call not undone yet (repeat to walk back); undoing an undo's id brings its \

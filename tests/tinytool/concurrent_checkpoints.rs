@@ -280,3 +280,31 @@ fn a_file_tool_call_records_its_own_file_even_where_walks_do_not_look() {
     let result = run.json();
     assert_eq!(result["metadata"]["checkpoint"]["files"], 1, "{result}");
 }
+
+#[test]
+fn a_change_no_call_made_is_recorded_as_such_and_an_undo_that_meets_it_names_it() {
+    let room = Room::new();
+    room.write("a.txt", "one\n");
+    let run = room.call("bash", json!({"command": "echo two > a.txt"}));
+    let first = run.json()["metadata"]["checkpoint"]["id"].as_i64().unwrap();
+    // A person's editor, between calls.
+    room.write("a.txt", "mine\n");
+    let run = room.call("bash", json!({"command": "echo x > b.txt"}));
+    assert_eq!(run.json()["metadata"]["checkpoint"]["files"], 1, "{run:?}");
+    let list = room.run(&["checkpoints"], None).stdout;
+    let outside = list
+        .lines()
+        .find(|l| l.contains(" outside "))
+        .unwrap_or_else(|| panic!("{list}"));
+    let id: i64 = outside.split(' ').next().unwrap().parse().unwrap();
+    assert!(list.contains("M a.txt"), "{list}");
+    let refused = room.run(&["undo", &first.to_string()], None);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(
+        refused
+            .stdout
+            .contains(&format!("a.txt: changed since by checkpoint {id} (outside: ")),
+        "{refused:?}"
+    );
+    assert_eq!(room.read("a.txt"), "mine\n");
+}
