@@ -466,10 +466,11 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
         };
         walk::forget();
         let (kept, changes, stored) = finished?;
-        // Only a kept checkpoint stored new contents: nothing else can push the store
-        // over its cap, and an unchanged tree stays a walk of stat calls.
-        if kept {
-            prune(session)?;
+        // Only new contents can push the store over its cap: an unchanged tree stays a
+        // walk of stat calls.
+        let added = open.stored_before + stored;
+        if kept || added > 0 {
+            prune(session, added)?;
         }
         Ok((kept, changes, stored))
     });
@@ -690,41 +691,44 @@ pub(super) fn observe(
     }
 }
 
-/// Prunes checkpoints older than `keep_days`, then the oldest while the blob store is over
-/// `max_bytes`, and removes the blobs nobody refers to. Open checkpoints are kept.
-pub fn prune(session: &Session) -> Result<()> {
+/// Prunes by the store's policy: checkpoints older than `keep_days` go, then the oldest
+/// while the blobs exceed `max_bytes`, each time with the blobs nobody refers to any more;
+/// open checkpoints stay. `added`: the bytes of new blobs since the last prune. The store's
+/// size is kept as a running count (the setting `blob_bytes`), measured again only when
+/// something was pruned or the count passes the cap, so a call costs the same however
+/// long the history is.
+pub fn prune(session: &Session, added: u64) -> Result<()> {
     let cfg = session.config.checkpoints;
     let blobs = blobs(session);
     let cutoff = crate::events::unix_millis() as i64
         - i64::try_from(cfg.keep_days.saturating_mul(86_400_000)).unwrap_or(i64::MAX);
     session.state.write(|store| {
-        let mut oldest_first: Vec<_> = store
-            .checkpoints(None)?
-            .into_iter()
-            .filter(|c| c.status == "done")
-            .collect();
-        oldest_first.reverse();
-        let expired: Vec<i64> = oldest_first
-            .iter()
-            .filter(|c| c.time_created < cutoff)
-            .map(|c| c.id)
-            .collect();
-        let mut pruned = !expired.is_empty();
-        store.delete_checkpoints(&expired)?;
-        let mut rest = oldest_first
-            .into_iter()
-            .filter(|c| c.time_created >= cutoff);
-        if pruned {
-            collect_garbage(store, &blobs)?;
+        let expired = store.checkpoints_before(cutoff)?;
+        let counted = store
+            .checkpoint_setting("blob_bytes")?
+            .and_then(|v| v.parse::<u64>().ok());
+        let mut total = match counted {
+            Some(total) if expired.is_empty() => total.saturating_add(added),
+            _ => {
+                store.delete_checkpoints(&expired)?;
+                if !expired.is_empty() {
+                    collect_garbage(store, &blobs)?;
+                }
+                blobs.total_bytes()?
+            }
+        };
+        if total > cfg.max_bytes {
+            total = blobs.total_bytes()?;
+            while total > cfg.max_bytes {
+                let Some(oldest) = store.oldest_done()? else {
+                    break;
+                };
+                store.delete_checkpoints(&[oldest])?;
+                collect_garbage(store, &blobs)?;
+                total = blobs.total_bytes()?;
+            }
         }
-        while blobs.total_bytes()? > cfg.max_bytes {
-            let Some(oldest) = rest.next() else { break };
-            store.delete_checkpoints(&[oldest.id])?;
-            pruned = true;
-            collect_garbage(store, &blobs)?;
-        }
-        let _ = pruned;
-        Ok(())
+        store.set_checkpoint_setting("blob_bytes", &total.to_string())
     })
 }
 

@@ -22,9 +22,9 @@ pub fn complete_dead(session: &Session) -> Result<bool> {
         .state
         .read(|store| {
             Ok(store
-                .checkpoints(None)?
+                .open_checkpoints()?
                 .into_iter()
-                .any(|c| c.status == "open" && !record::pid_alive(c.pid)))
+                .any(|c| !record::pid_alive(c.pid)))
         })?
         .unwrap_or(false);
     if !dead {

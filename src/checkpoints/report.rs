@@ -138,15 +138,52 @@ pub fn entry_json(row: &CheckpointRow, changes: &[FileChange]) -> Value {
     })
 }
 
-/// The listing of `tinytool checkpoints`: each entry's [`entry_text`], newest first.
-pub fn listing_text(blobs: &BlobStore, entries: &[(CheckpointRow, Vec<FileChange>)]) -> String {
-    if entries.is_empty() {
+/// How many checkpoints a listing shows unless asked for more.
+pub const PAGE: usize = 20;
+
+/// One page of the history, newest first.
+#[derive(Debug, Default)]
+pub struct Page {
+    /// The checkpoints with their changes.
+    pub entries: Vec<(CheckpointRow, Vec<FileChange>)>,
+    /// Whether older checkpoints exist (the next page starts before the last entry).
+    pub more: bool,
+}
+
+/// At most `limit` checkpoints older than `before` (the newest when `None`), only
+/// `session`'s when given: a listing costs the same however long the history is.
+pub fn page(
+    store: &crate::state::Store,
+    session: Option<&str>,
+    before: Option<i64>,
+    limit: usize,
+) -> anyhow::Result<Page> {
+    let limit = limit.max(1);
+    let mut rows = store.checkpoints_page(session, before, limit + 1)?;
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    let mut entries = Vec::with_capacity(rows.len());
+    for row in rows {
+        let changes = store.checkpoint_changes(row.id)?;
+        entries.push((row, changes));
+    }
+    Ok(Page { entries, more })
+}
+
+/// The listing of `tinytool checkpoints`: each entry's [`entry_text`], newest first, and,
+/// when older ones exist, a last line saying how to list them (`next(ID)`: the way to ask
+/// for the checkpoints before ID).
+pub fn listing_text(blobs: &BlobStore, page: &Page, next: impl Fn(i64) -> String) -> String {
+    if page.entries.is_empty() {
         return "No checkpoints.\n".to_string();
     }
     let mut text = String::new();
-    for (row, changes) in entries {
+    for (row, changes) in &page.entries {
         text.push_str(&entry_text(blobs, row, changes));
         text.push('\n');
+    }
+    if let (true, Some((last, _))) = (page.more, page.entries.last()) {
+        text.push_str(&format!("(older checkpoints: {})\n", next(last.id)));
     }
     text
 }

@@ -65,13 +65,6 @@ pub enum Outcome {
     Done(Plan, Option<i64>),
 }
 
-/// The newest finished `call` checkpoint not undone yet.
-fn default_target(store: &Store) -> Result<Option<CheckpointRow>> {
-    Ok(store
-        .checkpoints(None)?
-        .into_iter()
-        .find(|c| c.kind == "call" && c.status == "done" && c.undone_by.is_none()))
-}
 
 /// The target checkpoint: `id`, or the default one.
 fn target(store: &Store, id: Option<i64>) -> Result<CheckpointRow> {
@@ -91,7 +84,7 @@ fn target(store: &Store, id: Option<i64>) -> Result<CheckpointRow> {
             }
             Ok(row)
         }
-        None => match default_target(store)? {
+        None => match store.newest_undoable()? {
             Some(row) => Ok(row),
             None => bail!("nothing to undo: no checkpoint that has not been undone"),
         },
@@ -171,18 +164,9 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             );
         }
         let mut overlapping = BTreeSet::new();
-        let others = store.checkpoints(None)?;
-        let overlaps_of = |row: &CheckpointRow| -> Vec<i64> {
-            row.overlaps
-                .split(',')
-                .filter_map(|s| s.parse().ok())
-                .collect()
-        };
-        for other in &others {
-            if overlaps_of(other).contains(&target.id) || overlaps_of(&target).contains(&other.id) {
-                for change in store.checkpoint_changes(other.id)? {
-                    overlapping.insert((change.path, other.id));
-                }
+        for other in store.overlapping(target.id)? {
+            for change in store.checkpoint_changes(other)? {
+                overlapping.insert((change.path, other));
             }
         }
         // Files claimed by calls running now (file tools, undos): (checkpoint, path).
@@ -679,7 +663,7 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         Began::Skipped => bail!("checkpoints are disabled"),
     };
     let committed = restore(session, &plan);
-    let (kept, _, _) = super::files::finish_locked(session, open.id)?;
+    let (kept, _, stored) = super::files::finish_locked(session, open.id)?;
     committed?;
     let removed: Vec<&str> = plan
         .steps
@@ -702,6 +686,6 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         }
         Ok(())
     })?;
-    record::prune(session)?;
+    record::prune(session, stored)?;
     Ok(Outcome::Done(plan, undo_id))
 }

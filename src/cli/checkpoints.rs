@@ -29,8 +29,10 @@ pub fn checkpoints_command() -> Command {
         .long_about(
             "List the checkpoints taken before every call that may change the project (write, \
              edit, apply_patch, bash unless read-only, monitor start, task), newest first: \
-             id, kind (call or undo), time, tool, command or paths, and a summary line per \
-             file (`M path +ADDED -REMOVED`, `A path`, `D path`, and files not kept with why). \
+             id, kind (call, undo, or outside: a change no call made), time, tool, command or \
+             paths, and a summary line per file (`M path +ADDED -REMOVED`, `A path`, `D path`, \
+             and files not kept with why). The newest 20 unless --limit says otherwise; \
+             --before ID lists older ones. \
              With the global --session, only that session's. `checkpoints show ID` prints the \
              unified diff of one checkpoint; secret files (those whose read the policy \
              refuses) show `[content of a secret file not shown]`.",
@@ -40,6 +42,20 @@ pub fn checkpoints_command() -> Command {
                 .long("json")
                 .action(ArgAction::SetTrue)
                 .help("Print a JSON array of {id, kind, tool, time, paths, ...}"),
+        )
+        .arg(
+            Arg::new("limit")
+                .long("limit")
+                .value_name("N")
+                .value_parser(clap::value_parser!(usize))
+                .help("List at most N checkpoints [default: 20]"),
+        )
+        .arg(
+            Arg::new("before")
+                .long("before")
+                .value_name("ID")
+                .value_parser(clap::value_parser!(i64))
+                .help("List the checkpoints older than ID (the next page)"),
         )
         .subcommand(
             Command::new("show")
@@ -130,26 +146,28 @@ pub fn run_checkpoints(
             Err(err) => fail(&format!("cannot read the checkpoints: {err:#}")),
         };
     }
-    let listed = session.state.read(|store| {
-        let mut entries = Vec::new();
-        for row in store.checkpoints(session_filter)? {
-            let changes = store.checkpoint_changes(row.id)?;
-            entries.push((row, changes));
-        }
-        Ok(entries)
-    });
-    let entries = match listed {
-        Ok(entries) => entries.unwrap_or_default(),
+    let before = sub.get_one::<i64>("before").copied();
+    let limit = sub
+        .get_one::<usize>("limit")
+        .copied()
+        .unwrap_or(report::PAGE);
+    let listed = session
+        .state
+        .read(|store| report::page(store, session_filter, before, limit));
+    let page = match listed {
+        Ok(page) => page.unwrap_or_default(),
         Err(err) => return fail(&format!("cannot read the checkpoints: {err:#}")),
     };
     if sub.get_flag("json") {
-        let array = entries
+        let array = page
+            .entries
             .iter()
             .map(|(row, changes)| report::entry_json(row, changes))
             .collect();
         return out.json(&Value::Array(array));
     }
-    out.raw(report::listing_text(&blobs, &entries).as_bytes())
+    let next = |id: i64| format!("`tinytool checkpoints --before {id}`");
+    out.raw(report::listing_text(&blobs, &page, next).as_bytes())
 }
 
 /// Runs `undo`.

@@ -490,6 +490,86 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// At most `limit` checkpoints older than `before` (all when `None`), newest first;
+    /// only `session`'s when given: a page of the history, at the same cost however long
+    /// it is.
+    pub fn checkpoints_page(
+        &self,
+        session: Option<&str>,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointRow>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM checkpoints
+             WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR id < ?2)
+             ORDER BY id DESC LIMIT ?3"
+        ))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![session, before, limit], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The newest finished checkpoint of kind `call` nobody has undone (the default target
+    /// of an undo).
+    pub fn newest_undoable(&self) -> Result<Option<CheckpointRow>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT {ROW_COLUMNS} FROM checkpoints WHERE kind = 'call' AND status = \
+                     'done' AND undone_by IS NULL ORDER BY id DESC LIMIT 1"
+                ),
+                [],
+                row,
+            )
+            .optional()?)
+    }
+
+    /// The checkpoints whose window overlapped `id`'s: those it lists, and the later ones
+    /// that list it.
+    pub fn overlapping(&self, id: i64) -> Result<Vec<i64>> {
+        let listed: String = self
+            .conn
+            .query_row(
+                "SELECT overlaps FROM checkpoints WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or_default();
+        let mut ids: Vec<i64> = listed.split(',').filter_map(|s| s.parse().ok()).collect();
+        // Only a checkpoint opened while `id` was open lists it: a later id.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM checkpoints WHERE id > ?1 AND overlaps != ''
+             AND (',' || overlaps || ',') LIKE ('%,' || ?1 || ',%')",
+        )?;
+        for later in stmt.query_map(params![id], |r| r.get::<_, i64>(0))? {
+            ids.push(later?);
+        }
+        Ok(ids)
+    }
+
+    /// Finished checkpoints created before `cutoff` (milliseconds), oldest first.
+    pub fn checkpoints_before(&self, cutoff: i64) -> Result<Vec<i64>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM checkpoints WHERE time_created < ?1 AND status = 'done' ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![cutoff], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The oldest finished checkpoint.
+    pub fn oldest_done(&self) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id FROM checkpoints WHERE status = 'done' ORDER BY id LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
     /// One checkpoint.
     pub fn checkpoint(&self, id: i64) -> Result<Option<CheckpointRow>> {
         Ok(self

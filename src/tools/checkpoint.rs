@@ -33,8 +33,8 @@ pub fn definition() -> ToolDef {
         summary: "List the checkpoints taken before calls, show one, or undo one",
         description: "Every call that may change the project (write, edit, apply_patch, \
             bash unless read-only, monitor start, task) gets a checkpoint first, so its \
-            changes can be taken back. `action: list` (default) lists them newest first \
-            (id, kind call/undo/outside: a change no call made, time, tool, command, and `M path +A -R` / `A path` / \
+            changes can be taken back. `action: list` (default) lists them newest first, \
+            20 at a time (`limit`; `before: ID` for older ones) (id, kind call/undo/outside: a change no call made, time, tool, command, and `M path +A -R` / `A path` / \
             `D path` per file; `session_id` filters). `action: show` with `id` prints one \
             checkpoint's unified diff (`path`: only that file, or the files below that folder). `action: undo` reverts `id`, or without it the newest \
             call not undone yet (repeat to walk back); undoing an undo's id brings its \
@@ -109,6 +109,15 @@ fn parameters() -> Value {
             "path": {
                 "type": "string",
                 "description": "show: only the diff of this file, or of the files below this folder."
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "list: at most this many checkpoints (default 20)."
+            },
+            "before": {
+                "type": "integer",
+                "description": "list: only checkpoints older than this id (the next page)."
             }
         }),
         &[],
@@ -124,6 +133,8 @@ struct CheckpointArgs {
     force: Option<bool>,
     session_id: Option<String>,
     path: Option<String>,
+    limit: Option<u64>,
+    before: Option<i64>,
 }
 
 /// Only an undo that changes files asks: its target, ` --force` when forced.
@@ -156,7 +167,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         let _ = crate::checkpoints::recovery::complete_dead(ctx.session);
     }
     match action {
-        "list" | "" => list(ctx, args.session_id.as_deref()),
+        "list" | "" => list(ctx, &args),
         "show" => match args.id {
             Some(id) => show(ctx, id, args.path.as_deref()),
             None => Ok(ToolOutput::error("id is required for show")),
@@ -169,23 +180,20 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
 }
 
-fn list(ctx: &CallContext, session_filter: Option<&str>) -> anyhow::Result<ToolOutput> {
+fn list(ctx: &CallContext, args: &CheckpointArgs) -> anyhow::Result<ToolOutput> {
     let session = ctx.session;
-    let entries = session
+    let limit = args.limit.unwrap_or(report::PAGE as u64);
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let page = session
         .state
-        .read(|store| {
-            let mut entries = Vec::new();
-            for row in store.checkpoints(session_filter)? {
-                let changes = store.checkpoint_changes(row.id)?;
-                entries.push((row, changes));
-            }
-            Ok(entries)
-        })?
+        .read(|store| report::page(store, args.session_id.as_deref(), args.before, limit))?
         .unwrap_or_default();
-    let text = report::listing_text(&record::blobs(session), &entries)
+    let next = |id: i64| format!("action list with before: {id}");
+    let text = report::listing_text(&record::blobs(session), &page, next)
         .trim_end()
         .to_string();
-    let array: Vec<Value> = entries
+    let array: Vec<Value> = page
+        .entries
         .iter()
         .map(|(row, changes)| report::entry_json(row, changes))
         .collect();
