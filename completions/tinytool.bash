@@ -372,7 +372,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__checkpoint)
-            opts="-h --help --dir --session --policy --state --events --answers --text --action --id --dry-run --force --session-id --path --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --action --id --dry-run --force --session-id --path --limit --before --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -426,6 +426,14 @@ _tinytool() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --before)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -434,12 +442,20 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__checkpoints)
-            opts="-h --json --dir --session --policy --state --events --answers --text --help show help"
+            opts="-h --json --limit --before --dir --session --policy --state --events --answers --text --help show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --before)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

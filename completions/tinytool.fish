@@ -302,6 +302,8 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l force -
 false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l session-id -d 'list: only this session\'s checkpoints.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l path -d 'show: only the diff of this file, or of the files below this folder.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l limit -d 'list: at most this many checkpoints (default 20).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l before -d 'list: only checkpoints older than this id (the next page).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
@@ -374,6 +376,8 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l answers -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l json -d 'Print one JSON object instead of lines'
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l limit -d 'List at most N checkpoints [default: 20]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l before -d 'List the checkpoints older than ID (the next page)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l policy -d 'The permission policy, in place of the user policy' -r

@@ -183,8 +183,9 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE monitors ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';
     ALTER TABLE jobs ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';",
     // 5: checkpoints of file tools cover the files they name (`scope` 'files', the
-    // files claimed while the call runs, so nobody else's walk records them), and the
-    // indexes that keep listing and undo independent of the history's length.
+    // files claimed while the call runs, so nobody else's walk records them), the
+    // indexes that keep listing and undo independent of the history's length, and the
+    // folders checkpoints do not keep that a call changed (`left_out`).
     "ALTER TABLE checkpoints ADD COLUMN scope TEXT NOT NULL DEFAULT 'project';
     CREATE TABLE checkpoint_claims (
         checkpoint_id INTEGER NOT NULL,
@@ -193,7 +194,8 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX checkpoint_claims_path ON checkpoint_claims (path);
     CREATE INDEX checkpoints_session ON checkpoints (session_id, id);
-    CREATE INDEX checkpoints_time ON checkpoints (time_created);",
+    CREATE INDEX checkpoints_time ON checkpoints (time_created);
+    ALTER TABLE checkpoints ADD COLUMN left_out TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The agent a session is in when nothing is stored.

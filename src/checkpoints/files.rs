@@ -187,9 +187,8 @@ fn look(
 }
 
 /// Closes the files checkpoint `id` with the lock held: what changed in its files since
-/// [`begin`], the stored tree updated for the kept ones, the claims released. Returns
-/// whether it was kept, its changes, and the bytes stored.
-pub fn finish_locked(session: &Session, id: i64) -> Result<(bool, Vec<FileChange>, u64)> {
+/// [`begin`], the stored tree updated for the kept ones, the claims released.
+pub fn finish_locked(session: &Session, id: i64) -> Result<record::Closed> {
     let cfg = session.config.checkpoints;
     let blobs = record::blobs(session).deferred();
     let not_project = session.config.not_project_for_checkpoints();
@@ -239,5 +238,10 @@ pub fn finish_locked(session: &Session, id: i64) -> Result<(bool, Vec<FileChange
         store.remove_changes(id, &unchanged_paths)?;
         store.close_checkpoint(id, &updates, &changes)
     })?;
-    Ok((kept, changes, blobs.stored_bytes()))
+    Ok(record::Closed {
+        kept,
+        changes,
+        stored: blobs.stored_bytes(),
+        left_out: Vec::new(),
+    })
 }

@@ -57,6 +57,23 @@ pub struct Open {
     /// Whether it covers the files its call named ([`super::files`]) rather than what a
     /// walk sees.
     files: bool,
+    /// The stamps of the folders the walk before the call left out
+    /// ([`walk::unkept`]), to tell whether the call changed them.
+    unkept: BTreeMap<String, u64>,
+}
+
+/// What closing a checkpoint did.
+#[derive(Debug, Default)]
+pub struct Closed {
+    /// Whether the checkpoint was kept (it changed files, or folders checkpoints do not
+    /// keep).
+    pub kept: bool,
+    /// The changes of the files.
+    pub changes: Vec<FileChange>,
+    /// Bytes of new contents stored.
+    pub stored: u64,
+    /// The folders checkpoints do not keep that the call changed, in words.
+    pub left_out: Vec<String>,
 }
 
 impl Open {
@@ -67,6 +84,7 @@ impl Open {
             before: std::sync::Mutex::new(None),
             stored_before: 0,
             files: false,
+            unkept: BTreeMap::new(),
         }
     }
 
@@ -211,8 +229,10 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
     let id = session
         .state
         .write(|store| store.open_checkpoint(&[], &new))?;
+    let unkept = walk::unkept::stamps(&session.dir, &walk::unkept::folders(&listings));
     let open = Open {
         stored_before,
+        unkept,
         ..Open::new(id)
     };
     if let (Some(watch), Ok(mut before)) = (watch, open.before.lock()) {
@@ -465,14 +485,14 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
             finish_locked(session, &open)
         };
         walk::forget();
-        let (kept, changes, stored) = finished?;
+        let closed = finished?;
         // Only new contents can push the store over its cap: an unchanged tree stays a
         // walk of stat calls.
-        let added = open.stored_before + stored;
-        if kept || added > 0 {
+        let added = open.stored_before + closed.stored;
+        if closed.kept || added > 0 {
             prune(session, added)?;
         }
-        Ok((kept, changes, stored))
+        Ok(closed)
     });
     walk::forget();
     let stored = |stored: u64| {
@@ -480,14 +500,29 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
         (total >= STORED_NOTE_BYTES).then(|| stored_note(session, total))
     };
     match result {
-        Ok((false, _, bytes)) => {
-            stored(bytes).map(|(bytes, note)| json!({"stored_bytes": bytes, "note": note}))
-        }
-        Ok((true, changes, bytes)) => {
+        Ok(Closed {
+            kept: false,
+            stored: bytes,
+            ..
+        }) => stored(bytes).map(|(bytes, note)| json!({"stored_bytes": bytes, "note": note})),
+        Ok(Closed {
+            changes,
+            stored: bytes,
+            left_out,
+            ..
+        }) => {
             let mut value = json!({"id": open.id, "files": changes.len()});
+            let mut notes = Vec::new();
+            if !left_out.is_empty() {
+                value["left_out"] = json!(left_out);
+                notes.push(left_out_note(changes.is_empty(), &left_out));
+            }
             if let Some((bytes, note)) = stored(bytes) {
                 value["stored_bytes"] = json!(bytes);
-                value["note"] = json!(note);
+                notes.push(note);
+            }
+            if !notes.is_empty() {
+                value["note"] = json!(notes.join("; "));
             }
             Some(value)
         }
@@ -498,12 +533,76 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
     }
 }
 
-/// [`finish`] with the lock held, without pruning: whether the checkpoint was kept, its
-/// changes, and the bytes of new contents the walk after the call stored.
-pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileChange>, u64)> {
+/// `metadata.checkpoint.note` of a call that changed folders checkpoints do not keep.
+fn left_out_note(only: bool, left_out: &[String]) -> String {
+    format!(
+        "{} {}, which checkpoints do not keep: undo cannot take {} back (it passes over \
+         this call, and says so)",
+        if only { "changed only" } else { "also changed" },
+        left_out.join(", "),
+        if left_out.len() == 1 { "that" } else { "those" }
+    )
+}
+
+/// The left-out folders (with why) whose stamps differ from `before`'s, the walk after the
+/// call having listed `listings`.
+fn changed_unkept(
+    session: &Session,
+    before: &BTreeMap<String, u64>,
+    listings: &walk::listing::Cache,
+) -> Vec<String> {
+    let mut folders = walk::unkept::folders(listings);
+    folders.extend(before.keys().cloned());
+    folders.sort();
+    folders.dedup();
+    let after = walk::unkept::stamps(&session.dir, &folders);
+    let not_project = session.config.not_project_for_checkpoints();
+    let mut shown: Vec<String> = walk::unkept::changed(before, &after)
+        .into_iter()
+        .map(|folder| outermost_marked(session, &not_project, folder))
+        .collect();
+    shown.dedup();
+    shown
+        .into_iter()
+        .map(|folder| {
+            let why =
+                walk::left_out_folder(&session.dir, &folder, &not_project).unwrap_or("left out");
+            format!("{folder}/ ({why})")
+        })
+        .collect()
+}
+
+/// The outermost folder holding `folder` that is not the project's by a marker inside it
+/// (a virtual environment's `lib/` is shown as the environment), else `folder`.
+fn outermost_marked(
+    session: &Session,
+    not_project: &crate::skip_dirs::NotProject,
+    folder: String,
+) -> String {
+    let mut prefix = String::new();
+    for part in folder.split('/') {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(part);
+        let dir = session.dir.join(&prefix);
+        if not_project
+            .by_content(|marker| std::fs::symlink_metadata(dir.join(marker)).is_ok())
+            .is_some()
+        {
+            return prefix;
+        }
+    }
+    folder
+}
+
+/// [`finish`] with the lock held, without pruning.
+pub fn finish_locked(session: &Session, open: &Open) -> Result<Closed> {
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
     let before = open.before.lock().ok().and_then(|mut before| before.take());
+    // Only a walk before the call in this process took the left-out folders' stamps.
+    let watched_before = before.is_some();
     let (old, quiet) = match before {
         Some((listings, watch)) => (Some(listings), watch.quiet()),
         None => (None, None),
@@ -516,6 +615,11 @@ pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileCh
             ..walk::Options::default()
         },
     )?;
+    let left_out = if watched_before {
+        changed_unkept(session, &open.unkept, &listings)
+    } else {
+        Vec::new()
+    };
     let (kept, changes, generation, claimed) = session.state.write(|store| {
         let (before, candidates) = differences(store, &walked)?;
         let (candidates, claimed) = unclaimed(store, candidates)?;
@@ -524,11 +628,19 @@ pub fn finish_locked(session: &Session, open: &Open) -> Result<(bool, Vec<FileCh
             blobs.sync()?;
         }
         let changes = assign(store, open.id, changes)?;
+        if !left_out.is_empty() {
+            store.set_left_out(open.id, &left_out.join(", "))?;
+        }
         let kept = store.close_checkpoint(open.id, &updates, &changes)?;
         Ok((kept, changes, store.tree_generation()?, claimed))
     })?;
     keep_listings(session, &walked, listings, generation, !claimed);
-    Ok((kept, changes, blobs.stored_bytes()))
+    Ok(Closed {
+        kept,
+        changes,
+        stored: blobs.stored_bytes(),
+        left_out,
+    })
 }
 
 /// The candidates of a walk without the files that open checkpoints of file tools claim

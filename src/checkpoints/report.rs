@@ -125,6 +125,7 @@ pub fn entry_json(row: &CheckpointRow, changes: &[FileChange]) -> Value {
         "status": row.status,
         "reverts": row.reverts,
         "undone_by": row.undone_by,
+        "left_out": row.left_out,
         "overlaps": row
             .overlaps
             .split(',')
@@ -272,6 +273,9 @@ pub fn entry_text(blobs: &BlobStore, row: &CheckpointRow, changes: &[FileChange]
         head.push_str(&format!(" [overlapped {}]", row.overlaps));
     }
     let mut text = head;
+    if !row.left_out.is_empty() {
+        text.push_str(&format!("\n  (also changed, not kept: {})", row.left_out));
+    }
     for change in changes {
         text.push_str("\n  ");
         text.push_str(&summary_line(blobs, change));

@@ -54,6 +54,9 @@ pub struct Plan {
     /// Directories standing where a restored file goes: emptied by the restore's
     /// deletions, then removed before the file is written.
     pub dirs_in_the_way: Vec<String>,
+    /// Newer calls the undo passes over: they changed only folders checkpoints do not
+    /// keep (`checkpoint N (TOOL: COMMAND): changed only FOLDERS`).
+    pub passed_over: Vec<String>,
 }
 
 /// How an undo ended.
@@ -64,7 +67,6 @@ pub enum Outcome {
     /// Restored; the undo's own checkpoint id (`None` when nothing needed restoring).
     Done(Plan, Option<i64>),
 }
-
 
 /// The target checkpoint: `id`, or the default one.
 fn target(store: &Store, id: Option<i64>) -> Result<CheckpointRow> {
@@ -80,6 +82,15 @@ fn target(store: &Store, id: Option<i64>) -> Result<CheckpointRow> {
                 bail!(
                     "checkpoint {id} is already undone by checkpoint {by}; `tinytool undo {by}` \
                      redoes it"
+                );
+            }
+            if !row.left_out.is_empty() && store.checkpoint_changes(id)?.is_empty() {
+                bail!(
+                    "checkpoint {id} ({}: {}) changed only {}, which checkpoints do not keep: \
+                     there is nothing to restore",
+                    row.tool,
+                    row.command,
+                    row.left_out
                 );
             }
             Ok(row)
@@ -183,6 +194,16 @@ pub fn plan(session: &Session, id: Option<i64>) -> Result<Plan> {
             skipped: Vec::new(),
             removed_dirs: Vec::new(),
             dirs_in_the_way: Vec::new(),
+            passed_over: store
+                .passed_over(target.id)?
+                .into_iter()
+                .map(|row| {
+                    format!(
+                        "checkpoint {} ({}: {}): changed only {}",
+                        row.id, row.tool, row.command, row.left_out
+                    )
+                })
+                .collect(),
         };
         for change in changes {
             let path = change.path.clone();
@@ -506,6 +527,11 @@ fn plan_text(plan: &Plan) -> String {
     for skipped in &plan.skipped {
         text.push_str(&format!("skipped: {skipped}\n"));
     }
+    for call in &plan.passed_over {
+        text.push_str(&format!(
+            "skipped {call}, which checkpoints do not keep (undo cannot take that back)\n"
+        ));
+    }
     text
 }
 
@@ -613,6 +639,7 @@ pub fn plan_json(plan: &Plan) -> serde_json::Value {
         "conflicts": plan.conflicts,
         "skipped": plan.skipped,
         "removed_dirs": plan.removed_dirs,
+        "passed_over": plan.passed_over,
     })
 }
 
@@ -663,7 +690,8 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         Began::Skipped => bail!("checkpoints are disabled"),
     };
     let committed = restore(session, &plan);
-    let (kept, _, stored) = super::files::finish_locked(session, open.id)?;
+    let closed = super::files::finish_locked(session, open.id)?;
+    let (kept, stored) = (closed.kept, closed.stored);
     committed?;
     let removed: Vec<&str> = plan
         .steps

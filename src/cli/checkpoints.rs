@@ -83,11 +83,13 @@ pub fn undo_command() -> Command {
             "Revert a checkpoint: without an ID the newest call checkpoint not undone yet (so \
              repeated undos walk back), with an ID that one (an undo's ID reverts the undo). \
              Every path it changed gets its state before the call back (bytes and mode; created \
-             files are removed); later checkpoints' changes to those paths are reverted with \
-             it. A path changed since by something outside the checkpoints (a person's editor) \
-             or possibly written by a call that ran at the same time is a conflict: the undo \
-             lists the conflicts, changes nothing and exits 1 unless --force is given. The \
-             restore is one multi-file atomic commit and is itself a checkpoint.",
+             files are removed). It takes back only that checkpoint's changes: a path changed \
+             since by a later call (named), by no call (a person's editor), being changed by a \
+             running call, or possibly written by a command that ran at the same time is a \
+             conflict: the undo lists the conflicts, changes nothing and exits 1 unless \
+             --force is given. Newer calls that changed only folders checkpoints do not keep \
+             are passed over and named. The restore is one multi-file atomic commit and is \
+             itself a checkpoint.",
         )
         .arg(
             Arg::new("id")

@@ -81,6 +81,9 @@ pub struct CheckpointRow {
     /// `project` (what a walk saw change) or `files` (the files a file tool named, claimed
     /// while it ran).
     pub scope: String,
+    /// The folders checkpoints do not keep that the call changed, in words (`node_modules/
+    /// (installed packages)`, comma-separated; empty: none).
+    pub left_out: String,
 }
 
 /// A checkpoint about to be opened.
@@ -106,7 +109,7 @@ pub struct NewCheckpoint<'a> {
 }
 
 const ROW_COLUMNS: &str = "id, kind, session_id, call_id, tool, command, time_created, status, \
-     pid, reverts, undone_by, overlaps, scope";
+     pid, reverts, undone_by, overlaps, scope, left_out";
 
 fn row(r: &rusqlite::Row) -> rusqlite::Result<CheckpointRow> {
     Ok(CheckpointRow {
@@ -123,6 +126,7 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<CheckpointRow> {
         undone_by: r.get(10)?,
         overlaps: r.get(11)?,
         scope: r.get(12)?,
+        left_out: r.get(13)?,
     })
 }
 
@@ -405,7 +409,12 @@ impl Store {
                 params![id],
                 |r| r.get(0),
             )?;
-            if count == 0 {
+            let left_out: String = tx.query_row(
+                "SELECT left_out FROM checkpoints WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
+            )?;
+            if count == 0 && left_out.is_empty() {
                 tx.execute("DELETE FROM checkpoints WHERE id = ?1", params![id])?;
                 return Ok(false);
             }
@@ -509,20 +518,44 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The newest finished checkpoint of kind `call` nobody has undone (the default target
-    /// of an undo).
+    /// The newest finished checkpoint of kind `call` nobody has undone that changed files
+    /// (the default target of an undo).
     pub fn newest_undoable(&self) -> Result<Option<CheckpointRow>> {
         Ok(self
             .conn
             .query_row(
                 &format!(
                     "SELECT {ROW_COLUMNS} FROM checkpoints WHERE kind = 'call' AND status = \
-                     'done' AND undone_by IS NULL ORDER BY id DESC LIMIT 1"
+                     'done' AND undone_by IS NULL AND EXISTS (SELECT 1 FROM checkpoint_changes \
+                     c WHERE c.checkpoint_id = checkpoints.id) ORDER BY id DESC LIMIT 1"
                 ),
                 [],
                 row,
             )
             .optional()?)
+    }
+
+    /// The finished calls newer than `id` that changed only folders checkpoints do not
+    /// keep, oldest first (an undo of `id` passes over them).
+    pub fn passed_over(&self, id: i64) -> Result<Vec<CheckpointRow>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM checkpoints WHERE id > ?1 AND kind = 'call' AND status = \
+             'done' AND undone_by IS NULL AND left_out != '' AND NOT EXISTS (SELECT 1 FROM \
+             checkpoint_changes c WHERE c.checkpoint_id = checkpoints.id) ORDER BY id"
+        ))?;
+        let rows = stmt.query_map(params![id], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Records the folders checkpoints do not keep that checkpoint `id`'s call changed.
+    pub fn set_left_out(&mut self, id: i64, left_out: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE checkpoints SET left_out = ?2 WHERE id = ?1",
+                params![id, left_out],
+            )
+        })?;
+        Ok(())
     }
 
     /// The checkpoints whose window overlapped `id`'s: those it lists, and the later ones

@@ -38,8 +38,11 @@ pub fn definition() -> ToolDef {
             `D path` per file; `session_id` filters). `action: show` with `id` prints one \
             checkpoint's unified diff (`path`: only that file, or the files below that folder). `action: undo` reverts `id`, or without it the newest \
             call not undone yet (repeat to walk back); undoing an undo's id brings its \
-            changes back. A file changed since by something else (a person's editor) is a \
-            conflict: nothing is changed unless `force` is true. `dry_run` lists what an undo \
+            changes back. An undo takes back only that checkpoint's changes: a file changed \
+            since by a later call (named), by no call (a person's editor) or by a call running \
+            now is a conflict: nothing is changed unless `force` is true. Newer calls that \
+            changed only folders checkpoints do not keep (node_modules/, a virtualenv) are \
+            passed over and named. `dry_run` lists what an undo \
             would restore and remove, with sizes (show gives the diff of a path).",
         permission: "undo",
         schema: parameters,
@@ -55,7 +58,7 @@ pub fn definition() -> ToolDef {
                 secret file not shown]` for files whose read the policy refuses), with \
                 metadata.entry. undo: `reverted checkpoint N (TOOL: COMMAND): restored R files, \
                 removed M (checkpoint U; ...)` and a line per path (`A`, `D`, `M`), with metadata.undo {\"target\", \
-                \"paths\", \"conflicts\", \"skipped\", \"removed_dirs\"} and \
+                \"paths\", \"conflicts\", \"skipped\", \"removed_dirs\", \"passed_over\"} and \
                 metadata.checkpoint {\"id\": U, \"files\"} (undo U reverts this undo); \
                 dry_run: `would revert checkpoint N (TOOL: COMMAND): restore R files, remove M`, \
                 the conflicts, and a line per path with its size (`D src/x.py 2.1 KB`).",

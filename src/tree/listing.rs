@@ -45,7 +45,7 @@ pub use crate::clock::{RACY_NS, now_ns};
 const MAGIC: &[u8] = b"TTDIRS2\n";
 
 /// What a directory's `lstat` says about its entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Stamp {
     /// Inode number.
     pub ino: u64,

@@ -326,6 +326,24 @@ pub fn left_out(
     rel: &str,
     not_project: &crate::skip_dirs::NotProject,
 ) -> Option<&'static str> {
+    left_out_as(root, rel, false, not_project)
+}
+
+/// Why the walk leaves out the folder `rel` (see [`left_out`]).
+pub fn left_out_folder(
+    root: &Path,
+    rel: &str,
+    not_project: &crate::skip_dirs::NotProject,
+) -> Option<&'static str> {
+    left_out_as(root, rel, true, not_project)
+}
+
+fn left_out_as(
+    root: &Path,
+    rel: &str,
+    is_folder: bool,
+    not_project: &crate::skip_dirs::NotProject,
+) -> Option<&'static str> {
     let parts: Vec<&str> = rel.split('/').collect();
     let global = std::cell::OnceCell::new();
     let mut level: Option<Arc<Level>> = None;
@@ -351,18 +369,26 @@ pub fn left_out(
             }));
         }
         let last = i + 1 == parts.len();
-        if !last && let Some(why) = not_project.by_name(OsStr::new(name), holds) {
+        let is_dir = !last || is_folder;
+        if is_dir && let Some(why) = not_project.by_name(OsStr::new(name), holds) {
             return Some(why);
         }
-        if last && crate::atomic::is_work_file(OsStr::new(name)) {
+        if !is_dir && crate::atomic::is_work_file(OsStr::new(name)) {
             return Some("tinytool's own work file");
         }
         let path = dir.join(name);
         let global = global.get_or_init(|| ignore::gitignore::Gitignore::global().0);
-        if ignored(level.as_deref(), global, &path, !last) {
+        if ignored(level.as_deref(), global, &path, is_dir) {
             return Some("left out by the project's ignore files");
         }
         dir = path;
+    }
+    if is_folder
+        && !rel.is_empty()
+        && let Some(why) =
+            not_project.by_content(|file| std::fs::symlink_metadata(dir.join(file)).is_ok())
+    {
+        return Some(why);
     }
     None
 }
@@ -1155,6 +1181,7 @@ fn diff_by<T>(
 }
 
 pub mod listing;
+pub mod unkept;
 pub mod watch;
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
+//! What a checkpoint holds: exactly its own call's changes.
+//!
 //! Calls running at the same time in one project keep their checkpoints apart: each
 //! session edits, writes and undoes its own file in a random order (a seeded sequence per
 //! session) while the others do the same, and its own model of that file says what the
 //! file must hold after every step. An edit's checkpoint holds its file and nothing else;
 //! an undo by the id an edit returned restores exactly that file; no other session's file
-//! is ever touched.
+//! is ever touched. Changes no call made are recorded as such; a call that changed only
+//! folders checkpoints do not keep says so, and an undo passing over it names it.
 
 use std::collections::BTreeMap;
 
@@ -301,10 +304,91 @@ fn a_change_no_call_made_is_recorded_as_such_and_an_undo_that_meets_it_names_it(
     let refused = room.run(&["undo", &first.to_string()], None);
     assert_ne!(refused.code, 0, "{refused:?}");
     assert!(
-        refused
-            .stdout
-            .contains(&format!("a.txt: changed since by checkpoint {id} (outside: ")),
+        refused.stdout.contains(&format!(
+            "a.txt: changed since by checkpoint {id} (outside: "
+        )),
         "{refused:?}"
     );
     assert_eq!(room.read("a.txt"), "mine\n");
+}
+
+#[test]
+fn a_call_that_changes_only_folders_checkpoints_do_not_keep_says_so_and_undo_names_it() {
+    let room = Room::new();
+    room.write("src/a.txt", "one\n");
+    room.write("node_modules/old/index.js", "x\n");
+    room.write("venv/pyvenv.cfg", "home = /usr/bin\n");
+    room.write("venv/lib/python3.11/site-packages/old/__init__.py", "");
+    let run = room.call("bash", json!({"command": "echo two > src/a.txt"}));
+    let first = run.json()["metadata"]["checkpoint"]["id"].as_i64().unwrap();
+    let run = room.call(
+        "bash",
+        json!({"command": "mkdir node_modules/new && echo y > node_modules/new/index.js"}),
+    );
+    let result = run.json();
+    let checkpoint = &result["metadata"]["checkpoint"];
+    assert_eq!(checkpoint["files"], 0, "{result}");
+    assert_eq!(
+        checkpoint["left_out"],
+        json!(["node_modules/ (installed packages)"]),
+        "{result}"
+    );
+    assert!(
+        checkpoint["note"].as_str().unwrap().starts_with(
+            "changed only node_modules/ (installed packages), which checkpoints do not keep"
+        ),
+        "{result}"
+    );
+    let second = checkpoint["id"].as_i64().unwrap();
+    // pip installing into a virtualenv no ignore file names.
+    let run = room.call(
+        "bash",
+        json!({"command": "mkdir venv/lib/python3.11/site-packages/new"}),
+    );
+    let result = run.json();
+    assert_eq!(
+        result["metadata"]["checkpoint"]["left_out"],
+        json!(["venv/ (a Python virtual environment)"]),
+        "{result}"
+    );
+    let third = result["metadata"]["checkpoint"]["id"].as_i64().unwrap();
+    // The undo reverts the older call and names the ones it passes over.
+    let undo = room.run(&["undo"], None);
+    assert_eq!(undo.code, 0, "{undo:?}");
+    assert!(
+        undo.stdout
+            .starts_with(&format!("reverted checkpoint {first} ")),
+        "{undo:?}"
+    );
+    for id in [second, third] {
+        assert!(
+            undo.stdout
+                .contains(&format!("skipped checkpoint {id} (bash: ")),
+            "{undo:?}"
+        );
+    }
+    assert_eq!(room.read("src/a.txt"), "one\n");
+    assert!(room.path("node_modules/new/index.js").exists());
+    // Undoing such a call by its id says there is nothing to restore.
+    let undo = room.run(&["undo", &second.to_string()], None);
+    assert_ne!(undo.code, 0, "{undo:?}");
+    assert!(
+        undo.stderr
+            .contains("changed only node_modules/ (installed packages)"),
+        "{undo:?}"
+    );
+    let list = room.run(&["checkpoints"], None).stdout;
+    assert!(
+        list.contains("(also changed, not kept: node_modules/"),
+        "{list}"
+    );
+}
+
+#[test]
+fn an_unchanged_left_out_folder_leaves_no_checkpoint() {
+    let room = Room::new();
+    room.write("node_modules/old/index.js", "x\n");
+    let run = room.call("bash", json!({"command": "sh -c true"}));
+    let result = run.json();
+    assert!(result["metadata"].get("checkpoint").is_none(), "{result}");
 }
