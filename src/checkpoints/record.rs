@@ -58,8 +58,9 @@ pub struct Open {
     /// walk sees.
     files: bool,
     /// The stamps of the folders the walk before the call left out
-    /// ([`walk::unkept`]), to tell whether the call changed them.
-    unkept: BTreeMap<String, u64>,
+    /// ([`walk::unkept`]), to tell whether the call changed them, and what they were
+    /// taken of.
+    unkept: std::sync::Mutex<(BTreeMap<String, u64>, walk::unkept::Plan)>,
 }
 
 /// What closing a checkpoint did.
@@ -84,7 +85,7 @@ impl Open {
             before: std::sync::Mutex::new(None),
             stored_before: 0,
             files: false,
-            unkept: BTreeMap::new(),
+            unkept: std::sync::Mutex::default(),
         }
     }
 
@@ -229,10 +230,11 @@ pub fn begin_locked(session: &Session, new: NewCheckpoint) -> Result<Began> {
     let id = session
         .state
         .write(|store| store.open_checkpoint(&[], &new))?;
-    let unkept = walk::unkept::stamps(&session.dir, &walk::unkept::folders(&listings));
+    let mut plan = walk::unkept::Plan::load(&session.dir);
+    let stamps = walk::unkept::stamps(&session.dir, &walk::unkept::folders(&listings), &mut plan);
     let open = Open {
         stored_before,
-        unkept,
+        unkept: std::sync::Mutex::new((stamps, plan)),
         ..Open::new(id)
     };
     if let (Some(watch), Ok(mut before)) = (watch, open.before.lock()) {
@@ -261,10 +263,8 @@ fn settle(
     let cfg = session.config.checkpoints;
     let blobs = walk_blobs(session);
     // A file tool's checkpoint whose process died is completed from its own files first.
-    let open = session
-        .state
-        .read(|store| store.open_checkpoints())?
-        .unwrap_or_default();
+    // (The writable connection the rest of the settle uses.)
+    let open = session.state.write(|store| store.open_checkpoints())?;
     for dead in open
         .iter()
         .filter(|c| c.scope == "files" && !pid_alive(c.pid))
@@ -546,18 +546,21 @@ fn left_out_note(only: bool, left_out: &[String]) -> String {
 
 /// The left-out folders (with why) whose stamps differ from `before`'s, the walk after the
 /// call having listed `listings`.
-fn changed_unkept(
-    session: &Session,
-    before: &BTreeMap<String, u64>,
-    listings: &walk::listing::Cache,
-) -> Vec<String> {
+fn changed_unkept(session: &Session, open: &Open, listings: &walk::listing::Cache) -> Vec<String> {
+    let Ok(mut unkept) = open.unkept.lock() else {
+        return Vec::new();
+    };
+    let (before, plan) = &mut *unkept;
     let mut folders = walk::unkept::folders(listings);
     folders.extend(before.keys().cloned());
     folders.sort();
     folders.dedup();
-    let after = walk::unkept::stamps(&session.dir, &folders);
+    let after = walk::unkept::stamps(&session.dir, &folders, plan);
+    let changed = walk::unkept::changed(before, &after);
+    plan.refresh(&session.dir, &changed, folders.len());
+    plan.save(&session.dir);
     let not_project = session.config.not_project_for_checkpoints();
-    let mut shown: Vec<String> = walk::unkept::changed(before, &after)
+    let mut shown: Vec<String> = changed
         .into_iter()
         .map(|folder| outermost_marked(session, &not_project, folder))
         .collect();
@@ -616,7 +619,7 @@ pub fn finish_locked(session: &Session, open: &Open) -> Result<Closed> {
         },
     )?;
     let left_out = if watched_before {
-        changed_unkept(session, &open.unkept, &listings)
+        changed_unkept(session, open, &listings)
     } else {
         Vec::new()
     };
