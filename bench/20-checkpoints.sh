@@ -6,6 +6,7 @@
 #   false, as interleaved pairs: the median difference is the cost of the two stat walks
 #   (acceptance: at most 50 ms);
 # - a bash call that rewrites 10 files with new content, the same way;
+# - a write call (its checkpoint covers the one file it names: no walk), the same way;
 # - sandbox and checkpoints together against neither;
 # - the first checkpoint of the tree (the baseline: every file stored) against
 #   `git add -A` into a fresh repository (what opencode does); both start from nothing
@@ -54,6 +55,9 @@ BENCH_PAIRS=20 cost_row "bash no change, 20k tree, checkpoints" "$on --policy $b
 ten='for i in 0 1 2 3 4 5 6 7 8 9; do echo $RANDOM$RANDOM > scratch/f$i.txt; done'
 BENCH_PAIRS=20 cost_row "bash 10 files changed, 20k tree, checkpoints" "$on --policy $bare bash --command '$ten'" \
     "checkpoints off" "$off --policy $bare bash --command '$ten'"
+BENCH_PAIRS=20 cost_row "write one file, 20k tree, checkpoints" \
+    "$on --policy $bare write --file-path scratch/w.txt --content \$RANDOM" \
+    "checkpoints off" "$off --policy $bare write --file-path scratch/w.txt --content \$RANDOM"
 BENCH_PAIRS=20 cost_row "bash no change, 20k tree, sandbox+checkpoints" "$on --policy $allow bash --command 'sh -c true'" \
     "neither" "$off --policy $bare bash --command 'sh -c true'"
 
