@@ -30,6 +30,8 @@ enum Step {
     Undo,
     /// `undo` of the newest undo (a redo).
     Redo,
+    /// `undo` of the newest redo (the call is undone again).
+    UndoRedo,
     /// Time passes: every saved listing is settled.
     Pause,
 }
@@ -41,6 +43,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..DIRS.len()).prop_map(Step::RemoveDir),
         2 => Just(Step::Undo),
         1 => Just(Step::Redo),
+        1 => Just(Step::UndoRedo),
         1 => Just(Step::Pause),
     ]
 }
@@ -109,6 +112,8 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
     let mut applied: Vec<(i64, Files, Files)> = Vec::new();
     // Undos that can be redone, newest last: (undo checkpoint, the call).
     let mut undone: Vec<(i64, (i64, Files, Files))> = Vec::new();
+    // Redos that can be undone, newest last: (redo checkpoint, the call).
+    let mut redone: Vec<(i64, (i64, Files, Files))> = Vec::new();
     for (i, step) in steps.into_iter().enumerate() {
         let before = on_disk(&root);
         match step {
@@ -118,19 +123,19 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
                     std::fs::write(path, format!("content {c}\n")).unwrap();
                 });
-                record_call(&root, id, before, &mut applied, &mut undone)?;
+                record_call(&root, id, before, &mut applied, &mut undone, &mut redone)?;
             }
             Step::Remove(f) => {
                 let id = command(&session, |root| {
                     let _ = std::fs::remove_file(root.join(FILES[f]));
                 });
-                record_call(&root, id, before, &mut applied, &mut undone)?;
+                record_call(&root, id, before, &mut applied, &mut undone, &mut redone)?;
             }
             Step::RemoveDir(d) => {
                 let id = command(&session, |root| {
                     let _ = std::fs::remove_dir_all(root.join(DIRS[d]));
                 });
-                record_call(&root, id, before, &mut applied, &mut undone)?;
+                record_call(&root, id, before, &mut applied, &mut undone, &mut redone)?;
             }
             Step::Undo => {
                 let Some(call) = applied.pop() else { continue };
@@ -150,13 +155,37 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                     continue;
                 };
                 let outcome = undo::undo(&session, Some(undo_id), false).unwrap();
-                let Outcome::Done(_, Some(_)) = outcome else {
+                let Outcome::Done(_, Some(redo_id)) = outcome else {
                     return Err(TestCaseError::fail(format!(
                         "step {i}: redo of {undo_id} was refused or not recorded: {outcome:?}"
                     )));
                 };
                 prop_assert_eq!(&on_disk(&root), &call.2, "step {}: after redo", i);
+                redone.push((redo_id, call.clone()));
                 applied.push(call);
+            }
+            Step::UndoRedo => {
+                let Some((redo_id, call)) = redone.pop() else {
+                    continue;
+                };
+                // Only the newest redo of the newest call can be undone without a conflict.
+                if applied.last().map(|c| c.0) != Some(call.0) {
+                    continue;
+                }
+                applied.pop();
+                let outcome = undo::undo(&session, Some(redo_id), false).unwrap();
+                let Outcome::Done(_, Some(again)) = outcome else {
+                    return Err(TestCaseError::fail(format!(
+                        "step {i}: undo of redo {redo_id} was refused or not recorded: {outcome:?}"
+                    )));
+                };
+                prop_assert_eq!(
+                    &on_disk(&root),
+                    &call.1,
+                    "step {}: after undoing the redo",
+                    i
+                );
+                undone.push((again, call));
             }
             Step::Pause => pause(&root),
         }
@@ -172,6 +201,7 @@ fn record_call(
     before: Files,
     applied: &mut Vec<(i64, Files, Files)>,
     undone: &mut Vec<(i64, (i64, Files, Files))>,
+    redone: &mut Vec<(i64, (i64, Files, Files))>,
 ) -> Result<(), TestCaseError> {
     let after = on_disk(root);
     match id {
@@ -184,6 +214,7 @@ fn record_call(
             );
             applied.push((id, before, after));
             undone.clear();
+            redone.clear();
         }
         None => prop_assert_eq!(
             &before,
@@ -201,4 +232,18 @@ proptest! {
     fn undo_and_redo_follow_the_model_in_every_shape(steps in prop::collection::vec(step(), 1..14)) {
         run(steps)?;
     }
+}
+
+#[test]
+fn an_undone_redo_leaves_its_call_undone_for_the_next_undo() {
+    run(vec![
+        Step::Write(0, 1),
+        Step::Write(1, 1),
+        Step::Undo,
+        Step::Redo,
+        Step::UndoRedo,
+        Step::Undo,
+        Step::Redo,
+    ])
+    .unwrap();
 }

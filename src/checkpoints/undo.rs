@@ -710,7 +710,15 @@ pub fn undo(session: &Session, id: Option<i64>, force: bool) -> Result<Outcome> 
         if target.kind == "undo"
             && let Some(reverted) = target.reverts
         {
+            // What the target undid counts as not undone again; when that was itself an
+            // undo (the target was a redo), what it had undone is undone by it again.
             store.set_undone_by(reverted, None)?;
+            if let Some(row) = store.checkpoint(reverted)?
+                && row.kind == "undo"
+                && let Some(again) = row.reverts
+            {
+                store.set_undone_by(again, Some(reverted))?;
+            }
         }
         Ok(())
     })?;
