@@ -392,3 +392,51 @@ fn an_unchanged_left_out_folder_leaves_no_checkpoint() {
     let result = run.json();
     assert!(result["metadata"].get("checkpoint").is_none(), "{result}");
 }
+
+#[test]
+fn calls_editing_one_file_at_once_each_record_only_their_own_change() {
+    let room = Room::new();
+    allow_undo(&room);
+    const CALLS: usize = 8;
+    let original: String = (0..CALLS).map(|i| format!("slot{i}\n")).collect();
+    room.write("shared.txt", &original);
+    let ids: Vec<(usize, i64)> = std::thread::scope(|scope| {
+        let room = &room;
+        let calls: Vec<_> = (0..CALLS)
+            .map(|i| {
+                scope.spawn(move || {
+                    let run = room.call(
+                        "edit",
+                        json!({"file_path": "shared.txt", "old_string": format!("slot{i}"),
+                               "new_string": format!("done{i}")}),
+                    );
+                    assert_eq!(run.code, 0, "{run:?}");
+                    (
+                        i,
+                        run.json()["metadata"]["checkpoint"]["id"].as_i64().unwrap(),
+                    )
+                })
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    for (i, id) in &ids {
+        let shown = room
+            .run(&["checkpoints", "show", &id.to_string()], None)
+            .stdout;
+        assert!(
+            shown.contains(&format!("-slot{i}\n")) && shown.contains(&format!("+done{i}\n")),
+            "checkpoint {id} of edit {i}: {shown}"
+        );
+        assert_eq!(
+            shown.matches("\n+done").count(),
+            1,
+            "checkpoint {id}: {shown}"
+        );
+    }
+    for _ in 0..CALLS {
+        let undo = room.run(&["undo"], None);
+        assert_eq!(undo.code, 0, "{undo:?}");
+    }
+    assert_eq!(room.read("shared.txt"), original);
+}
