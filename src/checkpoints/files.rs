@@ -13,7 +13,7 @@
 //!    goes where a walk would put it (a running command's checkpoint, else only the tree).
 //! 2. The tool runs. Every walk of the project meanwhile leaves claimed files alone: a
 //!    command running beside it does not record the file tool's change.
-//! 3. [`finish`] reads the files again, records those that changed (their before-state
+//! 3. [`finish_locked`] (from `record::finish`) reads the files again, records those that changed (their before-state
 //!    stays the one of step 1), updates the stored tree for the files walks keep
 //!    ([`crate::tree::left_out`]) and releases the claims, in one transaction.
 //!
