@@ -28,6 +28,7 @@ mod gate;
 mod git_index;
 mod hook;
 mod ignores;
+mod interleave;
 mod journal;
 mod locks;
 mod mcp;

@@ -221,6 +221,9 @@ pub struct Finished {
     pub stdout: Capture,
     /// What it wrote to stderr (bounded).
     pub stderr: Capture,
+    /// Both streams as one, lines in the order they arrived, standard error lines marked
+    /// (a run of [`run_interleaved`]; `None` otherwise).
+    pub both: Option<Capture>,
     /// How the leader ended.
     pub ending: Ending,
     /// Whether the deadline ended it.
@@ -238,6 +241,8 @@ pub struct Captures {
     pub stdout: Capture,
     /// What was written to stderr.
     pub stderr: Capture,
+    /// Both, merged line by line (see [`run_interleaved`]).
+    both: Option<crate::interleave::Interleaved>,
 }
 
 impl Captures {
@@ -246,6 +251,21 @@ impl Captures {
         Captures {
             stdout: Capture::new(limits.clone()),
             stderr: Capture::new(limits),
+            both: None,
+        }
+    }
+
+    /// The captures of [`run_interleaved`]: both streams merged into one capture with
+    /// `limits` (and its spill file), each stream also on its own without one.
+    pub fn interleaved(limits: Limits) -> Captures {
+        let alone = Limits {
+            spill: None,
+            ..limits.clone()
+        };
+        Captures {
+            stdout: Capture::new(alone.clone()),
+            stderr: Capture::new(alone),
+            both: Some(crate::interleave::Interleaved::new(Capture::new(limits))),
         }
     }
 
@@ -254,6 +274,7 @@ impl Captures {
         Finished {
             stdout: self.stdout,
             stderr: self.stderr,
+            both: self.both.map(crate::interleave::Interleaved::finish),
             ending: outcome.ending,
             timed_out: outcome.timed_out,
             cancelled: outcome.cancelled,
@@ -264,9 +285,17 @@ impl Captures {
 
 impl Watcher for Captures {
     fn output(&mut self, stream: Stream, bytes: &[u8]) {
+        use crate::interleave::Source;
         match stream {
             Stream::Stdout => self.stdout.push(bytes),
             Stream::Stderr => self.stderr.push(bytes),
+        }
+        if let Some(both) = &mut self.both {
+            let source = match stream {
+                Stream::Stdout => Source::Out,
+                Stream::Stderr => Source::Err,
+            };
+            both.push(source, bytes);
         }
     }
 }
@@ -275,6 +304,14 @@ impl Watcher for Captures {
 /// in two captures. `Err` only when it cannot be started or the pipes cannot be watched.
 pub fn run(request: Request) -> io::Result<Finished> {
     let mut captures = Captures::new(request.limits.clone());
+    let outcome = run_with(request, &mut captures)?;
+    Ok(captures.finish(outcome))
+}
+
+/// [`run`], also keeping both streams as one ([`Finished::both`], in the request's
+/// limits, with the spill file; the separate captures then have none).
+pub fn run_interleaved(request: Request) -> io::Result<Finished> {
+    let mut captures = Captures::interleaved(request.limits.clone());
     let outcome = run_with(request, &mut captures)?;
     Ok(captures.finish(outcome))
 }

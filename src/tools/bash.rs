@@ -10,19 +10,19 @@
 //! wait, and output is streamed into bounded captures instead of 10 MB buffers (so there
 //! is no `[output truncated at 10MB]` marker: the preview says the real size).
 //!
-//! Output: stdout, then — when stderr is not empty — a newline if stdout was not empty,
-//! `STDERR:` and a newline, and stderr (the reference's shape: the two streams are not
-//! interleaved). A failure puts one line first: `Command exited with error: exit status N`
-//! (or `signal: killed`, …) or `Command timed out after 2m0s` (Go duration text).
+//! Output: the lines of stdout and stderr in the order they arrived, each stderr line
+//! marked `STDERR: ` (as monitor marks them; [`crate::interleave`]): a compiler error sits
+//! next to the step that caused it. The command keeps its pipes (never a terminal), so it
+//! behaves as it does anywhere else; the order is line-granular and best effort for
+//! writes a few milliseconds apart. This replaces the reference's shape (all of stdout,
+//! then a `STDERR:` block). A failure puts one line first: `Command exited with error:
+//! exit status N` (or `signal: killed`, …) or `Command timed out after 2m0s` (Go duration
+//! text).
 //!
-//! Combining the streams under bounded memory: each stream is captured on its own (first
-//! 30 lines, last 20 lines, totals), then the captures are concatenated
-//! ([`Capture::append`]) into the output capture, which is exactly the capture of the
-//! composed text. So the preview is that of the whole composed output: its head is the
-//! start of stdout, its last lines are the real last lines of the output — the end of
-//! stderr when there is any (where a failing command's error message is), else the end
-//! of stdout (`seq 1 20000000` ends with `20000000`) — and its counts are those of
-//! everything printed.
+//! Under bounded memory: the merged stream is captured as it arrives (first lines, last
+//! lines, totals, and the spill file), so the preview is that of the whole output and its
+//! counts are those of everything printed; each stream is also captured on its own,
+//! without a spill file, for the sandbox's explanations and the byte counts.
 
 use std::time::Duration;
 
@@ -51,7 +51,8 @@ pub fn definition() -> ToolDef {
         summary: "Run a shell command",
         description: "Execute a shell command and return its output. The command runs as \
             `sh -c` in the working directory with no input (stdin is empty) and no terminal, \
-            so it must not wait for a person. Output is stdout, then `STDERR:` and stderr. \
+            so it must not wait for a person. Output is stdout and stderr lines in the order \
+            they arrived, stderr lines starting with `STDERR: `. \
             The command is stopped after `timeout` milliseconds (default 120000, at most \
             600000), and anything it leaves running in the background is stopped when it \
             exits: use `monitor` for servers and watchers. Credential-looking environment \
@@ -64,8 +65,9 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: Some(checkpoint),
         doc: ToolDoc {
-            output: "stdout, then (when stderr is not empty) `STDERR:` on its own line and \
-                stderr. An output of more than 2000 lines or 51200 bytes is previewed (its first \
+            output: "the lines of stdout and stderr in the order they arrived (line by line, \
+                best effort for writes a few milliseconds apart), each stderr line starting with \
+                `STDERR: `; this replaces a separate `STDERR:` block after stdout. An output of more than 2000 lines or 51200 bytes is previewed (its first \
                 and last lines around a header `[preview: S of N lines, B bytes total; full \
                 output: PATH]` and a hint how to read the rest); the whole output is in the \
                 spill file PATH under .tinytool/outputs/ (metadata.full_output). A non-zero \
@@ -196,7 +198,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
     let limits = request.limits.clone();
     request.sandbox = plan.clone();
-    let finished = match run::run(request) {
+    let finished = match run::run_interleaved(request) {
         Ok(finished) => finished,
         Err(_) if let Some(refusal) = super::sandbox_refusal(&plan) => return Ok(refusal),
         Err(err) => {
@@ -226,6 +228,7 @@ fn compose(
     let Finished {
         stdout,
         stderr,
+        both,
         ending,
         timed_out,
         cancelled,
@@ -261,13 +264,8 @@ fn compose(
         output.push_str(line);
         output.push_str("\n");
     }
-    output.append(stdout);
-    if stderr_bytes > 0 {
-        if stdout_bytes > 0 {
-            output.push_str("\n");
-        }
-        output.push_str("STDERR:\n");
-        output.append(stderr);
+    if let Some(both) = both {
+        output.append(both);
     }
     for line in notes {
         output.push_str("\n");

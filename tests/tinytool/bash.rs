@@ -42,7 +42,7 @@ fn failure_keeps_the_output_with_the_exit_status_first() {
 fn stderr_only_and_empty_outputs() {
     let room = Room::new();
     let run = room.call("bash", json!({"command": "echo oops >&2"}));
-    assert_eq!(run.output(), "STDERR:\noops\n");
+    assert_eq!(run.output(), "STDERR: oops\n");
     let run = room.call("bash", json!({"command": "true"}));
     assert_eq!(run.code, 0);
     assert_eq!(run.output(), "");
@@ -302,7 +302,7 @@ fn a_failure_message_in_the_middle_is_kept_in_the_spill_file() {
 }
 
 #[test]
-fn the_preview_ends_with_stderr_when_both_streams_are_long() {
+fn the_preview_ends_with_the_last_lines_printed_whichever_stream() {
     let room = Room::new();
     let run = room.call(
         "bash",
@@ -310,8 +310,24 @@ fn the_preview_ends_with_stderr_when_both_streams_are_long() {
     );
     let out = run.output();
     assert!(out.starts_with("Command exited with error: exit status 2\n1\n2\n"));
-    assert!(out.contains("of 3103 lines"), "{out}");
-    assert!(out.ends_with("5099\n5100\n"));
+    assert!(out.contains("of 3101 lines"), "{out}");
+    assert!(out.ends_with("STDERR: 5099\nSTDERR: 5100\n"), "{out}");
+}
+
+#[test]
+fn lines_of_both_streams_keep_the_order_they_arrived_in() {
+    let room = Room::new();
+    let run = room.call(
+        "bash",
+        json!({"command": "for i in 1 2 3; do echo out$i; sleep 0.05; echo err$i >&2; sleep 0.05; done; printf 'Compil'; sleep 0.05; echo warn >&2; sleep 0.05; echo ing"}),
+    );
+    assert_eq!(
+        run.output(),
+        "out1\nSTDERR: err1\nout2\nSTDERR: err2\nout3\nSTDERR: err3\nSTDERR: warn\nCompiling\n"
+    );
+    let result = run.json();
+    assert_eq!(result["metadata"]["stdout_bytes"], 25, "{result}");
+    assert_eq!(result["metadata"]["stderr_bytes"], 20, "{result}");
 }
 
 #[test]
