@@ -1770,7 +1770,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__read)
-            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --offset --limit --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --offset --limit --char-offset --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1809,6 +1809,10 @@ _tinytool() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --char-offset)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -165,7 +165,12 @@ mod tests {
     fn lines_keep_the_order_they_arrived_in_and_error_lines_are_marked() {
         use Source::*;
         assert_eq!(
-            merged(&[(Out, "one\n"), (Err, "oops\n"), (Out, "two\n"), (Err, "bad\nworse\n")]),
+            merged(&[
+                (Out, "one\n"),
+                (Err, "oops\n"),
+                (Out, "two\n"),
+                (Err, "bad\nworse\n")
+            ]),
             "one\nSTDERR: oops\ntwo\nSTDERR: bad\nSTDERR: worse\n"
         );
     }
@@ -174,7 +179,12 @@ mod tests {
     fn halves_of_a_line_stay_together_whatever_comes_between() {
         use Source::*;
         assert_eq!(
-            merged(&[(Out, "Compil"), (Err, "warn"), (Out, "ing\n"), (Err, "ing\n")]),
+            merged(&[
+                (Out, "Compil"),
+                (Err, "warn"),
+                (Out, "ing\n"),
+                (Err, "ing\n")
+            ]),
             "Compiling\nSTDERR: warning\n"
         );
     }

@@ -95,7 +95,10 @@ pub fn definition() -> ToolDef {
             output: "One line per matching line: `path:lineNumber:line`, files newest first by \
                 modification time (ties by path), lines in file order; paths relative to the \
                 working directory (absolute outside it). A line longer than 2000 characters is \
-                cut there, with `...` appended. When nothing matches, the first line says `No \
+                cut there, with `...` appended; when its first match lies further in, the line \
+                shows a window around the match instead: `[col C] …` (C: the match's 1-based \
+                byte column), about 200 bytes before it and what follows, up to 2000 \
+                characters. When nothing matches, the first line says `No \
                 matches found.` The output \
                 ends with a summary line such as `[skipped: 1 file over 1 MB, 0 binary, 0 \
                 secret-looking, 2 skip directories pruned, 2 ignored (target/, dist/; \
@@ -626,6 +629,7 @@ impl FileSearcher {
             binary: false,
             cap,
             cancel,
+            matcher: &self.matcher,
         };
         match self.searcher.search_slice(&self.matcher, data, &mut sink) {
             Err(_) => Outcome::Unreadable,
@@ -697,6 +701,7 @@ impl FileSearcher {
             binary: false,
             cap,
             cancel,
+            matcher: &self.matcher,
         };
         if searcher
             .search_reader(&self.matcher, &mut file, &mut sink)
@@ -743,6 +748,8 @@ struct Collect<'a> {
     binary: bool,
     cap: u64,
     cancel: &'a AtomicBool,
+    /// Finds the match in a line too long to show whole.
+    matcher: &'a RegexMatcher,
 }
 
 impl Sink for Collect<'_> {
@@ -751,7 +758,10 @@ impl Sink for Collect<'_> {
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
         let first = found.line_number().unwrap_or(0);
         for (i, line) in found.lines().enumerate() {
-            let (text, lossy) = show_line(line);
+            let (text, lossy) = match self.match_beyond_prefix(line) {
+                Some(start) => show_window(line, start),
+                None => show_line(line),
+            };
             self.lossy |= lossy;
             self.lines.push(Found {
                 number: first + i as u64,
@@ -768,6 +778,40 @@ impl Sink for Collect<'_> {
         self.binary = true;
         Ok(false)
     }
+}
+
+impl Collect<'_> {
+    /// Where the first match of a line starts when the line is too long to show whole
+    /// and the match lies past what [`show_line`] shows of it.
+    fn match_beyond_prefix(&self, line: &[u8]) -> Option<usize> {
+        use grep_matcher::Matcher;
+        if line.len() <= MAX_LINE_CHARS {
+            return None;
+        }
+        let found = self.matcher.find(line).ok().flatten()?;
+        // show_line shows at least MAX_LINE_CHARS bytes' worth of characters; a match
+        // starting within the first half of that is visible.
+        (found.start() > MAX_LINE_CHARS / 2).then_some(found.start())
+    }
+}
+
+/// How many bytes before a match a window shows.
+const WINDOW_BEFORE: usize = 200;
+
+/// A window of a long line around a match starting at byte `start`: `[col C] …` (the
+/// 1-based byte column of the match, as ripgrep's `--column`), then about
+/// [`WINDOW_BEFORE`] bytes before the match and the rest of [`MAX_LINE_CHARS`] characters
+/// from there, with `...` when the line goes on.
+fn show_window(line: &[u8], start: usize) -> (String, bool) {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut from = start.saturating_sub(WINDOW_BEFORE);
+    // Start on a character boundary: skip UTF-8 continuation bytes.
+    while from < start && (line[from] & 0b1100_0000) == 0b1000_0000 {
+        from += 1;
+    }
+    let (text, lossy) = show_line(&line[from..]);
+    (format!("[col {}] …{text}", start + 1), lossy)
 }
 
 /// A matching line as shown: without its line ending, cut after [`MAX_LINE_CHARS`]
@@ -1130,6 +1174,27 @@ mod tests {
             Body::Image(_) => unreachable!(),
         };
         (text, output.metadata, output.is_error)
+    }
+
+    #[test]
+    fn a_match_deep_in_a_long_line_is_shown_in_a_window_with_its_column() {
+        let mut line = "a".repeat(170_615);
+        line.push_str("DeclareFunction");
+        line.push_str(&"b".repeat(350_000));
+        let start = line.find("DeclareFunction").unwrap();
+        let (text, lossy) = show_window(line.as_bytes(), start);
+        assert!(!lossy);
+        assert!(text.starts_with("[col 170616] …aaa"), "{}", &text[..40]);
+        assert!(text.contains("DeclareFunction"));
+        assert!(text.ends_with("..."));
+        assert!(text.chars().count() < MAX_LINE_CHARS + 40);
+        // A window never starts inside a character.
+        let wide = format!("{}x", "é".repeat(150));
+        let (text, _) = show_window(wide.as_bytes(), wide.len() - 1);
+        assert!(
+            text.starts_with(&format!("[col {}] …é", wide.len())),
+            "{text}"
+        );
     }
 
     #[test]

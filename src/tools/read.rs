@@ -14,7 +14,10 @@
 //! ```
 //!
 //! `A` and `B` are 1-based line numbers; `offset=B` is the 0-based offset to send next.
-//! No spill file is written: the file itself is the source. Lines are cut at 2,000 characters (on a character boundary, marked `...`),
+//! No spill file is written: the file itself is the source. Lines are cut at 2,000
+//! characters (on a character boundary, marked `...` and followed by how many characters are
+//! left and the `char_offset` that goes on from there: a minified file's line can be read
+//! through),
 //! a trailing CR is not shown, and bytes that are not UTF-8 are replaced (`metadata.lossy`).
 //! Deliberate differences from the reference: a trailing newline does not produce an extra
 //! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
@@ -51,7 +54,8 @@ pub fn definition() -> ToolDef {
         summary: "Read a file's lines, numbered",
         description: "Read a file. Returns its lines numbered as `N<TAB>content` (1-based), \
             2000 lines from the start unless offset/limit say otherwise; lines longer than \
-            2000 characters are cut with `...`. A page holds as many whole lines as fit 51200 \
+            2000 characters are cut with `...` and a note of how many characters are left; \
+            `char_offset` (with `offset`) goes on within such a line. A page holds as many whole lines as fit 51200 \
             bytes; when the file goes on, its last line gives the offset to continue with. \
             Images (.png, .jpg, .jpeg, .gif, .webp) are returned as a base64 data URI. \
             Binary files and directories are refused.",
@@ -110,6 +114,11 @@ fn parameters() -> Value {
                 "type": "integer",
                 "minimum": 1,
                 "description": "Maximum number of lines to show (default 2000)."
+            },
+            "char_offset": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "0-based character within the first line shown (the line at offset) to start from: continues a line cut at 2000 characters (default 0)."
             }
         }),
         &["file_path"],
@@ -128,6 +137,8 @@ struct ReadArgs {
     #[serde(default)]
     offset: u64,
     limit: Option<u64>,
+    #[serde(default)]
+    char_offset: u64,
 }
 
 fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
@@ -196,7 +207,15 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         .unwrap_or(DEFAULT_LIMIT)
         .min(limits.max_lines.saturating_sub(1).max(1) as u64);
     let budget = limits.max_bytes.saturating_sub(FOOTER_ROOM).max(1);
-    let page = read_page(reader, args.offset, limit, budget)?;
+    let page = read_page(reader, args.offset, args.char_offset, limit, budget)?;
+    if args.char_offset > 0 && args.char_offset >= page.first_line_chars {
+        return Ok(ToolOutput::error(format!(
+            "char_offset {} is beyond the end of line {} ({} characters)",
+            args.char_offset,
+            args.offset + 1,
+            page.first_line_chars
+        )));
+    }
     if page.total_lines == 0 && args.offset == 0 {
         return Ok(ToolOutput::text("(empty file)")
             .with("path", shown)
@@ -243,13 +262,40 @@ struct Page {
     end: u64,
     total_lines: u64,
     lossy: bool,
+    /// Characters of the line at the offset.
+    first_line_chars: u64,
+}
+
+/// The characters `bytes` start (UTF-8 lead bytes and bytes that are not UTF-8 at all
+/// count one each).
+fn chars_in(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .filter(|&&b| b & 0b1100_0000 != 0b1000_0000)
+        .count() as u64
+}
+
+/// The byte of `bytes` where its character number `n` (0-based) starts, or its length.
+fn char_start(bytes: &[u8], n: u64) -> usize {
+    let mut seen = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b & 0b1100_0000 != 0b1000_0000 {
+            if seen == n {
+                return i;
+            }
+            seen += 1;
+        }
+    }
+    bytes.len()
 }
 
 /// Streams `reader`, writing lines `offset..offset+limit` as `N<TAB>content` while they
-/// fit `budget` bytes (the first line always does), and counting every line.
+/// fit `budget` bytes (the first line always does, from its character `start_char`), and
+/// counting every line.
 fn read_page(
     mut reader: impl BufRead,
     offset: u64,
+    start_char: u64,
     limit: u64,
     budget: usize,
 ) -> std::io::Result<Page> {
@@ -260,10 +306,15 @@ fn read_page(
         end: offset.saturating_add(limit),
         total_lines: 0,
         lossy: false,
+        first_line_chars: 0,
     };
     let mut index: u64 = 0;
     let mut kept: Vec<u8> = Vec::new();
     let mut line_len: u64 = 0;
+    // Of the line being read (in the page): its characters so far and the bytes skipped
+    // before `start_char`.
+    let mut chars: u64 = 0;
+    let mut skipped: u64 = 0;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
@@ -287,18 +338,33 @@ fn read_page(
                 Some(i) => (&rest[..i], true),
                 None => (rest, false),
             };
-            if index >= offset && index < page.end && kept.len() < KEEP_BYTES {
-                let room = KEEP_BYTES - kept.len();
-                kept.extend_from_slice(&segment[..segment.len().min(room)]);
+            let in_page = index >= offset && index < page.end;
+            if in_page {
+                let skip_to = if index == offset { start_char } else { 0 };
+                let from = if chars >= skip_to {
+                    0
+                } else {
+                    char_start(segment, skip_to - chars)
+                };
+                if kept.len() < KEEP_BYTES {
+                    let part = &segment[from..];
+                    let room = KEEP_BYTES - kept.len();
+                    kept.extend_from_slice(&part[..part.len().min(room)]);
+                }
+                skipped += from as u64;
+                chars += chars_in(segment);
             }
             line_len += segment.len() as u64;
             pos += segment.len() + usize::from(newline);
             if newline {
                 if index >= offset && index < page.end {
-                    page.add_line(index, &kept, line_len, budget);
+                    let from = if index == offset { start_char } else { 0 };
+                    page.add_line(index, &kept, line_len - skipped, (from, chars), budget);
                 }
                 kept.clear();
                 line_len = 0;
+                chars = 0;
+                skipped = 0;
                 index += 1;
                 if index >= page.end {
                     let tail = &buf[pos..];
@@ -317,7 +383,8 @@ fn read_page(
     if line_len > 0 {
         // A last line without a newline.
         if index >= offset && index < page.end {
-            page.add_line(index, &kept, line_len, budget);
+            let from = if index == offset { start_char } else { 0 };
+            page.add_line(index, &kept, line_len - skipped, (from, chars), budget);
         }
         index += 1;
     }
@@ -327,10 +394,21 @@ fn read_page(
 }
 
 impl Page {
-    /// Adds line `index` (its kept bytes and real length) while it fits `budget` bytes (the
-    /// first line always does); otherwise the page ends before it.
-    fn add_line(&mut self, index: u64, kept: &[u8], line_len: u64, budget: usize) {
-        let (line, was_lossy) = format_line(index, kept, line_len);
+    /// Adds line `index` (its kept bytes, the length of what is left of it from the first
+    /// character shown, and that character with the line's count of characters) while it
+    /// fits `budget` bytes (the first line always does); otherwise the page ends before it.
+    fn add_line(
+        &mut self,
+        index: u64,
+        kept: &[u8],
+        line_len: u64,
+        (from, chars): (u64, u64),
+        budget: usize,
+    ) {
+        if self.text.is_empty() {
+            self.first_line_chars = chars;
+        }
+        let (line, was_lossy) = format_line(index, kept, line_len, (from, chars));
         if self.text.is_empty() || self.text.len() + line.len() <= budget {
             self.text.push_str(&line);
             self.lossy |= was_lossy;
@@ -340,8 +418,15 @@ impl Page {
     }
 }
 
-/// One numbered line and whether bytes had to be replaced.
-fn format_line(index: u64, kept: &[u8], full_len: u64) -> (String, bool) {
+/// One numbered line and whether bytes had to be replaced. A line cut at
+/// [`MAX_LINE_CHARS`] characters ends in `...` and says how many characters are left and
+/// how to read on (`from`: the character the line is shown from; `chars`: its count).
+fn format_line(
+    index: u64,
+    kept: &[u8],
+    full_len: u64,
+    (from, chars): (u64, u64),
+) -> (String, bool) {
     let complete = kept.len() as u64 == full_len;
     let bytes = match kept {
         [rest @ .., b'\r'] if complete => rest,
@@ -355,10 +440,19 @@ fn format_line(index: u64, kept: &[u8], full_len: u64) -> (String, bool) {
         Err(_) => (String::from_utf8_lossy(bytes), true),
     };
     let cut_at = text.char_indices().nth(MAX_LINE_CHARS).map(|(i, _)| i);
-    let line = match cut_at {
-        Some(i) => format!("{}\t{}...\n", index + 1, &text[..i]),
-        None if !complete => format!("{}\t{text}...\n", index + 1),
-        None => format!("{}\t{text}\n", index + 1),
+    let shown = match cut_at {
+        Some(i) => &text[..i],
+        None => &text[..],
+    };
+    let line = if cut_at.is_some() || !complete {
+        let next = from + shown.chars().count() as u64;
+        format!(
+            "{}\t{shown}... [{} more characters on this line; char_offset={next} with offset={index} goes on]\n",
+            index + 1,
+            chars.saturating_sub(next)
+        )
+    } else {
+        format!("{}\t{text}\n", index + 1)
     };
     (line, lossy)
 }
@@ -430,7 +524,7 @@ mod tests {
     use super::*;
 
     fn page(text: &[u8], offset: u64, limit: u64) -> (String, u64) {
-        let page = read_page(text, offset, limit, 51_000).unwrap();
+        let page = read_page(text, offset, 0, limit, 51_000).unwrap();
         (page.text, page.total_lines)
     }
 
@@ -462,7 +556,9 @@ mod tests {
         let shown = out
             .strip_prefix("1\t")
             .unwrap()
-            .strip_suffix("...\n")
+            .strip_suffix(
+                "... [500 more characters on this line; char_offset=2000 with offset=0 goes on]\n",
+            )
             .unwrap();
         assert_eq!(shown.chars().count(), 2_000);
         let exact = "a".repeat(2_000);
@@ -470,13 +566,30 @@ mod tests {
         let huge = vec![b'q'; 1_000_000];
         let (out, total) = page(&huge, 0, 1);
         assert_eq!(total, 1);
-        assert_eq!(out.len(), "1\t".len() + 2_000 + "...\n".len());
+        assert!(
+            out.ends_with("... [998000 more characters on this line; char_offset=2000 with offset=0 goes on]\n"),
+            "{}",
+            &out[out.len() - 100..]
+        );
+    }
+
+    #[test]
+    fn a_cut_line_goes_on_from_its_char_offset() {
+        let mut line = "ж".repeat(2_500);
+        line.push_str("end\nnext\n");
+        let page = read_page(line.as_bytes(), 0, 2_000, 10, 51_000).unwrap();
+        assert_eq!(page.text, format!("1\t{}end\n2\tnext\n", "ж".repeat(500)));
+        assert_eq!(page.first_line_chars, 2_503);
+        // Across reads of a small buffer, a character is never split.
+        let reader = std::io::BufReader::with_capacity(7, line.as_bytes());
+        let page = read_page(reader, 0, 2_501, 1, 51_000).unwrap();
+        assert_eq!(page.text, "1\tnd\n");
     }
 
     #[test]
     fn crlf_is_not_shown_and_invalid_utf8_is_replaced() {
         assert_eq!(page(b"a\r\nb\r\n", 0, 10).0, "1\ta\n2\tb\n");
-        let page = read_page(&b"ok\n\xff\n"[..], 0, 10, 51_000).unwrap();
+        let page = read_page(&b"ok\n\xff\n"[..], 0, 0, 10, 51_000).unwrap();
         assert!(page.lossy);
         assert_eq!(page.text, "1\tok\n2\t\u{fffd}\n");
     }
@@ -484,13 +597,13 @@ mod tests {
     #[test]
     fn a_page_holds_whole_lines_within_the_budget_and_ends_where_it_stopped() {
         let text: String = (1..=100).map(|i| format!("{i:039}\n")).collect();
-        let page = read_page(text.as_bytes(), 0, 2000, 1_000).unwrap();
+        let page = read_page(text.as_bytes(), 0, 0, 2000, 1_000).unwrap();
         // Each numbered line is "N\t" + 39 digits + newline.
         assert!(page.text.len() <= 1_000, "{}", page.text.len());
         assert_eq!(page.end, page.text.lines().count() as u64);
         assert_eq!(page.end, 23);
         assert_eq!(page.total_lines, 100);
-        let next = read_page(text.as_bytes(), page.end, 2000, 1_000).unwrap();
+        let next = read_page(text.as_bytes(), page.end, 0, 2000, 1_000).unwrap();
         assert!(next.text.starts_with("24\t"), "{}", &next.text[..10]);
     }
 
@@ -498,7 +611,7 @@ mod tests {
     fn tiny_buffers_give_the_same_page() {
         let text: String = (1..=50).map(|i| format!("line number {i}\n")).collect();
         let reader = BufReader::with_capacity(3, text.as_bytes());
-        let got = read_page(reader, 7, 9, 51_000).unwrap();
+        let got = read_page(reader, 7, 0, 9, 51_000).unwrap();
         assert_eq!(got.total_lines, 50);
         assert_eq!(got.text, page(text.as_bytes(), 7, 9).0);
     }

@@ -281,3 +281,27 @@ fn work_files_of_a_write_in_progress_are_not_searched() {
     let listed = room.call("glob", json!({"pattern": "*"}));
     assert_eq!(listed.output(), "k.txt\n", "{listed:?}");
 }
+
+#[test]
+fn a_word_deep_in_a_long_minified_line_is_shown_with_its_column() {
+    let room = Room::new();
+    let mut line = "var a=1;".repeat(170_616 / 8);
+    line.truncate(170_615);
+    line.push_str("DeclareFunction(x)");
+    while line.len() < 520_000 {
+        line.push_str("function q(){return 1};");
+    }
+    room.write("app.min.js", &line);
+    let run = room.call("grep", json!({"pattern": "DeclareFunction"}));
+    let out = run.output();
+    assert!(
+        out.contains("app.min.js:1:[col 170616] …"),
+        "{}",
+        &out[..200.min(out.len())]
+    );
+    assert!(
+        out.contains("DeclareFunction(x)"),
+        "{}",
+        &out[..200.min(out.len())]
+    );
+}

@@ -74,7 +74,10 @@ fn assert_nothing_came_in(run: &Run, handed: &HandedIn) {
         .unwrap_or_default()
         .to_string();
     // No descriptor was open (the shell's complaint about the write comes on stderr).
-    assert!(!output.lines().any(|line| line.starts_with("open ")), "{run:?}");
+    assert!(
+        !output.lines().any(|line| line.starts_with("open ")),
+        "{run:?}"
+    );
     assert!(output.lines().any(|line| line == "end"), "{run:?}");
     assert!(!handed.outside.path().join("planted").exists(), "{run:?}");
 }

@@ -193,3 +193,33 @@ fn a_file_without_newlines_reads_its_first_2000_characters() {
     let out = run.output();
     assert_eq!(out, format!("1\t{}...\n", "z".repeat(2000)));
 }
+
+#[test]
+fn a_long_minified_line_can_be_read_through_with_char_offset() {
+    let room = Room::new();
+    let line: String = (0..60_000).map(|i| format!("{i},")).collect();
+    room.write("data.min.js", format!("{line}\nnext\n"));
+    let run = room.call("read", json!({"file_path": "data.min.js", "limit": 1}));
+    let out = run.output();
+    let left = line.chars().count() - 2_000;
+    assert!(
+        out.contains(&format!(
+            "... [{left} more characters on this line; char_offset=2000 with offset=0 goes on]"
+        )),
+        "{}",
+        &out[out.len().saturating_sub(300)..]
+    );
+    let run = room.call(
+        "read",
+        json!({"file_path": "data.min.js", "offset": 0, "char_offset": left + 1_990, "limit": 2}),
+    );
+    assert_eq!(
+        run.output().lines().next().unwrap(),
+        format!("1\t{}", &line[left + 1_990..])
+    );
+    let run = room.call(
+        "read",
+        json!({"file_path": "data.min.js", "char_offset": 10_000_000}),
+    );
+    assert!(run.output().contains("beyond the end of line 1"), "{run:?}");
+}
