@@ -182,6 +182,21 @@ impl SpillFile {
         self.written += take as u64;
     }
 
+    /// The file's path relative to the working directory (it exists from its creation:
+    /// a file written for a long time, a monitor's, can be read while it grows).
+    pub fn rel_path(&self) -> String {
+        format!("{}/{}", self.outputs.rel, self.name)
+    }
+
+    /// Hands what was written so far to the file, for readers of a file still growing.
+    pub fn flush(&mut self) {
+        if let Some(file) = &mut self.file
+            && file.flush().is_err()
+        {
+            self.failed = true;
+        }
+    }
+
     /// Appends the whole content of another spill file (which is then removed).
     pub fn append_file(&mut self, mut other: SpillFile) {
         let Some(mut from) = other.file.take() else {

@@ -196,6 +196,9 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX checkpoints_session ON checkpoints (session_id, id);
     CREATE INDEX checkpoints_time ON checkpoints (time_created);
     ALTER TABLE checkpoints ADD COLUMN left_out TEXT NOT NULL DEFAULT '';",
+    // 6: where a monitor's whole output is kept (a spill file under .tinytool/outputs/,
+    // relative to the project; empty: none).
+    "ALTER TABLE monitors ADD COLUMN log TEXT NOT NULL DEFAULT '';",
 ];
 
 /// The agent a session is in when nothing is stored.

@@ -319,6 +319,18 @@ fn supervise_monitor(
         isolation: Isolation::Group,
         sandbox: plan.clone(),
     };
+    // Every line goes to a spill file too (read and grep open it): a read returns only the
+    // newest unread lines.
+    let outputs = crate::spill::Outputs::new(&setup.dir, crate::spill::KEEP_BYTES);
+    let outputs = if setup.sandbox.unmask_all {
+        outputs.sealed()
+    } else {
+        outputs
+    };
+    let log = outputs.create().ok();
+    if let Some(log) = &log {
+        let _ = store.set_monitor_log(id, &log.rel_path());
+    }
     let mut watcher = MonitorWatcher {
         store,
         start: Start::new(
@@ -329,7 +341,10 @@ fn supervise_monitor(
             plan,
             setup.checkpoint,
         ),
-        lines: Lines::default(),
+        lines: Lines {
+            log,
+            ..Lines::default()
+        },
         next_flush: None,
         tail: Vec::new(),
     };
@@ -344,7 +359,9 @@ fn supervise_monitor(
     if let (Ok(outcome), Some(plan)) = (&outcome, watcher.start.plan.clone()) {
         let failed = !outcome.cancelled && outcome.ending.exit_code() != Some(0);
         let text = String::from_utf8_lossy(&watcher.tail).into_owned();
-        watcher.lines.pending.extend(plan.masking_lines());
+        for line in plan.masking_lines() {
+            watcher.lines.add(line);
+        }
         let line = plan
             .stopped_line()
             .or_else(|| plan.undone_line())
@@ -355,10 +372,14 @@ fn supervise_monitor(
                     .flatten()
             });
         if let Some(line) = line {
-            watcher.lines.pending.push_back(line);
+            watcher.lines.add(line);
         }
     }
     watcher.flush();
+    if let Some(log) = watcher.lines.log.take() {
+        let logged = watcher.lines.logged;
+        log.keep(logged);
+    }
     let store = watcher.store;
     let (status, exit_code, signal, error) = match &outcome {
         Ok(outcome) => monitor_end(outcome),
@@ -409,6 +430,9 @@ impl MonitorWatcher<'_, '_> {
         }
         let lines: Vec<String> = self.lines.pending.drain(..).collect();
         let dropped = std::mem::take(&mut self.lines.dropped);
+        if let Some(log) = &mut self.lines.log {
+            log.flush();
+        }
         // A database that stays busy past its timeout loses these lines, not the monitor.
         let _ = self
             .store
@@ -455,6 +479,10 @@ pub struct Lines {
     pub pending: VecDeque<String>,
     /// Lines dropped since the last write.
     pub dropped: u64,
+    /// Where every line also goes (the monitor's spill file).
+    pub log: Option<crate::spill::SpillFile>,
+    /// Bytes handed to the log.
+    pub logged: u64,
 }
 
 impl Lines {
@@ -511,6 +539,16 @@ impl Lines {
         line.push_str(&String::from_utf8_lossy(&bytes));
         if cut {
             line.push('…');
+        }
+        self.add(line);
+    }
+
+    /// Adds a complete line: logged, and kept among the newest [`KEEP_LINES`].
+    pub fn add(&mut self, line: String) {
+        if let Some(log) = &mut self.log {
+            log.write(line.as_bytes());
+            log.write(b"\n");
+            self.logged += line.len() as u64 + 1;
         }
         if self.pending.len() == KEEP_LINES {
             self.pending.pop_front();

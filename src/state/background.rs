@@ -131,6 +131,8 @@ pub struct Monitor {
     pub dropped: i64,
     /// Whether a read or stop has reported its end (it then leaves `list`).
     pub acknowledged: bool,
+    /// The file holding every line of its output, relative to the project (empty: none).
+    pub log: String,
 }
 
 /// The outcome of [`Store::start_monitor`].
@@ -199,7 +201,8 @@ pub struct Job {
 const MONITOR_COLUMNS: &str =
     "id, session_id, command, description, status, exit_code, signal, error,
     timeout_ms, time_created, deadline, time_ended,
-    (SELECT COUNT(*) FROM monitor_lines WHERE monitor_id = monitors.id), dropped, acknowledged";
+    (SELECT COUNT(*) FROM monitor_lines WHERE monitor_id = monitors.id), dropped, acknowledged,
+    log";
 
 fn monitor_row(r: &rusqlite::Row) -> rusqlite::Result<Monitor> {
     Ok(Monitor {
@@ -218,6 +221,7 @@ fn monitor_row(r: &rusqlite::Row) -> rusqlite::Result<Monitor> {
         buffered: r.get(12)?,
         dropped: r.get(13)?,
         acknowledged: r.get(14)?,
+        log: r.get(15)?,
     })
 }
 
@@ -408,6 +412,17 @@ impl Store {
             tx.execute("UPDATE monitors SET acknowledged = 1 WHERE id = ?1", [id])?;
             Ok(())
         })
+    }
+
+    /// Records where a monitor's whole output is kept.
+    pub fn set_monitor_log(&mut self, id: i64, log: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE monitors SET log = ?2 WHERE id = ?1",
+                rusqlite::params![id, log],
+            )
+        })?;
+        Ok(())
     }
 
     /// Records how a monitor ended, unless it already has; returns whether it was recorded.

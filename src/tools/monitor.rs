@@ -9,7 +9,9 @@
 //! At most 5 monitors run at once in a project; the 6th start is refused.
 //!
 //! Output: the supervisor keeps the newest 100 lines not read yet (stderr lines start
-//! with `STDERR: `); `read` returns and clears them, headed by the monitor's state —
+//! with `STDERR: `), and writes every line to a spill file under `.tinytool/outputs/`
+//! (`metadata.log`; a read that left lines out names it, and read or grep open it);
+//! `read` returns and clears them, headed by the monitor's state —
 //! where the reference delivers them "at the next turn boundary":
 //!
 //! ```text
@@ -55,8 +57,8 @@ pub fn definition() -> ToolDef {
             `action: start` (the default when `command` is given) runs `command` with `sh -c` \
             and returns its id (mon_N); it is stopped after `timeout_ms` milliseconds \
             (default 300000, at most 1800000). `action: read` with `monitor_id` returns the \
-            lines printed since the last read (the newest 100 are kept; stderr lines start \
-            with `STDERR: `) and whether it is still running or how it exited; without \
+            lines printed since the last read (the newest 100; every line is also in the file \
+            metadata.log names, for read and grep; stderr lines start with `STDERR: `) and whether it is still running or how it exited; without \
             `monitor_id` it reads every monitor with news. `action: list` returns a JSON \
             array of the monitors; `action: stop` with `monitor_id` stops one and everything \
             it started. At most 5 run at once. Use bash for commands that finish on their \
@@ -73,8 +75,9 @@ pub fn definition() -> ToolDef {
                 `...`). read: a block per monitor, `[Monitor mon_N (LABEL) — STATE]` then its \
                 new lines (`(no new output)` when there are none); STATE is `running`, \
                 `exited with code N`, `killed by SIGNAL`, `stopped`, `stopped at its deadline \
-                (timeout 5m0s)` or `failed: WHY`; a line `[N earlier lines dropped …]` says \
-                when more than 100 lines arrived between reads; a read of more than 2000 lines \
+                (timeout 5m0s)` or `failed: WHY`; when more than 100 lines arrived between reads, a \
+                line `[N earlier lines not in this read …: every line is in PATH (read or grep \
+                it)]` names the spill file that holds every line (metadata.log); a read of more than 2000 lines \
                 or 51200 bytes is previewed like any output, its whole text kept in the \
                 spill file named by metadata.full_output. list: a JSON array of \
                 {\"id\", \"description\", \"started\", \"deadline\", \"buffered_lines\", \
@@ -401,9 +404,23 @@ fn read_block(ctx: &CallContext, monitor: &Monitor) -> anyhow::Result<(String, u
         state_text(monitor)
     );
     if dropped > 0 {
-        block.push_str(&format!(
-            "\n[{dropped} earlier lines dropped: a monitor keeps its newest {KEEP_LINES} unread lines]"
-        ));
+        let log = ctx
+            .session
+            .state
+            .read(|s| s.monitor(monitor.id))?
+            .flatten()
+            .map(|m| m.log)
+            .unwrap_or_default();
+        if log.is_empty() {
+            block.push_str(&format!(
+                "\n[{dropped} earlier lines dropped: a monitor keeps its newest {KEEP_LINES} unread lines]"
+            ));
+        } else {
+            block.push_str(&format!(
+                "\n[{dropped} earlier lines not in this read (a read returns the newest \
+                 {KEEP_LINES} unread lines): every line is in {log} (read or grep it)]"
+            ));
+        }
     }
     if lines.is_empty() {
         block.push_str("\n(no new output)");
@@ -424,7 +441,14 @@ fn read(ctx: &CallContext, monitor_id: Option<&str>) -> anyhow::Result<ToolOutpu
             Err(message) => return Ok(ToolOutput::error(message)),
         };
         let (block, lines, dropped) = read_block(ctx, &monitor)?;
+        let log = session
+            .state
+            .read(|s| s.monitor(monitor.id))?
+            .flatten()
+            .map(|m| m.log)
+            .filter(|log| !log.is_empty());
         return Ok(ToolOutput::text(block)
+            .with("log", log)
             .with("monitor_id", monitor_id)
             .with("state", state_text(&monitor))
             .with("running", is_running(&monitor))

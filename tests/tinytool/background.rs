@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::util::{
     Room, Run, escaped_sleep, living_named, marked_sleep, processes_named, read_events, stable,
-    survivors_of_sigkill,
+    start_monitor, survivors_of_sigkill, until_it_ends,
 };
 
 /// The bound of every poll: generous for a loaded 2-core machine; passing tests end as soon
@@ -891,5 +891,40 @@ fn an_explicit_policy_is_handed_on_to_subagents() {
     assert_eq!(
         run.output().trim(),
         format!("policy={}", room.path("p.json").display())
+    );
+}
+
+#[test]
+fn a_monitors_lines_a_read_leaves_out_are_all_in_its_named_file() {
+    let room = Room::new();
+    // A crash's first error scrolls away under 300 later lines before anyone reads.
+    let id = start_monitor(
+        &room,
+        "echo 'first error: port taken' >&2; seq 1 300; echo done",
+    );
+    let (output, last) = until_it_ends(&room, &id);
+    assert!(!output.contains("STDERR: first error"), "{output}");
+    let log = last["metadata"]["log"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        output.contains(&format!("every line is in {log} (read or grep it)")),
+        "{output}"
+    );
+    let read = room.call("read", json!({"file_path": log}));
+    let text = read.output();
+    assert!(
+        text.starts_with("1\tSTDERR: first error: port taken\n2\t1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\t300\n") && text.contains("\tdone\n"),
+        "{text}"
+    );
+    let grep = room.call("grep", json!({"pattern": "first error", "path": log}));
+    assert!(
+        grep.output().contains("first error: port taken"),
+        "{grep:?}"
     );
 }
