@@ -72,7 +72,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l answers -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l file-path -d 'Path of the file to read: absolute, or relative to the working directory. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l offset -d '0-based index of the first line to show (default 0).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l limit -d 'Maximum number of lines to show (default 2000).' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l char-offset -d '0-based character within the first line shown (the line at offset) to start from: continues a line cut at 2000 characters (default 0).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l char-offset -d '0-based character of the line at offset to start from (reads on in a cut line; default 0).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'

@@ -23,6 +23,7 @@ mod dialects;
 pub mod docs;
 mod events;
 mod exit;
+mod failures;
 mod fingerprint;
 mod gate;
 mod git_index;

@@ -17,6 +17,24 @@
 //! <tail: the last whole lines of the whole output, at most 40 % of both budgets>
 //! ```
 //!
+//! The output of a failed run (the caller says so: [`Capture::mark_failed`]) or one where a
+//! test runner reported failed tests gets a different preview when failure lines or
+//! summaries ([`crate::failures`]) lie in the lines a head and tail would leave out: a
+//! head of 20 % and a tail of 30 % of the budgets, and between them every failure block
+//! and summary line found there that fits the rest, each after `[line L]` (its 1-based
+//! line number in the spill file), under a header saying so:
+//!
+//! ```text
+//! <head>
+//! [preview: S of N lines, B bytes total; full output: PATH]
+//! [the run failed: the failure lines and summaries found …; to see the rest: read PATH …]
+//! [line 1523]
+//! not ok 301 - case 300
+//! [K more failure blocks not shown: grep PATH]
+//! [the last lines:]
+//! <tail>
+//! ```
+//!
 //! `N` and `B` describe the whole output (a trailing newline does not start a line), `S`
 //! is the number of lines shown, `H` the 0-based index of the first line the head does not
 //! show whole. Without a spill file (none configured, or it could not be written) the
@@ -28,6 +46,7 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::failures::Failures;
 use crate::spill::{Outputs, SpillFile};
 
 /// The line limit of the preview (`MaxLines`).
@@ -108,6 +127,12 @@ pub struct Capture {
     raw: Vec<u8>,
     spill: Option<SpillFile>,
     spill_failed: bool,
+    /// The failure blocks and summary lines seen so far ([`crate::failures`]).
+    failures: Failures,
+    /// Whether the output is a failed run's ([`Capture::mark_failed`]).
+    failed: bool,
+    /// Whether lines are being replayed from another capture (already looked at there).
+    replaying: bool,
 }
 
 /// What a finished [`Capture`] renders to.
@@ -162,7 +187,16 @@ impl Capture {
             raw: Vec::new(),
             spill: None,
             spill_failed: false,
+            failures: Failures::new(limits.max_bytes.max(16)),
+            failed: false,
+            replaying: false,
         }
+    }
+
+    /// Marks the output as a failed run's (a non-zero exit): its preview then shows the
+    /// failures found in what it would leave out (see [`Capture::finish`]).
+    pub fn mark_failed(&mut self) {
+        self.failed = true;
     }
 
     fn head_line_cap(&self) -> usize {
@@ -213,8 +247,10 @@ impl Capture {
 
     fn push_lines(&mut self, mut bytes: &[u8]) {
         self.total_bytes += bytes.len() as u64;
+        // Lines that may be failures are looked at one by one, never skipped.
+        let skippable = bytes.len() <= 2 * self.max_bytes + 2 || !Failures::might_hold(bytes);
         while !bytes.is_empty() {
-            if self.head_closed && bytes.len() > 2 * self.max_bytes + 2 {
+            if skippable && self.head_closed && bytes.len() > 2 * self.max_bytes + 2 {
                 bytes = self.skip_middle(bytes);
                 continue;
             }
@@ -287,6 +323,10 @@ impl Capture {
 
     fn end_line(&mut self) {
         self.complete_lines += 1;
+        if !self.replaying {
+            self.failures
+                .see(self.complete_lines - 1, &self.current.bytes);
+        }
         let len = self.current.bytes.len() + 1;
         if !self.head_closed {
             let fits = self.head.len() < self.head_line_cap()
@@ -337,14 +377,19 @@ impl Capture {
             self.spill_failed = true;
             self.spill = None;
         }
+        let offset = self.complete_lines;
+        self.failed |= other.failed;
         let Capture {
             head,
             tail,
             current,
             total_bytes,
             complete_lines,
+            failures,
             ..
         } = other;
+        self.failures.absorb(failures, offset);
+        self.replaying = true;
         let kept = (head.len() + tail.len()) as u64;
         for line in head {
             self.push_kept(&line);
@@ -364,6 +409,7 @@ impl Capture {
             self.end_line();
         }
         self.push_kept(&current);
+        self.replaying = false;
         // The replayed pieces were counted above only as lines; the bytes are the other
         // stream's total.
         self.total_bytes += total_bytes;
@@ -411,6 +457,9 @@ impl Capture {
                 total_bytes: self.total_bytes,
                 full_output: None,
             };
+        }
+        if self.failures.found() && (self.failed || self.failures.failed_tests()) {
+            return self.finish_failed(total_lines, ends_with_newline);
         }
         let head_lines = self.head_line_cap();
         let tail_lines = self.max_lines - head_lines;
@@ -465,6 +514,113 @@ impl Capture {
         }
     }
 }
+
+impl Capture {
+    /// The preview of a failed run (module doc): a shorter head and tail around the
+    /// failure blocks and summary lines found in the lines between them, each after its
+    /// 1-based line number in the whole output.
+    fn finish_failed(mut self, total_lines: u64, ends_with_newline: bool) -> Rendered {
+        let mut lossy = false;
+        let head_lines = (self.max_lines * FAILED_HEAD_PERCENT / 100).max(1);
+        let tail_lines = (self.max_lines * FAILED_TAIL_PERCENT / 100).max(1);
+        let head_budget = self.max_bytes * FAILED_HEAD_PERCENT / 100;
+        let tail_budget = self.max_bytes * FAILED_TAIL_PERCENT / 100;
+        let head = fit_lines(self.head.iter().take(head_lines), head_budget, &mut lossy);
+        let head_cut = head.last().is_some_and(|l| l.1);
+        let shown_head = head.len();
+        let rest: Vec<&KeptLine> = self.head[shown_head..].iter().chain(&self.tail).collect();
+        let mut tail = fit_lines(rest.iter().rev().copied(), tail_budget, &mut lossy);
+        tail.truncate(tail_lines);
+        tail.reverse();
+        let tail_from = total_lines.saturating_sub(tail.len() as u64);
+        let used: usize = head.iter().chain(&tail).map(|(l, _)| l.len() + 1).sum();
+        let mut room = self.max_bytes.saturating_sub(used + 600);
+        let mut blocks = String::new();
+        let mut block_lines = 0;
+        let mut left_out = self.failures.more();
+        for excerpt in self.failures.excerpts() {
+            let between: Vec<(u64, &String)> = excerpt
+                .lines
+                .iter()
+                .enumerate()
+                .map(|(k, line)| (excerpt.first + k as u64, line))
+                .filter(|(at, _)| *at >= shown_head as u64 && *at < tail_from)
+                .collect();
+            let Some((first, _)) = between.first() else {
+                continue;
+            };
+            let mut block = format!("[line {}]\n", first + 1);
+            for (_, line) in &between {
+                block.push_str(line);
+                block.push('\n');
+            }
+            if block.len() > room {
+                left_out += 1;
+                continue;
+            }
+            room -= block.len();
+            block_lines += between.len();
+            blocks.push_str(&block);
+        }
+        let shown = head.len() + block_lines + tail.len();
+        let full_output = match self.spill.take() {
+            Some(file) => file.keep(self.total_bytes),
+            None => None,
+        };
+        let next = shown_head - usize::from(head_cut);
+        let mut text = String::new();
+        for (line, _) in &head {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let found = "the run failed: the failure lines and summaries found in the lines \
+                     between the first and the last follow, each after its line number in the \
+                     full output";
+        match &full_output {
+            Some(path) => text.push_str(&format!(
+                "[preview: {shown} of {total_lines} lines, {} bytes total; full output: {path}]\n\
+                 [{found}; to see the rest: read {path} with offset={next} limit={}, or grep it]\n",
+                self.total_bytes, MAX_LINES
+            )),
+            None => text.push_str(&format!(
+                "[preview: {shown} of {total_lines} lines, {} bytes total]\n\
+                 [{found}; the full output was not kept]\n",
+                self.total_bytes
+            )),
+        }
+        text.push_str(&blocks);
+        if left_out > 0 {
+            text.push_str(&format!(
+                "[{left_out} more failure blocks not shown{}]\n",
+                full_output
+                    .as_deref()
+                    .map(|path| format!(": grep {path}"))
+                    .unwrap_or_default()
+            ));
+        }
+        text.push_str("[the last lines:]\n");
+        let tail_count = tail.len();
+        for (i, (line, _)) in tail.into_iter().enumerate() {
+            text.push_str(&line);
+            if i + 1 < tail_count || ends_with_newline {
+                text.push('\n');
+            }
+        }
+        Rendered {
+            text,
+            truncated: true,
+            lossy,
+            total_lines,
+            total_bytes: self.total_bytes,
+            full_output,
+        }
+    }
+}
+
+/// The head's share of a failed run's preview, in percent.
+const FAILED_HEAD_PERCENT: usize = 20;
+/// The tail's share of a failed run's preview, in percent (the failures have the rest).
+const FAILED_TAIL_PERCENT: usize = 30;
 
 /// Takes lines in the given order while they fit `budget` bytes (each counted with its
 /// newline); the first line that does not fit is cut on a character boundary and ends in

@@ -68,7 +68,9 @@ pub fn definition() -> ToolDef {
             output: "the lines of stdout and stderr in the order they arrived (line by line, \
                 best effort for writes a few milliseconds apart), each stderr line starting with \
                 `STDERR: `; this replaces a separate `STDERR:` block after stdout. An output of more than 2000 lines or 51200 bytes is previewed (its first \
-                and last lines around a header `[preview: S of N lines, B bytes total; full \
+                and last lines — for a failed run, also the failure lines and summaries test \
+                runners and compilers print in between, each after `[line L]`, its line in \
+                the spill file — around a header `[preview: S of N lines, B bytes total; full \
                 output: PATH]` and a hint how to read the rest); the whole output is in the \
                 spill file PATH under .tinytool/outputs/ (metadata.full_output). A non-zero \
                 exit, a signal or the timeout makes the call an error (exit status 1) whose \
@@ -261,6 +263,7 @@ fn compose(
     let stderr_bytes = stderr.total_bytes();
     let mut output = Capture::new(limits);
     if let Some(line) = &failure {
+        output.mark_failed();
         output.push_str(line);
         output.push_str("\n");
     }

@@ -54,8 +54,7 @@ pub fn definition() -> ToolDef {
         summary: "Read a file's lines, numbered",
         description: "Read a file. Returns its lines numbered as `N<TAB>content` (1-based), \
             2000 lines from the start unless offset/limit say otherwise; lines longer than \
-            2000 characters are cut with `...` and a note of how many characters are left; \
-            `char_offset` (with `offset`) goes on within such a line. A page holds as many whole lines as fit 51200 \
+            2000 characters are cut with `...` and a note (`char_offset` reads on). A page holds as many whole lines as fit 51200 \
             bytes; when the file goes on, its last line gives the offset to continue with. \
             Images (.png, .jpg, .jpeg, .gif, .webp) are returned as a base64 data URI. \
             Binary files and directories are refused.",
@@ -118,7 +117,7 @@ fn parameters() -> Value {
             "char_offset": {
                 "type": "integer",
                 "minimum": 0,
-                "description": "0-based character within the first line shown (the line at offset) to start from: continues a line cut at 2000 characters (default 0)."
+                "description": "0-based character of the line at offset to start from (reads on in a cut line; default 0)."
             }
         }),
         &["file_path"],

@@ -36,7 +36,8 @@ fn an_unknown_flag_names_the_tools_flags() {
     );
     assert!(
         run.stderr.contains(
-            "The flags of `tinytool read` are: --file-path, --offset, --limit (and --stdin)."
+            "The flags of `tinytool read` are: --file-path, --offset, --limit, --char-offset \
+             (and --stdin)."
         ),
         "{run:?}"
     );
@@ -79,7 +80,7 @@ fn tools_are_listed_in_registry_order_without_invalid_in_every_format() {
         .unwrap()
         .keys()
         .collect();
-    assert_eq!(read_params, ["file_path", "offset", "limit"]);
+    assert_eq!(read_params, ["file_path", "offset", "limit", "char_offset"]);
     assert_eq!(
         anthropic[0]["input_schema"]["required"],
         json!(["file_path"])

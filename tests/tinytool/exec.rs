@@ -89,7 +89,7 @@ fn unknown_tools_and_unknown_parameters() {
     assert_eq!(run.code, 1);
     assert_eq!(
         run.output(),
-        "Invalid arguments: unknown parameter \"path\" (valid parameters are file_path, offset, limit); missing required parameter `file_path`"
+        "Invalid arguments: unknown parameter \"path\" (valid parameters are file_path, offset, limit, char_offset); missing required parameter `file_path`"
     );
 }
 

@@ -19,6 +19,7 @@ mod docs;
 mod edit;
 mod edit_targets;
 mod exec;
+mod failing_runs;
 mod file_guards;
 mod first_hour;
 mod glob;

@@ -191,7 +191,14 @@ fn a_file_without_newlines_reads_its_first_2000_characters() {
     room.write("one.txt", "z".repeat(3_000_000));
     let run = room.call("read", json!({"file_path": "one.txt"}));
     let out = run.output();
-    assert_eq!(out, format!("1\t{}...\n", "z".repeat(2000)));
+    assert_eq!(
+        out,
+        format!(
+            "1\t{}... [2998000 more characters on this line; char_offset=2000 with offset=0 \
+             goes on]\n",
+            "z".repeat(2000)
+        )
+    );
 }
 
 #[test]
