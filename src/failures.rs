@@ -12,7 +12,8 @@
 //!   jest `●` and `FAIL `; TAP and node's test runner `not ok`; cargo `test … FAILED`,
 //!   `thread '…' panicked at` and `---- name stdout ----`; go `--- FAIL:`, `x_test.go:N:`
 //!   messages and `panic:`; unittest's verbose `… ... FAIL`;
-//!   compilers `error:`/`error[E…]:`, `file:line:col: error` and `error TS…`;
+//!   compilers `error:`/`error[E…]:`, `file:line:col: error` and `error TS…`; programs'
+//!   `Error:`, `ERROR`, `FATAL`, `fatal:`, `Caused by:` and `SomeError: …`/`SomeException: …`;
 //! - summaries: pytest's `=== … passed/failed … ===` and `short test summary info`,
 //!   mocha `N passing/failing/pending`, jest `Tests:`/`Test Suites:`, cargo `test result:`,
 //!   TAP `# tests/pass/fail N`, unittest `Ran N tests` and `FAILED (…)`, go `ok`/`FAIL`
@@ -124,8 +125,11 @@ impl Failures {
         let text = text.trim_end_matches('\r');
         let mut kind = self.classify(text);
         let indented = text.starts_with([' ', '\t']);
-        if self.open.is_some() && indented && matches!(kind, Some(Kind::Error(_))) {
-            // An error line inside a block (a TAP diagnostic's `error:`) is part of it.
+        let in_traceback = matches!(self.open, Some((_, true)));
+        if self.open.is_some() && (indented || in_traceback) && matches!(kind, Some(Kind::Error(_)))
+        {
+            // An error line inside a block (a TAP diagnostic's `error:`, the exception a
+            // traceback ends with) is part of it.
             kind = None;
         }
         // A passing test ends the block before it.
@@ -257,6 +261,27 @@ impl Failures {
         }
         if starts("error[E") || starts("error: ") || starts("error TS") {
             return Some(Kind::Error(8));
+        }
+        if [
+            "Error:",
+            "ERROR",
+            "FATAL",
+            "Fatal",
+            "fatal:",
+            "Uncaught",
+            "Caused by:",
+        ]
+        .iter()
+        .any(|p| starts(p))
+        {
+            return Some(Kind::Error(6));
+        }
+        if let Some((word, _)) = line.split_once(": ")
+            && !word.contains(' ')
+            && (word.ends_with("Error") || word.ends_with("Exception"))
+        {
+            // `ValueError: bad`, `java.lang.IllegalStateException: x`.
+            return Some(Kind::Error(6));
         }
         if let Some(at) = line.find(": error") {
             // `src/x.c:12:5: error: …`, `src/x.ts(3,1): error TS…`.
@@ -402,6 +427,12 @@ mod tests {
             ("error[E0308]: mismatched types", false),
             ("src/a.c:3:7: error: expected ';'", false),
             ("src/a.ts(3,1): error TS2304: Cannot find name 'x'.", false),
+            (
+                "Error: listen EADDRINUSE: address already in use :::3000",
+                false,
+            ),
+            ("ValueError: invalid literal for int()", false),
+            ("java.lang.IllegalStateException: closed", false),
         ] {
             let failures = found(line);
             assert_eq!(failures.excerpts().len(), 1, "{line}");

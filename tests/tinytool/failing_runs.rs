@@ -133,3 +133,17 @@ fn a_tap_run_with_five_scattered_failures_shows_all_of_them() {
         );
     }
 }
+
+#[test]
+fn a_failing_run_of_5000_lines_shows_the_error_in_its_middle() {
+    let room = Room::new();
+    let run = room.call(
+        "bash",
+        json!({"command": "seq 1 2500; echo 'Error: connection refused (db:5432)'; seq 2502 5000; exit 1"}),
+    );
+    let out = run.output();
+    assert!(
+        out.contains("[line 2502]\nError: connection refused (db:5432)\n"),
+        "{out:.600}"
+    );
+}
