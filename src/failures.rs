@@ -121,7 +121,12 @@ impl Failures {
 
     /// Looks at line `index` of the output.
     pub fn see(&mut self, index: u64, line: &[u8]) {
-        let text = String::from_utf8_lossy(&line[..line.len().min(LINE_BYTES)]);
+        let line = &line[..line.len().min(LINE_BYTES)];
+        // No recognised line is without a letter (or `●`): numbers and rules go by fast.
+        if self.open.is_none() && !line.iter().any(|b| b.is_ascii_alphabetic() || *b >= 0x80) {
+            return;
+        }
+        let text = String::from_utf8_lossy(line);
         let text = text.trim_end_matches('\r');
         let mut kind = self.classify(text);
         let indented = text.starts_with([' ', '\t']);
@@ -315,9 +320,9 @@ fn is_summary(line: &str) -> bool {
     let counted = |words: &[&str]| {
         let digits = line.bytes().take_while(u8::is_ascii_digit).count();
         digits > 0
-            && words
-                .iter()
-                .any(|w| line[digits..].starts_with(&format!(" {w}")))
+            && line[digits..]
+                .strip_prefix(' ')
+                .is_some_and(|rest| words.iter().any(|w| rest.starts_with(w)))
     };
     (line.starts_with('=')
         && line.ends_with('=')

@@ -91,12 +91,18 @@ impl Interleaved {
         }
     }
 
-    /// Hands every complete pending line of `source` to the capture.
+    /// Hands every complete pending line of `source` to the capture (standard output's in
+    /// one piece: they need no mark).
     fn flush_complete(&mut self, source: Source) {
         let i = source.index();
         let Some(last) = memchr::memrchr(b'\n', &self.pending[i]) else {
             return;
         };
+        if source == Source::Out {
+            self.capture.push(&self.pending[i][..=last]);
+            self.pending[i].drain(..=last);
+            return;
+        }
         let lines: Vec<u8> = self.pending[i].drain(..=last).collect();
         for line in lines.split_inclusive(|b| *b == b'\n') {
             self.start_line(source);

@@ -133,7 +133,19 @@ pub struct Capture {
     failed: bool,
     /// Whether lines are being replayed from another capture (already looked at there).
     replaying: bool,
+    /// A sketch keeps only the totals, the first and the last bytes ([`Capture::sketch`]).
+    sketch: Option<Box<Sketch>>,
 }
+
+/// The first and last bytes of a stream (see [`Capture::sketch`]).
+#[derive(Debug, Default)]
+struct Sketch {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+/// Bytes a sketch keeps at each end.
+const SKETCH_BYTES: usize = 16 * 1024;
 
 /// What a finished [`Capture`] renders to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +168,12 @@ impl Capture {
     /// The kept lines (head, tail and the unfinished line), lossily decoded and joined by
     /// newlines, without finishing the capture: enough to look for a known message.
     pub fn kept_text(&self) -> String {
+        if let Some(sketch) = &self.sketch {
+            let mut text = String::from_utf8_lossy(&sketch.head).into_owned();
+            text.push('\n');
+            text.push_str(&String::from_utf8_lossy(&sketch.tail));
+            return text;
+        }
         let mut text = String::new();
         for line in self
             .head
@@ -190,6 +208,18 @@ impl Capture {
             failures: Failures::new(limits.max_bytes.max(16)),
             failed: false,
             replaying: false,
+            sketch: None,
+        }
+    }
+
+    /// A capture that keeps only the byte count and the first and last 16 KB, never
+    /// looking at lines: for a stream also captured whole elsewhere (a command's stdout
+    /// beside the merged stream), where only a message near either end is looked for
+    /// ([`Capture::kept_text`]). It is not meant to be rendered.
+    pub fn sketch() -> Self {
+        Capture {
+            sketch: Some(Box::default()),
+            ..Capture::new(Limits::default())
         }
     }
 
@@ -209,6 +239,22 @@ impl Capture {
 
     /// Appends bytes of the stream.
     pub fn push(&mut self, bytes: &[u8]) {
+        if let Some(sketch) = &mut self.sketch {
+            self.total_bytes += bytes.len() as u64;
+            let room = SKETCH_BYTES.saturating_sub(sketch.head.len());
+            sketch
+                .head
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
+            let rest = &bytes[bytes.len().min(room)..];
+            sketch
+                .tail
+                .extend_from_slice(&rest[rest.len().saturating_sub(SKETCH_BYTES)..]);
+            if sketch.tail.len() > 2 * SKETCH_BYTES {
+                let cut = sketch.tail.len() - SKETCH_BYTES;
+                sketch.tail.drain(..cut);
+            }
+            return;
+        }
         if let Some(spill) = &mut self.spill {
             spill.write(bytes);
         } else if self.outputs.is_some() && !self.spill_failed {
@@ -465,15 +511,13 @@ impl Capture {
         let tail_lines = self.max_lines - head_lines;
         let head_budget = self.head_byte_cap();
         let tail_budget = self.max_bytes - head_budget;
-        let mut head = fit_lines(self.head.iter().take(head_lines), head_budget, &mut lossy);
+        let (mut head, tail) = self.ends(
+            (head_lines, head_budget),
+            (tail_lines, tail_budget),
+            &mut lossy,
+        );
         let head_cut = head.last().is_some_and(|l| l.1);
-        // Head lines the head could not show are last lines like the tail's: the tail
-        // takes the last of them all (a 5 MB line must not hide the lines after it).
         let shown_head = head.len();
-        let rest: Vec<&KeptLine> = self.head[shown_head..].iter().chain(&self.tail).collect();
-        let mut tail = fit_lines(rest.iter().rev().copied(), tail_budget, &mut lossy);
-        tail.truncate(tail_lines);
-        tail.reverse();
         let shown = head.len() + tail.len();
         let full_output = match self.spill.take() {
             Some(file) => file.keep(self.total_bytes),
@@ -497,13 +541,7 @@ impl Capture {
                 self.total_bytes
             )),
         }
-        let tail_count = tail.len();
-        for (i, (line, _)) in tail.into_iter().enumerate() {
-            text.push_str(&line);
-            if i + 1 < tail_count || ends_with_newline {
-                text.push('\n');
-            }
-        }
+        push_tail(&mut text, tail, ends_with_newline);
         Rendered {
             text,
             truncated: true,
@@ -516,6 +554,25 @@ impl Capture {
 }
 
 impl Capture {
+    /// The head (at most `head_lines` lines and `head_budget` bytes) and the tail of a
+    /// preview, each line with whether it was cut. Head lines the head could not show are
+    /// last lines like the tail's: the tail takes the last of them all (a 5 MB line must
+    /// not hide the lines after it).
+    #[allow(clippy::type_complexity)]
+    fn ends(
+        &self,
+        (head_lines, head_budget): (usize, usize),
+        (tail_lines, tail_budget): (usize, usize),
+        lossy: &mut bool,
+    ) -> (Vec<(String, bool)>, Vec<(String, bool)>) {
+        let head = fit_lines(self.head.iter().take(head_lines), head_budget, lossy);
+        let rest: Vec<&KeptLine> = self.head[head.len()..].iter().chain(&self.tail).collect();
+        let mut tail = fit_lines(rest.iter().rev().copied(), tail_budget, lossy);
+        tail.truncate(tail_lines);
+        tail.reverse();
+        (head, tail)
+    }
+
     /// The preview of a failed run (module doc): a shorter head and tail around the
     /// failure blocks and summary lines found in the lines between them, each after its
     /// 1-based line number in the whole output.
@@ -525,13 +582,13 @@ impl Capture {
         let tail_lines = (self.max_lines * FAILED_TAIL_PERCENT / 100).max(1);
         let head_budget = self.max_bytes * FAILED_HEAD_PERCENT / 100;
         let tail_budget = self.max_bytes * FAILED_TAIL_PERCENT / 100;
-        let head = fit_lines(self.head.iter().take(head_lines), head_budget, &mut lossy);
+        let (head, tail) = self.ends(
+            (head_lines, head_budget),
+            (tail_lines, tail_budget),
+            &mut lossy,
+        );
         let head_cut = head.last().is_some_and(|l| l.1);
         let shown_head = head.len();
-        let rest: Vec<&KeptLine> = self.head[shown_head..].iter().chain(&self.tail).collect();
-        let mut tail = fit_lines(rest.iter().rev().copied(), tail_budget, &mut lossy);
-        tail.truncate(tail_lines);
-        tail.reverse();
         let tail_from = total_lines.saturating_sub(tail.len() as u64);
         let used: usize = head.iter().chain(&tail).map(|(l, _)| l.len() + 1).sum();
         let mut room = self.max_bytes.saturating_sub(used + 600);
@@ -599,13 +656,7 @@ impl Capture {
             ));
         }
         text.push_str("[the last lines:]\n");
-        let tail_count = tail.len();
-        for (i, (line, _)) in tail.into_iter().enumerate() {
-            text.push_str(&line);
-            if i + 1 < tail_count || ends_with_newline {
-                text.push('\n');
-            }
-        }
+        push_tail(&mut text, tail, ends_with_newline);
         Rendered {
             text,
             truncated: true,
@@ -621,6 +672,18 @@ impl Capture {
 const FAILED_HEAD_PERCENT: usize = 20;
 /// The tail's share of a failed run's preview, in percent (the failures have the rest).
 const FAILED_TAIL_PERCENT: usize = 30;
+
+/// Appends a preview's tail lines, the last one with a newline only when the output ended
+/// with one.
+fn push_tail(text: &mut String, tail: Vec<(String, bool)>, ends_with_newline: bool) {
+    let count = tail.len();
+    for (i, (line, _)) in tail.into_iter().enumerate() {
+        text.push_str(&line);
+        if i + 1 < count || ends_with_newline {
+            text.push('\n');
+        }
+    }
+}
 
 /// Takes lines in the given order while they fit `budget` bytes (each counted with its
 /// newline); the first line that does not fit is cut on a character boundary and ends in

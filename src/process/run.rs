@@ -256,15 +256,12 @@ impl Captures {
     }
 
     /// The captures of [`run_interleaved`]: both streams merged into one capture with
-    /// `limits` (and its spill file), each stream also on its own without one.
+    /// `limits` (and its spill file), each stream also sketched on its own (its byte count
+    /// and both ends, for messages a sandbox explanation looks for).
     pub fn interleaved(limits: Limits) -> Captures {
-        let alone = Limits {
-            spill: None,
-            ..limits.clone()
-        };
         Captures {
-            stdout: Capture::new(alone.clone()),
-            stderr: Capture::new(alone),
+            stdout: Capture::sketch(),
+            stderr: Capture::sketch(),
             both: Some(crate::interleave::Interleaved::new(Capture::new(limits))),
         }
     }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::util::{
     Room, Run, escaped_sleep, living_named, marked_sleep, processes_named, read_events, stable,
-    start_monitor, survivors_of_sigkill, until_it_ends,
+    start_monitor, survivors_of_sigkill,
 };
 
 /// The bound of every poll: generous for a loaded 2-core machine; passing tests end as soon
@@ -906,9 +906,12 @@ fn a_monitors_lines_a_read_leaves_out_are_all_in_its_named_file() {
         &room,
         "echo 'first error: port taken' >&2; seq 1 300; echo done",
     );
-    let (output, last) = until_it_ends(&room, &id);
+    // Nobody reads until it ended (a read before would take the first lines).
+    wait_end(&room, &id);
+    let run = monitor(&room, json!({"action": "read", "monitor_id": id}));
+    let output = run.output();
     assert!(!output.contains("STDERR: first error"), "{output}");
-    let log = last["metadata"]["log"]
+    let log = run.json()["metadata"]["log"]
         .as_str()
         .unwrap_or_default()
         .to_string();

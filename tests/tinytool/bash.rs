@@ -319,7 +319,7 @@ fn lines_of_both_streams_keep_the_order_they_arrived_in() {
     let room = Room::new();
     let run = room.call(
         "bash",
-        json!({"command": "for i in 1 2 3; do echo out$i; sleep 0.05; echo err$i >&2; sleep 0.05; done; printf 'Compil'; sleep 0.05; echo warn >&2; sleep 0.05; echo ing"}),
+        json!({"command": "for i in 1 2 3; do echo out$i; sleep 0.2; echo err$i >&2; sleep 0.2; done; printf 'Compil'; sleep 0.2; echo warn >&2; sleep 0.2; echo ing"}),
     );
     assert_eq!(
         run.output(),
