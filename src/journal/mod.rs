@@ -100,11 +100,20 @@ impl Journal {
         );
         let temp = folder.join(format!("{stem}.tmp"));
         let path = folder.join(format!("{stem}.json"));
-        let mut file = std::fs::OpenOptions::new()
+        // Another thread's recovery must not take the record for a dead writer's before
+        // it is locked.
+        if let Ok(mut records) = UNLOCKED_YET.lock() {
+            records.push(temp.clone());
+        }
+        let created = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&temp)?;
-        file.lock()?;
+            .open(&temp)
+            .and_then(|file| file.lock().map(|()| file));
+        if let Ok(mut records) = UNLOCKED_YET.lock() {
+            records.retain(|r| *r != temp);
+        }
+        let mut file = created?;
         let body = encode(entries, created_dirs);
         let text = match seal::seal(&body) {
             Some(seal) => format!("{body}\nseal {seal}\n"),
@@ -250,6 +259,38 @@ pub fn recover(dir: &Path) -> Vec<String> {
     notes
 }
 
+/// Records this process has created and not locked yet.
+static UNLOCKED_YET: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether the record at `path` may still be in its writer's hands although unlocked:
+/// its name starts with the writer's pid (`<pid>-<n>-<nanos>`), and the writer is a thread
+/// of this process between creating and locking it, or another live process and the
+/// record is less than a minute old.
+fn writer_may_be_writing(path: &Path, file: &std::fs::File) -> bool {
+    let Some(pid) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.split('-').next())
+        .and_then(|p| p.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    if pid == std::process::id() {
+        return UNLOCKED_YET
+            .lock()
+            .is_ok_and(|records| records.iter().any(|r| r == path));
+    }
+    let young = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < std::time::Duration::from_secs(60));
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = libc::pid_t::try_from(pid).is_ok_and(|pid| unsafe { libc::kill(pid, 0) } == 0);
+    young && alive
+}
+
 /// Recovers one record unless its writer still holds it.
 fn recover_one(dir: &Path, path: &Path, complete: bool) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -259,6 +300,11 @@ fn recover_one(dir: &Path, path: &Path, complete: bool) -> Option<String> {
         .open(path)
         .ok()?;
     if !file.metadata().ok()?.is_file() || file.try_lock().is_err() {
+        return None;
+    }
+    // A writer creates its record and then locks it: in between, the record is unlocked
+    // but its writer is alive (a thread of this process, or another process a moment ago).
+    if writer_may_be_writing(path, &file) {
         return None;
     }
     // Another recoverer may have finished and removed it while this one waited.
@@ -507,6 +553,25 @@ mod tests {
         assert_eq!(back[1].aside, Some(PathBuf::from("/x/.gone.old")));
         assert_eq!(dirs, vec![PathBuf::from("/x/new")]);
         assert!(decode("{}").is_none());
+    }
+
+    #[test]
+    fn a_record_another_thread_has_created_but_not_locked_yet_is_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let folder = crate::project::ensure_own_subdir(dir, "journal").unwrap();
+        let record = folder.join(format!("{}-999-1.tmp", std::process::id()));
+        std::fs::write(&record, "").unwrap();
+        UNLOCKED_YET.lock().unwrap().push(record.clone());
+        assert!(recover(dir).is_empty());
+        assert!(
+            record.exists(),
+            "a record being written was taken for a dead one"
+        );
+        UNLOCKED_YET.lock().unwrap().retain(|r| *r != record);
+        // Its writer went away without writing it: nothing was changed, it goes.
+        recover(dir);
+        assert!(!record.exists());
     }
 
     #[test]
