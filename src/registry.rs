@@ -450,6 +450,11 @@ fn finish(session: &Session, mut result: CallResult, repairs: Vec<String>) -> Ca
 /// Records the argument repairs of a call in its metadata.
 fn with_repairs(mut result: CallResult, repairs: Vec<String>) -> CallResult {
     if !repairs.is_empty() {
+        // A tool's own repairs (a patch's shape) come after the call's.
+        let mut repairs = repairs;
+        if let Some(Value::Array(own)) = result.metadata.get("repairs") {
+            repairs.extend(own.iter().filter_map(|r| r.as_str().map(str::to_string)));
+        }
         result.metadata.insert("repairs".into(), json!(repairs));
     }
     result

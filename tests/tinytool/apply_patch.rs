@@ -244,7 +244,7 @@ fn parse_errors_change_nothing() {
     room.write("f.txt", "x\n");
     let run = room.call(
         "apply_patch",
-        json!({"patch": "*** Begin Patch\n*** Update File: f.txt\n@@\n-x\n+y\n"}),
+        json!({"patch": "*** Begin Patch\n*** Update File: f.txt\n@@\n-x\n*** Bogus\n+y\n"}),
     );
     assert_eq!(run.code, 1);
     crate::snapshot_text!("apply_patch_parse_error", run.output());

@@ -48,8 +48,9 @@ use super::parse::{FileOp, Format, Hunk, Patch};
 use crate::atomic::{self, Kind};
 use crate::textdoc::{Conventions, Splice, TextDoc};
 use crate::tools::edit::feedback::visible;
-use crate::tools::edit::lines::FileLines;
+use crate::tools::edit::lines::{FileLines, indent};
 use crate::tools::edit::punctuation::fold;
+use crate::tools::edit::reindent::{self, Unit, detect_unit, measure};
 
 /// What a file is, on disk or in the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +84,8 @@ pub struct Outcome {
     pub already: Vec<usize>,
     /// The whole operation was already in place.
     pub fully_applied_before: bool,
+    /// What was adjusted while applying it (re-indented added lines), one line each.
+    pub notes: Vec<String>,
 }
 
 /// The result of planning: the final state of every touched path, and the report.
@@ -250,9 +253,10 @@ pub fn targets(patch: &Patch, resolver: &Resolver) -> Vec<Target> {
     out
 }
 
-/// How a step went: applied (with the hunks found already in place) or already applied.
+/// How a step went: applied (with the hunks found already in place, and notes) or already
+/// applied.
 enum Step {
-    Applied(Vec<usize>),
+    Applied(Vec<usize>, Vec<String>),
     AlreadyApplied,
     MissingDelete,
 }
@@ -283,9 +287,13 @@ pub fn plan(
             written,
             already: Vec::new(),
             fully_applied_before: false,
+            notes: Vec::new(),
         };
         match step {
-            Step::Applied(already) => outcome.already = already,
+            Step::Applied(already, notes) => {
+                outcome.already = already;
+                outcome.notes = notes;
+            }
             Step::AlreadyApplied => outcome.fully_applied_before = true,
             Step::MissingDelete => {
                 outcome.fully_applied_before = true;
@@ -433,7 +441,7 @@ fn apply_op(
                         return Ok(Step::AlreadyApplied);
                     }
                     state.set(target, Entry::File { bytes: new, mode })?;
-                    Ok(Step::Applied(Vec::new()))
+                    Ok(Step::Applied(Vec::new(), Vec::new()))
                 }
                 Entry::Absent => {
                     let mode = mode.unwrap_or(atomic::NEW_FILE_MODE);
@@ -444,7 +452,7 @@ fn apply_op(
                             mode,
                         },
                     )?;
-                    Ok(Step::Applied(Vec::new()))
+                    Ok(Step::Applied(Vec::new(), Vec::new()))
                 }
             }
         }
@@ -466,7 +474,7 @@ fn apply_op(
                             .map_err(|e| format!("Cannot delete {}: {e}", show(target)))?;
                     }
                     state.set(target, Entry::Absent)?;
-                    Ok(Step::Applied(Vec::new()))
+                    Ok(Step::Applied(Vec::new(), Vec::new()))
                 }
                 Entry::File { bytes, mode } => {
                     read_only(mode, "delete", &show(target))?;
@@ -475,7 +483,7 @@ fn apply_op(
                             .map_err(|e| format!("Cannot delete {}: {e}", show(target)))?;
                     }
                     state.set(target, Entry::Absent)?;
-                    Ok(Step::Applied(Vec::new()))
+                    Ok(Step::Applied(Vec::new(), Vec::new()))
                 }
             }
         }
@@ -535,7 +543,7 @@ fn apply_op(
                 None => {
                     if new_bytes == bytes && new_mode == old_mode {
                         return Ok(if hunks.is_empty() {
-                            Step::Applied(Vec::new())
+                            Step::Applied(Vec::new(), Vec::new())
                         } else {
                             Step::AlreadyApplied
                         });
@@ -574,7 +582,7 @@ fn apply_op(
                     )?;
                 }
             }
-            Ok(Step::Applied(result.already))
+            Ok(Step::Applied(result.already, result.notes))
         }
     }
 }
@@ -638,10 +646,12 @@ struct HunkResult {
     pub already: Vec<usize>,
     /// What `\ No newline at end of file` markers require.
     pub final_newline: Option<bool>,
+    /// Hunks whose added lines were re-indented, said for the report.
+    pub notes: Vec<String>,
 }
 
 /// Applies `hunks` to `doc` (module doc); the error names the file, the hunk and the first
-/// differing line.
+/// differing line, or every place an ambiguous hunk fits.
 fn apply_hunks(
     doc: &TextDoc,
     hunks: &[Hunk],
@@ -650,17 +660,25 @@ fn apply_hunks(
 ) -> Result<HunkResult, String> {
     let file = FileLines::new(&doc.text);
     let lines: Vec<&str> = (0..file.len()).map(|i| file.line(i)).collect();
+    let unit = std::cell::OnceCell::new();
+    let file_unit = || *unit.get_or_init(|| reindent::file_unit(&file));
+    let limits = later_limits(&lines, hunks);
     let mut cursor = 0usize;
     let mut offset: i64 = 0;
     let mut replacements: Vec<(usize, usize, Vec<String>)> = Vec::new();
     let mut already = Vec::new();
+    let mut notes = Vec::new();
     let count = hunks.len();
     for (k, hunk) in hunks.iter().enumerate() {
         let number = k + 1;
         let mut from = cursor;
+        let mut scope_at = None;
         for scope in &hunk.scopes {
             match locate(&lines, std::slice::from_ref(scope), from, false, None) {
-                Some(at) => from = at + 1,
+                Some(at) => {
+                    from = at + 1;
+                    scope_at = Some(at);
+                }
                 None => {
                     return Err(format!(
                         "{shown}: hunk {number} of {count} (patch line {}): its scope line `{}` is \
@@ -689,11 +707,21 @@ fn apply_hunks(
                 }
             } else if !hunk.scopes.is_empty() {
                 from
-            } else {
+            } else if let Some(h) = hunk.hint {
                 // `@@ -K,0 …` inserts after line K.
-                hunk.hint.map_or(lines.len(), |h| {
-                    (h as i64 + offset).clamp(0, lines.len() as i64) as usize
-                })
+                (h as i64 + offset).clamp(0, lines.len() as i64) as usize
+            } else if new.is_empty() {
+                return Err(format!(
+                    "{shown}: hunk {number} of {count} (patch line {}) has no lines.",
+                    hunk.line
+                ));
+            } else {
+                return Err(format!(
+                    "{shown}: hunk {number} of {count} (patch line {}) has only added lines and \
+                     no line numbers: add a context line or two around them (or an `@@ -K,0 \
+                     +K+1,N @@` header) so that it fits one place.",
+                    hunk.line
+                ));
             };
             let at = if envelope {
                 at
@@ -718,18 +746,18 @@ fn apply_hunks(
             }
             continue;
         }
-        let mut found = locate(&lines, old, from, hunk.end_of_file, hint);
+        let place = |old: &[String]| {
+            place(&lines, old, from, hunk, hint, limits[k], scope_at)
+                .map_err(|starts| ambiguous(hunk, number, count, shown, old.len(), &starts))
+        };
+        let mut found = place(old)?;
         if found.is_none() && old.last().is_some_and(String::is_empty) {
             // A trailing empty context line stands for the final newline.
             old = &old[..old.len() - 1];
             if new.last().is_some_and(String::is_empty) {
                 new = &new[..new.len() - 1];
             }
-            found = if old.is_empty() {
-                None
-            } else {
-                locate(&lines, old, from, hunk.end_of_file, hint)
-            };
+            found = if old.is_empty() { None } else { place(old)? };
         }
         match found {
             Some(at)
@@ -743,11 +771,12 @@ fn apply_hunks(
                 cursor = at + new.len();
             }
             Some(at) => {
-                replacements.push((
-                    at,
-                    old.len(),
-                    keep_context(&lines[at..at + old.len()], old, new),
-                ));
+                let (written, note) =
+                    write_new_lines(&lines[at..at + old.len()], old, new, &file_unit);
+                if let Some(note) = note {
+                    notes.push(format!("hunk {number}: {note}"));
+                }
+                replacements.push((at, old.len(), written));
                 offset += new.len() as i64 - old.len() as i64;
                 cursor = at + old.len();
             }
@@ -785,7 +814,162 @@ fn apply_hunks(
         splices,
         already,
         final_newline,
+        notes,
     })
+}
+
+/// For each hunk, the line before which it must end so that the hunks after it still fit
+/// in order: the latest place the next placeable hunk could start (found with every
+/// tolerance, so the limit is never too tight). A hunk that cannot be placed at all limits
+/// nothing; it fails on its own turn.
+fn later_limits(lines: &[&str], hunks: &[Hunk]) -> Vec<usize> {
+    let mut limits = vec![lines.len(); hunks.len()];
+    let mut limit = lines.len();
+    for (k, hunk) in hunks.iter().enumerate().rev() {
+        limits[k] = limit;
+        let mut old: &[String] = &hunk.old;
+        if old.last().is_some_and(String::is_empty) && old.len() > 1 {
+            old = &old[..old.len() - 1];
+        }
+        if old.is_empty() || old.len() > limit {
+            continue;
+        }
+        if let Some(start) = (0..=limit - old.len())
+            .rev()
+            .find(|&i| matches_at(lines, old, i, LEVELS.len() - 1))
+        {
+            limit = start;
+        }
+    }
+    limits
+}
+
+/// How context is compared, strictest first: exactly, ignoring trailing whitespace,
+/// ignoring the whitespace around each line, and with Unicode punctuation folded to ASCII.
+const LEVELS: [fn(&str, &str) -> bool; 4] = [
+    |a, b| a == b,
+    |a, b| a.trim_end() == b.trim_end(),
+    |a, b| a.trim() == b.trim(),
+    |a, b| fold(a.trim()).trim() == fold(b.trim()).trim(),
+];
+
+/// Whether `pattern` is at line `i` at comparison level `level` or a stricter one.
+fn matches_at(lines: &[&str], pattern: &[String], i: usize, level: usize) -> bool {
+    let same = LEVELS[level];
+    i + pattern.len() <= lines.len()
+        && pattern
+            .iter()
+            .enumerate()
+            .all(|(j, p)| same(lines[i + j], p))
+}
+
+/// Where the changed lines of a hunk go: the one place at or after `from` where they fit
+/// (at the strictest comparison that finds any) and that leaves room for the hunks after
+/// it (`limit`). Several places are `Err` with all of them, unless a unified header's line
+/// names exactly one of them, or a scope line's block holds exactly one. `*** End of File`
+/// takes the end of the file when the lines are there.
+fn place(
+    lines: &[&str],
+    old: &[String],
+    from: usize,
+    hunk: &Hunk,
+    hint: Option<usize>,
+    limit: usize,
+    scope_at: Option<usize>,
+) -> Result<Option<usize>, Vec<usize>> {
+    if old.is_empty() || old.len() > lines.len() {
+        return Ok(None);
+    }
+    let last_start = lines.len() - old.len();
+    for level in 0..LEVELS.len() {
+        if hunk.end_of_file && last_start >= from && matches_at(lines, old, last_start, level) {
+            return Ok(Some(last_start));
+        }
+        let until = limit.min(lines.len()).saturating_sub(old.len()).max(from);
+        let mut starts: Vec<usize> = (from..=until.min(last_start))
+            .filter(|&i| matches_at(lines, old, i, level))
+            .collect();
+        if starts.is_empty() {
+            // A place past the later hunks' room is still the only one: they fail on
+            // their own turn, with their own message.
+            starts = (from..=last_start)
+                .filter(|&i| matches_at(lines, old, i, level))
+                .take(1)
+                .collect();
+        }
+        match starts.len() {
+            0 => continue,
+            1 => return Ok(Some(starts[0])),
+            _ => {}
+        }
+        if let Some(h) = hint
+            && let [only] = starts.iter().filter(|&&s| s == h).collect::<Vec<_>>()[..]
+        {
+            return Ok(Some(*only));
+        }
+        if let Some(scope) = scope_at
+            && let Some(end) = block_end(lines, scope)
+        {
+            let inside: Vec<usize> = starts.iter().copied().filter(|&s| s < end).collect();
+            if inside.len() == 1 {
+                return Ok(Some(inside[0]));
+            }
+        }
+        return Err(starts);
+    }
+    Ok(None)
+}
+
+/// The end of the block a scope line opens, when the lines after it are indented deeper:
+/// the first later line indented no deeper than the scope line. `None` for a scope line
+/// whose next line is not deeper (a heading in a flat file), which says nothing of where
+/// its part ends.
+fn block_end(lines: &[&str], scope: usize) -> Option<usize> {
+    let width = |l: &str| l.len() - l.trim_start().len();
+    let depth = width(lines[scope]);
+    let next = (scope + 1..lines.len()).find(|&i| !lines[i].trim().is_empty())?;
+    if width(lines[next]) <= depth {
+        return None;
+    }
+    Some(
+        (next..lines.len())
+            .find(|&i| !lines[i].trim().is_empty() && width(lines[i]) <= depth)
+            .unwrap_or(lines.len()),
+    )
+}
+
+/// The refusal for a hunk whose lines fit several places.
+fn ambiguous(
+    hunk: &Hunk,
+    number: usize,
+    count: usize,
+    shown: &str,
+    len: usize,
+    starts: &[usize],
+) -> String {
+    const SHOWN: usize = 10;
+    let mut places: Vec<String> = starts
+        .iter()
+        .take(SHOWN)
+        .map(|&s| {
+            if len == 1 {
+                format!("line {}", s + 1)
+            } else {
+                format!("lines {}-{}", s + 1, s + len)
+            }
+        })
+        .collect();
+    if starts.len() > SHOWN {
+        places.push(format!("and {} more", starts.len() - SHOWN));
+    }
+    format!(
+        "{shown}: hunk {number} of {count} (patch line {}) fits {} places ({}), so it was not \
+         applied anywhere: add context lines that occur only at the intended place (or an `@@ \
+         LINE` scope line naming the enclosing function or class).",
+        hunk.line,
+        starts.len(),
+        places.join(", ")
+    )
 }
 
 fn after_text(from: usize) -> String {
@@ -836,33 +1020,169 @@ fn line_splice(file: &FileLines, at: usize, len: usize, new: &[String]) -> Splic
     }
 }
 
-/// The new lines of a located hunk, with each context line as the file has it (the hunk
-/// may have matched it ignoring whitespace): only the lines the hunk changes change.
-fn keep_context(found: &[&str], old: &[String], new: &[String]) -> Vec<String> {
+/// The new lines of a located hunk (`found` is where its old lines are in the file): each
+/// context line as the file has it (the hunk may have matched it ignoring whitespace), and
+/// each added line at the file's indentation (module doc: re-indenting). The note says
+/// what was re-indented.
+fn write_new_lines(
+    found: &[&str],
+    old: &[String],
+    new: &[String],
+    file_unit: &dyn Fn() -> Unit,
+) -> (Vec<String>, Option<String>) {
     let mut out = new.to_vec();
+    // For each new line that the hunk adds, the old line whose indentation it follows.
+    let mut anchors: Vec<(usize, usize)> = Vec::new();
+    let nonblank = |j: &usize| !old[*j].trim().is_empty();
+    let above = |end: usize| (0..end).rev().find(nonblank);
+    let below = |start: usize| (start..old.len()).find(nonblank);
     for op in similar::capture_diff_slices(similar::Algorithm::Myers, old, new) {
-        if let similar::DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } = op
-        {
-            for k in 0..len {
-                out[new_index + k] = found[old_index + k].to_string();
+        match op {
+            similar::DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => {
+                for k in 0..len {
+                    out[new_index + k] = found[old_index + k].to_string();
+                }
             }
+            similar::DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => {
+                if let Some(a) = above(old_index).or_else(|| below(old_index)) {
+                    anchors.extend((new_index..new_index + new_len).map(|n| (n, a)));
+                }
+            }
+            similar::DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                if let Some(a) = above(old_index + old_len).or_else(|| below(old_index)) {
+                    anchors.extend((new_index..new_index + new_len).map(|n| (n, a)));
+                }
+            }
+            similar::DiffOp::Delete { .. } => {}
         }
     }
-    out
+    let shifted = old
+        .iter()
+        .zip(found)
+        .any(|(o, f)| !o.trim().is_empty() && indent(o) != indent(f));
+    let unit = file_unit();
+    let foreign = |line: &str| match unit {
+        Unit::Tab => indent(line).starts_with(' '),
+        Unit::Spaces(_) => indent(line).contains('\t'),
+    };
+    let added_foreign = anchors
+        .iter()
+        .any(|&(n, _)| !new[n].trim().is_empty() && foreign(&new[n]));
+    if !shifted && !added_foreign {
+        return (out, None);
+    }
+    let old_lines: Vec<&str> = old.iter().map(String::as_str).collect();
+    let new_lines: Vec<&str> = new.iter().map(String::as_str).collect();
+    let patch_unit = detect_unit(&[old_lines, new_lines]).unwrap_or(match unit {
+        Unit::Tab => Unit::Spaces(4),
+        spaces => spaces,
+    });
+    let mut changed = 0usize;
+    let mut moves: Vec<i64> = Vec::new();
+    for &(n, a) in &anchors {
+        let line = &new[n];
+        if line.trim().is_empty() {
+            out[n] = String::new();
+            continue;
+        }
+        let written = follow_indent(line, indent(&old[a]), indent(found[a]), patch_unit, unit);
+        if written != *line {
+            changed += 1;
+            let move_by = columns(indent(&written)) - columns(indent(line));
+            if !moves.contains(&move_by) {
+                moves.push(move_by);
+            }
+            out[n] = written;
+        }
+    }
+    if changed == 0 {
+        return (out, None);
+    }
+    let how = match moves[..] {
+        [0] => match unit {
+            Unit::Tab => "with tabs, as the file indents".to_string(),
+            Unit::Spaces(_) => "with spaces, as the file indents".to_string(),
+        },
+        [by] => format!("by {by:+} columns"),
+        _ => "to the depth of the lines above them".to_string(),
+    };
+    let plural = if changed == 1 { "" } else { "s" };
+    let why = if shifted {
+        "context matched ignoring indentation; "
+    } else {
+        ""
+    };
+    (
+        out,
+        Some(format!(
+            "{why}{changed} added line{plural} re-indented {how}"
+        )),
+    )
+}
+
+/// The width of an indentation in columns, a tab counting four.
+fn columns(indent: &str) -> i64 {
+    indent.chars().map(|c| if c == '\t' { 4 } else { 1 }).sum()
+}
+
+/// `line` (an added line) re-indented the way its anchor moved: the anchor is `given` in the
+/// patch and `actual` in the file. Deeper lines keep their extra depth, converted to the
+/// file's indentation characters; shallower ones are measured in levels of the patch's unit.
+fn follow_indent(line: &str, given: &str, actual: &str, patch_unit: Unit, unit: Unit) -> String {
+    let content = &line[indent(line).len()..];
+    let own = indent(line);
+    if let Some(rest) = own.strip_prefix(given) {
+        let rest = match unit {
+            Unit::Tab if rest.starts_with(' ') => {
+                let width = match patch_unit {
+                    Unit::Spaces(n) => n.max(1),
+                    Unit::Tab => 4,
+                };
+                let spaces = rest.chars().take_while(|&c| c == ' ').count();
+                format!(
+                    "{}{}{}",
+                    "\t".repeat(spaces / width),
+                    " ".repeat(spaces % width),
+                    &rest[spaces..]
+                )
+            }
+            Unit::Spaces(n) if rest.contains('\t') => rest.replace('\t', &" ".repeat(n.max(1))),
+            _ => rest.to_string(),
+        };
+        return format!("{actual}{rest}{content}");
+    }
+    let (depth, anchor) = (measure(line, patch_unit), measure(given, patch_unit));
+    let base = measure(actual, unit);
+    let levels = (base.levels + depth.levels - anchor.levels).max(0) as usize;
+    let extra = (base.extra + depth.extra - anchor.extra).max(0) as usize;
+    let step = match unit {
+        Unit::Tab => "\t".to_string(),
+        Unit::Spaces(n) => " ".repeat(n.max(1)),
+    };
+    format!("{}{}{content}", step.repeat(levels), " ".repeat(extra))
 }
 
 fn lines_equal(have: &[&str], want: &[String]) -> bool {
     have.len() == want.len() && have.iter().zip(want).all(|(h, w)| h.trim() == w.trim())
 }
 
-/// Finds `pattern` in `lines` at or after `from`: exactly, then ignoring trailing
-/// whitespace, then ignoring the whitespace around each line, then also with Unicode
-/// punctuation folded to ASCII (`punctuation`). With `eof` the end of the
-/// file is tried first; with a `hint` the match nearest to it wins, otherwise the first.
+/// Finds `pattern` in `lines` at or after `from` at the strictest comparison that finds it
+/// ([`LEVELS`]). With `eof` the end of the file is tried first; with a `hint` the match
+/// nearest to it wins, otherwise the first. Used for scope lines and for telling a hunk
+/// already applied, where the first fit is what is meant.
 fn locate(
     lines: &[&str],
     pattern: &[String],
@@ -874,30 +1194,17 @@ fn locate(
         return None;
     }
     let last_start = lines.len() - pattern.len();
-    let comparisons: [fn(&str, &str) -> bool; 4] = [
-        |a, b| a == b,
-        |a, b| a.trim_end() == b.trim_end(),
-        |a, b| a.trim() == b.trim(),
-        |a, b| fold(a.trim()).trim() == fold(b.trim()).trim(),
-    ];
-    for same in comparisons {
-        let matches_at = |i: usize| {
-            pattern
-                .iter()
-                .enumerate()
-                .all(|(j, p)| same(lines[i + j], p))
-        };
-        if eof && last_start >= from && matches_at(last_start) {
+    for level in 0..LEVELS.len() {
+        if eof && last_start >= from && matches_at(lines, pattern, last_start, level) {
             return Some(last_start);
         }
         if from > last_start {
             continue;
         }
+        let mut fits = (from..=last_start).filter(|&i| matches_at(lines, pattern, i, level));
         let found = match hint {
-            Some(h) => (from..=last_start)
-                .filter(|&i| matches_at(i))
-                .min_by_key(|&i| i.abs_diff(h)),
-            None => (from..=last_start).find(|&i| matches_at(i)),
+            Some(h) => fits.min_by_key(|&i| i.abs_diff(h)),
+            None => fits.next(),
         };
         if found.is_some() {
             return found;
@@ -921,6 +1228,35 @@ fn mismatch(
         "{shown}: hunk {number} of {count} (patch line {}) does not match the file",
         hunk.line
     );
+    // One window where every line but one is there: that line changed since the model
+    // read the file (or it mistyped it).
+    if old.len() > 2 && old.len() <= lines.len() {
+        let near: Vec<(usize, usize)> = (0..=lines.len() - old.len())
+            .filter_map(|s| {
+                let mut differing =
+                    (0..old.len()).filter(|&j| lines[s + j].trim() != old[j].trim());
+                match (differing.next(), differing.next()) {
+                    (Some(j), None) => Some((s, j)),
+                    _ => None,
+                }
+            })
+            .take(2)
+            .collect();
+        if let [(start, j)] = near[..] {
+            return format!(
+                "{head}: line {} reads `{}`, the patch expects `{}` (the hunk's other {} lines \
+                 are there, in lines {}-{}). The file has changed since it was read, or the \
+                 patch mistyped the line: read the file again and write the hunk from what is \
+                 there.",
+                start + j + 1,
+                visible(lines[start + j]),
+                visible(&old[j]),
+                old.len() - 1,
+                start + 1,
+                start + old.len(),
+            );
+        }
+    }
     let mut best: Option<(usize, usize)> = None;
     for start in 0..lines.len() {
         let run = old
@@ -1008,7 +1344,8 @@ mod tests {
         let patch = envelope("@@\n foo  \n-bar\n+baz\n");
         assert_eq!(
             apply_text("  foo\n\tbar\n", &patch).unwrap(),
-            "  foo\nbaz\n"
+            "  foo\n\tbaz\n",
+            "the added line takes the indentation of the removed line above it"
         );
     }
 
@@ -1103,12 +1440,156 @@ mod tests {
             err.starts_with("f: hunk 1 of 1 (patch line 3) does not match the file"),
             "{err}"
         );
+        assert!(
+            err.contains("line 3 reads `THREE`, the patch expects `three`"),
+            "one line off is a stale line: {err}"
+        );
+        let patch = envelope("@@\n one\n two\n-three\n-four\n+3\n");
+        let err = apply_text("one\ntwo\nTHREE\nFOUR\n", &patch).unwrap_err();
         assert!(err.contains("its first 2 lines match lines 1-2, but hunk line 3 is `three` where line 3 of the file is `THREE`"), "{err}");
         let err = apply_text("x\n", &envelope("@@\n-nothing\n+y\n")).unwrap_err();
         assert!(
             err.contains("its first line `nothing` is not in the file"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_hunk_that_fits_two_places_is_refused_naming_both() {
+        let text = "a\nx = 1\nb\na\nx = 1\nb\n";
+        let err = apply_text(text, &envelope("@@\n a\n-x = 1\n+x = 2\n")).unwrap_err();
+        assert!(
+            err.contains("fits 2 places (lines 1-2, lines 4-5)"),
+            "{err}"
+        );
+        // Two hunks for the two places: each has one place the other leaves it.
+        let both = envelope("@@\n a\n-x = 1\n+x = 2\n@@\n a\n-x = 1\n+x = 3\n");
+        assert_eq!(
+            apply_text(text, &both).unwrap(),
+            "a\nx = 2\nb\na\nx = 3\nb\n"
+        );
+        // A unified header breaks the tie only by naming one of the places exactly.
+        let named = "--- a/f\n+++ b/f\n@@ -4,2 +4,2 @@\n a\n-x = 1\n+x = 2\n";
+        assert_eq!(
+            apply_text(text, named).unwrap(),
+            "a\nx = 1\nb\na\nx = 2\nb\n"
+        );
+        let off = "--- a/f\n+++ b/f\n@@ -3,2 +3,2 @@\n a\n-x = 1\n+x = 2\n";
+        assert!(apply_text(text, off).unwrap_err().contains("fits 2 places"));
+    }
+
+    #[test]
+    fn a_scope_block_holding_one_place_decides() {
+        let text = "def f():\n    x = 1\n\ndef g():\n    x = 1\n\ndef h():\n    x = 1\n";
+        let patch = envelope("@@ def g():\n-    x = 1\n+    x = 2\n");
+        assert_eq!(
+            apply_text(text, &patch).unwrap(),
+            "def f():\n    x = 1\n\ndef g():\n    x = 2\n\ndef h():\n    x = 1\n"
+        );
+    }
+
+    fn reindented(file: &str, found_at: usize, old: &[&str], new: &[&str]) -> Vec<String> {
+        let lines: Vec<&str> = file.lines().collect();
+        let doc = FileLines::new(file);
+        let old: Vec<String> = old.iter().map(|s| s.to_string()).collect();
+        let new: Vec<String> = new.iter().map(|s| s.to_string()).collect();
+        let found = &lines[found_at..found_at + old.len()];
+        write_new_lines(found, &old, &new, &|| reindent::file_unit(&doc)).0
+    }
+
+    #[test]
+    fn python_added_lines_follow_the_context_they_were_written_against() {
+        let file = "class A:\n    def f(self):\n        if x:\n            y()\n        return 1\n";
+        // The model wrote the method four columns too shallow.
+        let out = reindented(
+            file,
+            2,
+            &["    if x:", "        y()", "    return 1"],
+            &[
+                "    if x:",
+                "        y()",
+                "        z()",
+                "    log()",
+                "    return 1",
+            ],
+        );
+        assert_eq!(
+            out,
+            [
+                "        if x:",
+                "            y()",
+                "            z()",
+                "        log()",
+                "        return 1"
+            ]
+        );
+    }
+
+    #[test]
+    fn offsets_follow_the_nearest_matched_line_above() {
+        // The context's first line is shifted by 4, its later lines by 2 (a model that
+        // mixed widths): each added run follows the line right above it.
+        let file = "    a:\n      b: 1\n      c: 2\n";
+        let out = reindented(
+            file,
+            0,
+            &["a:", "    b: 1", "    c: 2"],
+            &["a:", "  z: 0", "    b: 1", "    c: 2", "    d: 3"],
+        );
+        assert_eq!(
+            out,
+            [
+                "    a:",
+                "      z: 0",
+                "      b: 1",
+                "      c: 2",
+                "      d: 3"
+            ]
+        );
+    }
+
+    #[test]
+    fn yaml_added_lines_are_shifted_with_their_context() {
+        let file = "jobs:\n  test:\n    steps:\n      - run: a\n";
+        let out = reindented(
+            file,
+            2,
+            &["steps:", "  - run: a"],
+            &["steps:", "  - run: a", "  - run: b"],
+        );
+        assert_eq!(out, ["    steps:", "      - run: a", "      - run: b"]);
+    }
+
+    #[test]
+    fn makefile_recipes_keep_their_tabs() {
+        let file = "all: app\n\napp: main.o\n\tcc -o app main.o\n\tstrip app\n";
+        let out = reindented(
+            file,
+            2,
+            &["app: main.o", "    cc -o app main.o"],
+            &["app: main.o", "    cc -o app main.o", "    ls -l app"],
+        );
+        assert_eq!(out, ["app: main.o", "\tcc -o app main.o", "\tls -l app"]);
+        // Context that matched exactly, an added line indented with spaces: tabs still.
+        let out = reindented(
+            file,
+            2,
+            &["app: main.o", "\tcc -o app main.o"],
+            &["app: main.o", "\tcc -o app main.o", "    ls -l app"],
+        );
+        assert_eq!(out[2], "\tls -l app");
+    }
+
+    #[test]
+    fn exact_context_leaves_added_lines_as_given() {
+        let file = "def f():\n    return 1\n";
+        let out = reindented(
+            file,
+            0,
+            &["def f():", "    return 1"],
+            &["def f():", "  # odd", "    return 1"],
+        );
+        assert_eq!(out, ["def f():", "  # odd", "    return 1"]);
     }
 
     #[test]

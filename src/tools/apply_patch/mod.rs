@@ -305,6 +305,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
                 hunks.join(", ")
             ));
         }
+        for note in &outcome.notes {
+            line.push_str(&format!(" ({note})"));
+        }
         if let Some(written) = &outcome.written
             && let Some((_, note, _)) = notes.iter().find(|(p, _, _)| p == written)
         {
@@ -313,6 +316,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         lines.push(line);
     }
     lines.extend(warnings);
+    for repair in &patch.repairs {
+        lines.push(format!("Read as meant: {repair}"));
+    }
     let files: Vec<Value> = plan
         .before
         .iter()
@@ -333,6 +339,17 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "diff",
             crate::tools::edit::bounded_diff(diff(ctx, &plan, &hidden)),
         );
+    if !patch.repairs.is_empty() {
+        output = output.with("repairs", json!(patch.repairs));
+    }
+    let reindented: Vec<String> = plan
+        .outcomes
+        .iter()
+        .flat_map(|o| o.notes.iter().map(|n| format!("{}: {n}", o.shown)))
+        .collect();
+    if !reindented.is_empty() {
+        output = output.with("reindented", json!(reindented));
+    }
     let formatters: Vec<Value> = notes.into_iter().filter_map(|(_, _, meta)| meta).collect();
     if !formatters.is_empty() {
         output = output.with("formatters", formatters);

@@ -67,6 +67,8 @@ pub struct Patch {
     pub format: Format,
     /// The file operations, in patch order.
     pub ops: Vec<FileOp>,
+    /// Slips in the patch's shape that were read as meant (module doc), one line each.
+    pub repairs: Vec<String>,
 }
 
 /// One operation on one file.
@@ -183,7 +185,7 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
     if lines.iter().all(|l| l.trim().is_empty()) {
         return Err(error(0, "The patch is empty."));
     }
-    if lines.iter().any(|l| l.trim() == BEGIN) {
+    if lines.iter().any(|l| marker(l) == BEGIN) {
         parse_envelope(&lines)
     } else if lines.iter().enumerate().any(|(i, l)| {
         l.starts_with("diff --git ")
@@ -223,6 +225,21 @@ const UPDATE: &str = "*** Update File:";
 const MOVE: &str = "*** Move to:";
 const EOF_MARK: &str = "*** End of File";
 
+/// A line as a `***` marker: trimmed, and without the ` ***` some models close it with
+/// (`*** Begin Patch ***`).
+fn marker(line: &str) -> &str {
+    let trimmed = line.trim();
+    match trimmed.strip_suffix("***") {
+        Some(rest) if trimmed.starts_with("***") && rest.len() > 3 => rest.trim_end(),
+        _ => trimmed,
+    }
+}
+
+/// A Markdown fence line (```` ``` ````, ```` ```diff ````).
+fn is_fence(line: &str) -> bool {
+    line.trim_start().starts_with("```")
+}
+
 fn is_operation(trimmed: &str) -> bool {
     trimmed == END
         || trimmed.starts_with(ADD)
@@ -231,17 +248,33 @@ fn is_operation(trimmed: &str) -> bool {
 }
 
 fn parse_envelope(lines: &[&str]) -> Result<Patch, ParseError> {
-    let begin = lines.iter().position(|l| l.trim() == BEGIN).unwrap_or(0);
+    let begin = lines.iter().position(|l| marker(l) == BEGIN).unwrap_or(0);
+    let mut repairs = Vec::new();
+    if lines[begin].trim() != BEGIN {
+        repairs.push(format!("read `{}` as `{BEGIN}`", lines[begin].trim()));
+    }
     let mut i = begin + 1;
     let mut ops = Vec::new();
     loop {
-        let Some(raw) = lines.get(i) else {
-            return Err(error(
-                lines.len(),
-                "The patch ends without `*** End Patch` (was it cut off?).",
-            ));
+        // The end of the text, or a closing fence, ends a patch that lacks `*** End Patch`
+        // once it has an operation: what came before is whole (a cut-off hunk still has to
+        // match the file).
+        let at_end = match lines.get(i) {
+            None => true,
+            Some(raw) => is_fence(raw),
         };
-        let trimmed = raw.trim();
+        if at_end {
+            if ops.is_empty() {
+                return Err(error(
+                    lines.len(),
+                    "The patch ends without `*** End Patch` (was it cut off?).",
+                ));
+            }
+            repairs.push("no `*** End Patch`: the patch was read to its last line".to_string());
+            break;
+        }
+        let raw = lines[i];
+        let trimmed = marker(raw);
         let number = i + 1;
         if trimmed == END {
             break;
@@ -295,7 +328,7 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, ParseError> {
                 move_to = Some(file_path(dest, i + 1)?);
                 i += 1;
             }
-            let (hunks, next) = parse_chunks(lines, i, &path)?;
+            let (hunks, next) = parse_chunks(lines, i, &path, &mut repairs)?;
             i = next;
             if hunks.is_empty() && move_to.is_none() {
                 return Err(error(
@@ -333,6 +366,7 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, ParseError> {
     Ok(Patch {
         format: Format::Envelope,
         ops,
+        repairs,
     })
 }
 
@@ -350,6 +384,7 @@ fn parse_chunks(
     lines: &[&str],
     mut i: usize,
     path: &str,
+    repairs: &mut Vec<String>,
 ) -> Result<(Vec<Hunk>, usize), ParseError> {
     let mut hunks = Vec::new();
     let mut current = Hunk::default();
@@ -358,13 +393,21 @@ fn parse_chunks(
     let mut has_changes = false;
     // Unprefixed blank lines (each an empty context line) ending the current chunk so far.
     let mut trailing_blank = 0usize;
+    // Unprefixed lines read as context (a model that dropped their leading space).
+    let mut flush_left = 0usize;
+    // The current chunk's ` ` lines (indexes into old and new) and whether it has
+    // unprefixed ones: a model that dropped the prefix wrote indented lines unprefixed too,
+    // so their leading space is the line's own.
+    let mut spaced: Vec<(usize, usize)> = Vec::new();
+    let mut chunk_flush_left = false;
     while let Some(raw) = lines.get(i) {
-        let trimmed = raw.trim();
-        if is_operation(trimmed) {
+        let trimmed = marker(raw);
+        if is_operation(trimmed) || is_fence(raw) {
             break;
         }
         if let Some(scope) = trimmed.strip_prefix("@@") {
             if has_changes {
+                own_spaces(&mut current, &mut spaced, &mut chunk_flush_left);
                 hunks.push(std::mem::take(&mut current));
                 has_changes = false;
                 started = false;
@@ -385,6 +428,7 @@ fn parse_chunks(
         }
         if trimmed == EOF_MARK {
             current.end_of_file = true;
+            own_spaces(&mut current, &mut spaced, &mut chunk_flush_left);
             if has_changes || !current.scopes.is_empty() {
                 hunks.push(std::mem::take(&mut current));
             }
@@ -420,20 +464,30 @@ fn parse_chunks(
                 current.new.push(String::new());
             }
             Some(' ') => {
+                spaced.push((current.old.len(), current.new.len()));
                 current.old.push(raw[1..].to_string());
                 current.new.push(raw[1..].to_string());
             }
             Some('-') => current.old.push(raw[1..].to_string()),
             Some('+') => current.new.push(raw[1..].to_string()),
-            Some(_) => {
+            Some(_) if raw.starts_with("***") => {
                 return Err(error(
                     i + 1,
                     format!(
                         "Unexpected line in the changes of {path}: `{raw}`. Every line of a chunk \
                          starts with ` ` (context), `-` (removed) or `+` (added); `@@` starts a \
-                         new chunk."
+                         new chunk; `*** Update File:`, `*** Add File:`, `*** Delete File:` or \
+                         `*** End Patch` end the changes."
                     ),
                 ));
+            }
+            Some(_) => {
+                // A context line that lost its leading space: it still has to be in the
+                // file, so reading it as context can only fail, never misplace a change.
+                current.old.push(raw.to_string());
+                current.new.push(raw.to_string());
+                flush_left += 1;
+                chunk_flush_left = true;
             }
         }
         has_changes = true;
@@ -448,6 +502,13 @@ fn parse_chunks(
         }
         has_changes = !current.old.is_empty() || !current.new.is_empty();
     }
+    own_spaces(&mut current, &mut spaced, &mut chunk_flush_left);
+    if flush_left > 0 {
+        repairs.push(format!(
+            "{path}: {flush_left} line{} without a ` `, `-` or `+` read as context",
+            if flush_left == 1 { "" } else { "s" }
+        ));
+    }
     if has_changes {
         hunks.push(current);
     } else if !current.scopes.is_empty() {
@@ -460,6 +521,23 @@ fn parse_chunks(
         ));
     }
     Ok((hunks, i))
+}
+
+/// Gives back the leading space of a chunk's ` ` lines when the chunk also has unprefixed
+/// context lines (see `parse_chunks`), and starts the next chunk's record.
+fn own_spaces(hunk: &mut Hunk, spaced: &mut Vec<(usize, usize)>, flush_left: &mut bool) {
+    if *flush_left {
+        for &(o, n) in spaced.iter() {
+            if let Some(line) = hunk.old.get_mut(o) {
+                line.insert(0, ' ');
+            }
+            if let Some(line) = hunk.new.get_mut(n) {
+                line.insert(0, ' ');
+            }
+        }
+    }
+    spaced.clear();
+    *flush_left = false;
 }
 
 /// The header facts of one file section of a unified diff.
@@ -479,6 +557,7 @@ struct Section {
 
 fn parse_unified(lines: &[&str]) -> Result<Patch, ParseError> {
     let mut ops = Vec::new();
+    let mut repairs = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
@@ -518,7 +597,7 @@ fn parse_unified(lines: &[&str]) -> Result<Patch, ParseError> {
         }
         let mut hunks = Vec::new();
         while lines.get(i).is_some_and(|l| l.starts_with("@@")) {
-            let (hunk, next) = parse_hunk(lines, i)?;
+            let (hunk, next) = parse_hunk(lines, i, &mut repairs)?;
             hunks.push(hunk);
             i = next;
         }
@@ -533,6 +612,7 @@ fn parse_unified(lines: &[&str]) -> Result<Patch, ParseError> {
     Ok(Patch {
         format: Format::Unified,
         ops,
+        repairs,
     })
 }
 
@@ -664,31 +744,71 @@ fn unquote(s: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Parses the hunk whose header is at index `i`; returns it and the next index.
-fn parse_hunk(lines: &[&str], i: usize) -> Result<(Hunk, usize), ParseError> {
+/// Whether the line at `j` starts a hunk or a file section.
+fn ends_hunk(lines: &[&str], j: usize) -> bool {
+    let line = lines[j];
+    line.starts_with("@@")
+        || line.starts_with("diff --git ")
+        || (line.starts_with("--- ") && lines.get(j + 1).is_some_and(|n| n.starts_with("+++ ")))
+}
+
+/// Whether a hunk line (` `, `-` or `+`) follows `j` before the hunk ends: an unprefixed
+/// line is then a context line that lost its space, not the text after the diff.
+fn hunk_goes_on(lines: &[&str], j: usize) -> bool {
+    (j + 1..lines.len())
+        .take_while(|&k| !ends_hunk(lines, k))
+        .any(|k| matches!(lines[k].as_bytes().first(), Some(b' ' | b'-' | b'+')))
+}
+
+/// Parses the hunk whose header is at index `i`; returns it and the next index. A bare
+/// `@@` (or `@@ scope` without line numbers) starts a hunk located by its lines alone.
+fn parse_hunk(
+    lines: &[&str],
+    i: usize,
+    repairs: &mut Vec<String>,
+) -> Result<(Hunk, usize), ParseError> {
     let header = lines[i];
-    let (old_start, old_count, new_count) = hunk_header(header).ok_or_else(|| {
-        error(
-            i + 1,
-            format!(
-                "Invalid hunk header `{header}`: expected `@@ -START[,COUNT] +START[,COUNT] @@`."
-            ),
-        )
-    })?;
+    let bare = header
+        .trim()
+        .strip_prefix("@@")
+        .map(str::trim)
+        .filter(|rest| {
+            rest.is_empty()
+                || *rest == "@@"
+                || (!rest.starts_with(['-', '+']) && !rest.contains("@@"))
+        });
+    let counts = match bare {
+        Some(_) => None,
+        None => Some(hunk_header(header).ok_or_else(|| {
+            error(
+                i + 1,
+                format!(
+                    "Invalid hunk header `{header}`: expected `@@ -START[,COUNT] +START[,COUNT] \
+                     @@`."
+                ),
+            )
+        })?),
+    };
     let mut hunk = Hunk {
-        hint: Some(old_start),
+        hint: counts.map(|(start, _, _)| start),
         line: i + 1,
         ..Hunk::default()
     };
+    if let Some(scope) = bare.filter(|s| !s.is_empty() && *s != "@@") {
+        hunk.scopes.push(scope.to_string());
+    }
+    let (old_count, new_count) = counts.map_or((usize::MAX, usize::MAX), |(_, o, n)| (o, n));
     let (mut old_seen, mut new_seen) = (0usize, 0usize);
     let mut last_kind = ' ';
+    let mut flush_left = 0usize;
+    let mut spaced: Vec<(usize, usize)> = Vec::new();
     let mut j = i + 1;
     while let Some(&line) = lines.get(j) {
         let done = old_seen >= old_count && new_seen >= new_count;
         if line.starts_with("@@") || line.starts_with("diff --git ") {
             break;
         }
-        if done
+        if (done || counts.is_none())
             && line.starts_with("--- ")
             && lines.get(j + 1).is_some_and(|n| n.starts_with("+++ "))
         {
@@ -707,11 +827,23 @@ fn parse_hunk(lines: &[&str], i: usize) -> Result<(Hunk, usize), ParseError> {
             continue;
         }
         let kind = match line.chars().next() {
-            None if !done => ' ',
+            None if !done && (counts.is_some() || hunk_goes_on(lines, j)) => ' ',
             Some(c @ (' ' | '-' | '+')) => c,
+            Some(_) if !done && hunk_goes_on(lines, j) => {
+                flush_left += 1;
+                'u'
+            }
             _ => break,
         };
-        let text = if line.is_empty() { "" } else { &line[1..] };
+        let text = match kind {
+            'u' => line,
+            _ if line.is_empty() => "",
+            _ => &line[1..],
+        };
+        if kind == ' ' && !line.is_empty() {
+            spaced.push((hunk.old.len(), hunk.new.len()));
+        }
+        let kind = if kind == 'u' { ' ' } else { kind };
         match kind {
             ' ' => {
                 hunk.old.push(text.to_string());
@@ -730,6 +862,22 @@ fn parse_hunk(lines: &[&str], i: usize) -> Result<(Hunk, usize), ParseError> {
         }
         last_kind = kind;
         j += 1;
+    }
+    let mut unprefixed = flush_left > 0;
+    own_spaces(&mut hunk, &mut spaced, &mut unprefixed);
+    if flush_left > 0 {
+        repairs.push(format!(
+            "hunk at patch line {}: {flush_left} line{} without a ` `, `-` or `+` read as context",
+            i + 1,
+            if flush_left == 1 { "" } else { "s" }
+        ));
+    }
+    if bare.is_some() {
+        repairs.push(format!(
+            "hunk at patch line {}: no line numbers in `{}`, located by its lines",
+            i + 1,
+            header.trim()
+        ));
     }
     Ok((hunk, j))
 }
@@ -890,10 +1038,10 @@ mod tests {
         assert!(err.message.contains("no file operations"));
         let err = parse("*** Begin Patch\n*** Update File: foo.txt\n*** End Patch\n").unwrap_err();
         assert!(err.message.contains("has no changes"), "{err}");
-        let err = parse("*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n").unwrap_err();
+        let err = parse("*** Begin Patch\n").unwrap_err();
         assert!(err.message.contains("without `*** End Patch`"), "{err}");
-        let err =
-            parse("*** Begin Patch\n*** Update File: f\n@@\n-a\nbogus\n*** End Patch").unwrap_err();
+        let err = parse("*** Begin Patch\n*** Update File: f\n@@\n-a\n*** Bogus\n*** End Patch")
+            .unwrap_err();
         assert_eq!(err.line, 5);
         assert!(parse("   \n").unwrap_err().message.contains("empty"));
         assert!(

@@ -39,7 +39,7 @@ pub mod feedback;
 mod levenshtein;
 pub mod lines;
 pub mod punctuation;
-mod reindent;
+pub mod reindent;
 mod strategies;
 
 use std::io::ErrorKind;
