@@ -64,6 +64,16 @@ pub enum Refusal {
     EmptyOld,
     /// No strategy found a region.
     NotFound,
+    /// `old_string` is the file's text but for one line that differs in code: the model's
+    /// copy of the file is stale (or it mistyped the line).
+    Stale {
+        /// The 1-based line of the file.
+        line: usize,
+        /// The file's line.
+        found: String,
+        /// `old_string`'s line.
+        expected: String,
+    },
     /// Several regions matched equally well at one stage.
     Ambiguous {
         /// How many.
@@ -74,6 +84,9 @@ pub enum Refusal {
         strategy: &'static str,
     },
 }
+
+/// The strategies of the fuzzy stage, the only ones that forgive a differing line.
+const FUZZY: [&str; 3] = ["context-aware", "block-anchor-relaxed", "multi-occurrence"];
 
 /// A strategy as the cascade runs it.
 type Strategy = fn(Input) -> Vec<Candidate>;
@@ -229,6 +242,21 @@ fn decide(
         }
         group
     };
+    // A fuzzy match forgives one differing line only where new_string keeps it (the file's
+    // line is kept): a line the edit replaces must be what the model read.
+    for c in &chosen {
+        if let Region::Lines { start, .. } = c.region
+            && FUZZY.contains(&c.strategy)
+            && let Some(j) = strategies::differing_code(file, start, &variant.old)
+            && !reindent::keeps(&variant.old, &variant.new, j)
+        {
+            return Err(Refusal::Stale {
+                line: start + j + 1,
+                found: file.line(start + j).to_string(),
+                expected: variant.old.lines[j].clone(),
+            });
+        }
+    }
     let mut splices = Vec::with_capacity(chosen.len());
     let mut spans = Vec::with_capacity(chosen.len());
     let mut writing = reindent::Writing::default();

@@ -86,6 +86,17 @@ pub fn message(
             strategy,
         } => ambiguous(file, crlf, *count, spans, strategy, shown),
         Refusal::NotFound => not_found(file, crlf, old, shown),
+        Refusal::Stale {
+            line,
+            found,
+            expected,
+        } => format!(
+            "old_string not found in {shown} as written: line {line} reads `{}`, old_string \
+             expects `{}` (its other lines are there). The file has changed since it was read, \
+             or old_string mistyped the line: read the file again and copy the text from there.",
+            visible(found),
+            visible(expected)
+        ),
     }
 }
 

@@ -35,10 +35,12 @@
 //! (`identical`, `empty_old_string`, `not_found`, `ambiguous`).
 
 mod cascade;
+mod comments;
 pub mod feedback;
 mod levenshtein;
 pub mod lines;
 pub mod punctuation;
+mod read_shaped;
 pub mod reindent;
 mod strategies;
 
@@ -233,12 +235,25 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "Cannot edit {shown}: it is not UTF-8 text. Use write to replace it entirely."
         )));
     };
-    let edit = match cascade::run(
+    let mut repairs = Vec::new();
+    let mut found = cascade::run(
         &doc.text,
         &args.old_string,
         &args.new_string,
         args.replace_all,
-    ) {
+    );
+    if let Err(Refusal::NotFound | Refusal::Stale { .. }) = found
+        && let Some(repaired) = read_shaped::repair(
+            &doc.text,
+            &args.old_string.replace("\r\n", "\n"),
+            &args.new_string.replace("\r\n", "\n"),
+        )
+        && let Ok(edit) = cascade::run(&doc.text, &repaired.old, &repaired.new, args.replace_all)
+    {
+        found = Ok(edit);
+        repairs = repaired.repairs;
+    }
+    let edit = match found {
         Ok(edit) => edit,
         Err(refusal) => {
             let file = lines::FileLines::new(&doc.text);
@@ -253,6 +268,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
                 Refusal::EmptyOld => "empty_old_string",
                 Refusal::NotFound => "not_found",
                 Refusal::Ambiguous { .. } => "ambiguous",
+                Refusal::Stale { .. } => "stale",
             };
             return Ok(ToolOutput::error(message)
                 .with("path", shown)
@@ -275,6 +291,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         crate::textdoc::unified_diff(&doc.text, &new_text, &old_name, &new_name)
     };
     let mut text = summary(&edit, &shown);
+    for repair in &repairs {
+        text.push_str(&format!("\nRead as meant: {repair}"));
+    }
     let mut formatter = None;
     if updated == bytes {
         text.push_str("\nThe new text equals what was there: the file is unchanged.");
@@ -309,6 +328,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
     if let Some(meta) = formatter {
         output = output.with("formatter", meta);
+    }
+    if !repairs.is_empty() {
+        output = output.with("repairs", json!(repairs));
     }
     Ok(output)
 }
@@ -378,7 +400,7 @@ fn hidden_refusal(refusal: &Refusal, shown: &str) -> String {
             "old_string is empty but {shown} is not: old_string must be the exact text to \
              replace. To replace the whole file, use write."
         ),
-        Refusal::NotFound => format!(
+        Refusal::NotFound | Refusal::Stale { .. } => format!(
             "old_string not found in {shown}. {hidden}: the policy does not allow reading it, \
              so its closest region is not shown."
         ),

@@ -32,6 +32,7 @@
 
 use std::ops::Range;
 
+use super::comments::differs_in_code;
 use super::levenshtein::{similar_at_least, similarity};
 use super::lines::{Block, FileLines, collapse, indent, is_blank};
 use super::punctuation::{fold, fold_with_origin, has_foldable};
@@ -293,19 +294,8 @@ pub fn unicode_normalized(input: Input) -> Vec<Candidate> {
 pub fn fuzzy(input: Input) -> Vec<Candidate> {
     let file = input.file;
     let old = input.old;
-    let (Some(first), Some(_)) = (old.first_nonblank(), old.last_nonblank()) else {
-        return Vec::new();
-    };
-    let wanted: Vec<String> = old.lines.iter().map(|l| collapse(l)).collect();
     let mut out = Vec::new();
-    for i in first..file.len() {
-        if file.collapsed(i) != wanted[first] {
-            continue;
-        }
-        let start = i - first;
-        if start + old.len() > file.len() || gate_collapsed(file, start, old, &wanted).is_none() {
-            continue;
-        }
+    for (start, _) in gated(input) {
         let strategy = if context_aware(file, start, old) {
             "context-aware"
         } else if block_anchor_relaxed(file, start, old) {
@@ -325,6 +315,39 @@ pub fn fuzzy(input: Input) -> Vec<Candidate> {
         });
     }
     out
+}
+
+/// Every window that passes the fuzzy gate, with what the gate found.
+fn gated(input: Input) -> Vec<(usize, Gate)> {
+    let file = input.file;
+    let old = input.old;
+    let (Some(first), Some(_)) = (old.first_nonblank(), old.last_nonblank()) else {
+        return Vec::new();
+    };
+    let wanted: Vec<String> = old.lines.iter().map(|l| collapse(l)).collect();
+    let mut out = Vec::new();
+    for i in first..file.len() {
+        if file.collapsed(i) != wanted[first] {
+            continue;
+        }
+        let start = i - first;
+        if start + old.len() > file.len() {
+            continue;
+        }
+        if let Some(gate) = gate_collapsed(file, start, old, &wanted) {
+            out.push((start, gate));
+        }
+    }
+    out
+}
+
+/// The line of `old_string` (an index) that differs in code from the window at `start`, a
+/// window the fuzzy gate passed: the model's copy of that line is stale or mistyped. A
+/// difference in whitespace or inside a comment is none.
+pub fn differing_code(file: &FileLines, start: usize, old: &Block) -> Option<usize> {
+    let wanted: Vec<String> = old.lines.iter().map(|l| collapse(l)).collect();
+    let j = gate_collapsed(file, start, old, &wanted)?.differing?;
+    (!is_blank(&old.lines[j]) && differs_in_code(file.line(start + j), &old.lines[j])).then_some(j)
 }
 
 /// What the fuzzy gate found about a window.
@@ -634,10 +657,19 @@ mod tests {
     #[test]
     fn fuzzy_needs_the_gate() {
         let text = "def save(self):\n    self.check()\n    self.db.write(self)\n    return True\n";
-        // One interior line differs: accepted.
+        // One interior line differs: accepted, and the cascade tells whether it differs
+        // in code.
         let old = "def save(self):\n    self.check()\n    self.db.write(self, flush=True)\n    return True";
         let found = run(fuzzy, text, old);
         assert_eq!(starts(&found), vec![0]);
+        let (file, block) = (FileLines::new(text), Block::parse(old));
+        assert_eq!(differing_code(&file, 0, &block), Some(2));
+        // One interior line differs inside a comment: accepted.
+        let text = "def save(self):\n    self.check()  # validate first\n    self.db.write(self)\n    return True\n";
+        let old = "def save(self):\n    self.check()  # validates first\n    self.db.write(self)\n    return True";
+        assert_eq!(starts(&run(fuzzy, text, old)), vec![0]);
+        let (file, block) = (FileLines::new(text), Block::parse(old));
+        assert_eq!(differing_code(&file, 0, &block), None);
         // The last line differs: refused whatever the similarity.
         let old = "def save(self):\n    self.check()\n    self.db.write(self)\n    return False";
         assert!(run(fuzzy, text, old).is_empty());
