@@ -11,9 +11,23 @@
 //! Hunk context is located exactly, then ignoring trailing whitespace, then ignoring the
 //! whitespace around each line, then with Unicode punctuation (dashes, curly quotes,
 //! ellipsis, odd spaces) folded to ASCII as Codex folds it; scope lines (`@@ def f():`)
-//! first, in order. An envelope chunk takes the first match after the previous chunk (at
-//! the end of the file when it is marked `*** End of File`); a unified hunk takes the match
-//! nearest to the line its header names. Context lines keep the file's own characters.
+//! first, in order. A hunk is placed only where it fits one way (module section below):
+//! after the previous hunk, before the latest place the later hunks could still fit, at the
+//! strictest comparison that finds it (at the end of the file when it is marked `*** End of
+//! File` and fits there). Several places are refused, naming each, unless a unified header's
+//! line names exactly one of them or a scope line's block (the lines indented deeper than
+//! it) holds exactly one. Context lines keep the file's own characters.
+//!
+//! **Re-indenting.** When a hunk's old lines matched at another indentation than the file's,
+//! or its added lines are indented with the other character (spaces in a tab-indented file,
+//! tabs in a space-indented one), each run of added lines follows the nearest context or
+//! removed line above it (below it at the start of a hunk): an added line indented deeper
+//! than that line keeps the extra depth, in the file's characters; a shallower one is
+//! measured in levels of the patch's unit. The report says so per hunk.
+//!
+//! **Stale lines.** A hunk that is in the file but for one line (all its other lines are
+//! there, around it) is refused naming both versions of that line: the model's copy is
+//! stale, and writing over it would undo someone's change.
 //!
 //! A chunk without context or removed lines is placed as Codex places it: an envelope one
 //! at the end of the file (before its last line when that is empty) — its scope lines must

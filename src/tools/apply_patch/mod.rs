@@ -60,8 +60,11 @@ pub fn definition() -> ToolDef {
             (`@@ scope` lines locate a chunk; `*** End of File` anchors one at the end), and \
             unified diffs (`--- a/path`, `+++ b/path`, `@@ -1,3 +1,4 @@` hunks; /dev/null adds \
             or deletes). Context is matched exactly, then ignoring surrounding whitespace, \
-            then with Unicode dashes, curly quotes, ellipses and spaces read as ASCII. A chunk \
-            with only added lines goes at the end of the file (its scope must exist); an \
+            then with Unicode dashes, curly quotes, ellipses and spaces read as ASCII; when it \
+            matched at another indentation, added lines are re-indented to follow it, in the \
+            file's tabs or spaces. A chunk that fits several places is refused (add context or \
+            an `@@` scope line); so is one whose removed line reads differently in the file. A \
+            chunk with only added lines goes at the end of the file (its scope must exist); an \
             updated file ends with a newline. \
             Nothing is written unless every hunk of every file applies; a patch that is \
             already applied changes nothing. Paths are relative to the working directory.",
@@ -74,13 +77,23 @@ pub fn definition() -> ToolDef {
         doc: ToolDoc {
             output: "One line per file operation: `Created PATH`, `Modified PATH`, `Deleted \
                 PATH` or `Moved FROM -> TO` (with `(hunk N already applied)` when part of it was \
-                in place, and the formatter's note when one is configured). A patch whose \
-                changes are all in place answers `Patch already applied: nothing was changed.` \
-                metadata: format (envelope or unified), files (path, operation), diff.",
+                in place, `(hunk N: context matched ignoring indentation; 2 added lines \
+                re-indented by +4 columns)` when added lines were moved to the file's \
+                indentation, and the formatter's note when one is configured), then `Read as \
+                meant: …` for each slip in the patch's shape that was repaired: unprefixed \
+                context lines, a bare `@@` in a unified diff, `*** Begin Patch ***`, a missing \
+                `*** End Patch` (the patch is read to its end or to a closing Markdown fence). A \
+                patch whose changes are all in place answers `Patch already applied: nothing \
+                was changed.` metadata: format (envelope or unified), files (path, operation), \
+                diff, repairs, reindented.",
             errors: "`Invalid patch: line N: ...` (the grammar is in the module doc of \
                 src/tools/apply_patch/parse.rs); `Patch not applied; no file was changed.` \
                 followed by the reason: the file and hunk whose lines are not in the file with \
-                the first differing line, `File to update not found`, `File to delete not \
+                the first differing line (`line 14 reads `timeout=30`, the patch expects \
+                `timeout=10``: the one line that differs when all others are there), a hunk \
+                that `fits N places (lines a-b, c-d)` (a unified header's line number decides \
+                only when it names one of them exactly, a scope line only when its block holds \
+                one), `File to update not found`, `File to delete not \
                 found`, `Cannot delete PATH: it is a directory`, `PATH is not a regular file: \
                 it is a FIFO` (or a socket or device: never opened), or what the file system \
                 refused (`Cannot delete PATH: Permission denied`, `Cannot write PATH: ...`, \

@@ -29,6 +29,13 @@
 //!   `*** End Patch`, are spacing and dropped. An explicit ` ` context line always stays.
 //! - An update needs at least one chunk unless it only moves the file.
 //!
+//! Slips read as meant (listed in [`Patch::repairs`]): a marker closed with ` ***`
+//! (`*** Begin Patch ***`); no `*** End Patch` once there is an operation (the patch ends at
+//! the end of the text or at a closing Markdown fence); a chunk line without a prefix is a
+//! context line that lost its space (it must still match the file), and then the chunk's
+//! ` ` lines keep their leading space as their own, since a model that dropped the prefix
+//! dropped it everywhere.
+//!
 //! ## Unified diffs (`diff -u`, `git diff`)
 //!
 //! ```text
@@ -50,6 +57,11 @@
 //! - `\ No newline at end of file` after a removed (or context) line says the file lacks a
 //!   final newline; after an added (or context) line, that the result must lack it.
 //! - Binary patches and copies are refused.
+//! - A bare `@@` (or `@@ scope` without line numbers) starts a hunk that is located by its
+//!   lines alone (with the scope line first, as in the envelope); its body ends at the next
+//!   hunk or file section.
+//! - While a hunk's counts expect more lines, a line without a prefix that is followed by
+//!   more hunk lines is a context line that lost its space (as in the envelope).
 
 /// Which format a patch was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -31,8 +31,15 @@
 //! diff (unified, 3 lines of context, LF endings, cut at 256 KB), formatter, and — only when
 //! what was written is not `new_string` as given — reindented_lines
 //! (`new_string` lines re-indented to the matched block) and file_lines_kept (lines
-//! `old_string` and `new_string` share, written as the file has them). Of a refusal: reason
-//! (`identical`, `empty_old_string`, `not_found`, `ambiguous`).
+//! `old_string` and `new_string` share, written as the file has them), and repairs
+//! (`read_shaped`: read's marks taken out of the strings when they were not found as given).
+//! Of a refusal: reason (`identical`, `empty_old_string`, `not_found`, `ambiguous`,
+//! `stale`).
+//!
+//! A fuzzy match (strategies 8–10) forgives one differing line only where the difference
+//! is whitespace, inside a comment (`comments`), or on a line `new_string` keeps (the file's
+//! line is then kept). A line that differs in code and that the edit replaces is refused as
+//! `stale`: the model would overwrite a change it has not seen.
 
 mod cascade;
 mod comments;
@@ -70,8 +77,11 @@ pub fn definition() -> ToolDef {
             trailing whitespace, tabs versus spaces, line endings, escape sequences, Unicode \
             dashes/quotes/ellipses/spaces versus ASCII ones or blank boundary lines are \
             tolerated, and a block with a single differing interior line is \
-            still found — but only when exactly one region of the file fits; new_string is then \
-            re-indented to the file's indentation. Ambiguous or unmatched edits are refused \
+            still found — but only when exactly one region of the file fits, and never when \
+            that line differs in code and new_string replaces it (the file changed since you \
+            read it: the refusal names the line); new_string is then re-indented to the \
+            file's indentation. Text copied from read with its line-number prefixes, or \
+            ending in read's cut mark, is read as meant. Ambiguous or unmatched edits are refused \
             with the closest region of the file shown. The file's line endings, BOM and final \
             newline are kept. An empty old_string creates a file that does not exist yet \
             (with its parent directories).",
@@ -84,7 +94,9 @@ pub fn definition() -> ToolDef {
         doc: ToolDoc {
             output: "`Replaced in PATH at lines A-B.` (or `Replaced N occurrences in PATH ...` with \
                 replace_all), a note naming the strategy when old_string did not match exactly, \
-                and the formatter's note when one is configured. metadata: path, strategy (created, exact, \
+                the formatter's note when one is configured, and `Read as meant: …` per repair \
+                (read's line numbers removed from old_string, a line read cut matched to the \
+                whole line). metadata: repairs, path, strategy (created, exact, \
                 line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
                 escape-normalized, trimmed-boundary, unicode-normalized, context-aware, block-anchor-relaxed, \
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
@@ -104,7 +116,9 @@ pub fn definition() -> ToolDef {
                 and whitespace made visible (tabs, trailing spaces, carriage returns and non-breaking \
                 spaces are marked); \
                 `old_string appears N times in PATH` with the regions (add context or use \
-                replace_all); an empty old_string on an existing non-empty file; a file that is not UTF-8. \
+                replace_all); `old_string not found in PATH as written: line N reads `X`, \
+                old_string expects `Y`` (a stale copy: the one line of the block that differs \
+                in code, outside comments, where new_string changes it); an empty old_string on an existing non-empty file; a file that is not UTF-8. \
                 Nothing is changed on error. \
                 The fuzzy gate: a block whose lines do not all match (whitespace aside) is \
                 accepted only when its first and last non-blank lines match, at most one line \
