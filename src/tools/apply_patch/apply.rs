@@ -61,9 +61,10 @@ use std::path::{Path, PathBuf};
 use super::parse::{FileOp, Format, Hunk, Patch};
 use crate::atomic::{self, Kind};
 use crate::textdoc::{Conventions, Splice, TextDoc};
+use crate::tools::edit::comments::{differs_in_code, has_code};
 use crate::tools::edit::feedback::visible;
 use crate::tools::edit::lines::{FileLines, indent};
-use crate::tools::edit::punctuation::fold;
+use crate::tools::edit::punctuation::{fold, fold_foreign};
 use crate::tools::edit::reindent::{self, Unit, detect_unit, measure};
 
 /// What a file is, on disk or in the plan.
@@ -677,6 +678,14 @@ fn apply_hunks(
     let unit = std::cell::OnceCell::new();
     let file_unit = || *unit.get_or_init(|| reindent::file_unit(&file));
     let limits = later_limits(&lines, hunks);
+    // Prose says nothing about blocks by its indentation.
+    let structured = !["md", "markdown", "rst", "txt", "adoc", "org"]
+        .iter()
+        .any(|ext| {
+            shown
+                .rsplit_once('.')
+                .is_some_and(|(_, e)| e.eq_ignore_ascii_case(ext))
+        });
     let mut cursor = 0usize;
     let mut offset: i64 = 0;
     let mut replacements: Vec<(usize, usize, Vec<String>)> = Vec::new();
@@ -685,25 +694,18 @@ fn apply_hunks(
     let count = hunks.len();
     for (k, hunk) in hunks.iter().enumerate() {
         let number = k + 1;
-        let mut from = cursor;
-        let mut scope_at = None;
-        for scope in &hunk.scopes {
-            match locate(&lines, std::slice::from_ref(scope), from, false, None) {
-                Some(at) => {
-                    from = at + 1;
-                    scope_at = Some(at);
-                }
-                None => {
-                    return Err(format!(
-                        "{shown}: hunk {number} of {count} (patch line {}): its scope line `{}` is \
-                         not in the file{}",
-                        hunk.line,
-                        visible(scope),
-                        after_text(from)
-                    ));
-                }
-            }
-        }
+        // Every way the scope lines can be read (a scope line may be in the file more than
+        // once): where the search starts, and the last scope line's place.
+        let scoped = scope_starts(&lines, &hunk.scopes, cursor).map_err(|(scope, from)| {
+            format!(
+                "{shown}: hunk {number} of {count} (patch line {}): its scope line `{}` is not in \
+                 the file{}",
+                hunk.line,
+                visible(scope),
+                after_text(from)
+            )
+        })?;
+        let from = scoped[0].0;
         let hint = hunk.hint.map(|h| {
             let shifted = h as i64 - 1 + offset;
             shifted.max(0) as usize
@@ -761,8 +763,21 @@ fn apply_hunks(
             continue;
         }
         let place = |old: &[String]| {
-            place(&lines, old, from, hunk, hint, limits[k], scope_at)
-                .map_err(|starts| ambiguous(hunk, number, count, shown, old.len(), &starts))
+            let mut places: Vec<usize> = Vec::new();
+            for &(from, scope_at) in &scoped {
+                match place(&lines, old, from, hunk, hint, limits[k], scope_at) {
+                    Ok(Some(at)) if !places.contains(&at) => places.push(at),
+                    Ok(_) => {}
+                    Err(starts) => {
+                        return Err(ambiguous(hunk, number, count, shown, old.len(), &starts));
+                    }
+                }
+            }
+            match places[..] {
+                [] => Ok(None),
+                [at] => Ok(Some(at)),
+                _ => Err(ambiguous(hunk, number, count, shown, old.len(), &places)),
+            }
         };
         let mut found = place(old)?;
         if found.is_none() && old.last().is_some_and(String::is_empty) {
@@ -772,6 +787,44 @@ fn apply_hunks(
                 new = &new[..new.len() - 1];
             }
             found = if old.is_empty() { None } else { place(old)? };
+        }
+        if found.is_none() {
+            // Blank context lines the file does not have at the hunk's edges (one imagined
+            // before the first line, or past the end of the file) locate nothing.
+            let blank = |l: &String| l.trim().is_empty();
+            let lead = old
+                .iter()
+                .zip(new.iter())
+                .take_while(|(o, n)| blank(o) && blank(n))
+                .count();
+            let trail = old
+                .iter()
+                .rev()
+                .zip(new.iter().rev())
+                .take_while(|(o, n)| blank(o) && blank(n))
+                .count();
+            if lead + trail > 0 && lead + trail < old.len().min(new.len()) {
+                let trimmed = &old[lead..old.len() - trail];
+                if let Some(at) = place(trimmed)? {
+                    old = trimmed;
+                    new = &new[lead..new.len() - trail];
+                    found = Some(at);
+                }
+            }
+        }
+        let mut out_of_order = false;
+        if found.is_none()
+            && from > 0
+            && locate(&lines, new, from, hunk.end_of_file, hint).is_none()
+            && let Ok(Some(at)) = place_anywhere(&lines, old)
+            && !replacements
+                .iter()
+                .any(|&(start, len, _)| at < start + len.max(1) && start < at + old.len())
+        {
+            // Before the previous hunk, and the one place in the whole file: the hunks were
+            // written out of order.
+            found = Some(at);
+            out_of_order = true;
         }
         match found {
             Some(at)
@@ -786,13 +839,20 @@ fn apply_hunks(
             }
             Some(at) => {
                 let (written, note) =
-                    write_new_lines(&lines[at..at + old.len()], old, new, &file_unit);
+                    write_new_lines(&lines[at..at + old.len()], old, new, &file_unit, structured);
                 if let Some(note) = note {
                     notes.push(format!("hunk {number}: {note}"));
                 }
                 replacements.push((at, old.len(), written));
-                offset += new.len() as i64 - old.len() as i64;
-                cursor = at + old.len();
+                if out_of_order {
+                    notes.push(format!(
+                        "hunk {number}: placed at line {}, before the hunk above it in the patch",
+                        at + 1
+                    ));
+                } else {
+                    offset += new.len() as i64 - old.len() as i64;
+                    cursor = at + old.len();
+                }
             }
             None => match locate(&lines, new, from, hunk.end_of_file, hint)
                 .filter(|_| !new.is_empty())
@@ -832,6 +892,60 @@ fn apply_hunks(
     })
 }
 
+/// Where a hunk's search starts after its scope lines (each located after the one before,
+/// from `cursor`), for every place the first scope line is in the file (up to 20), with the
+/// last scope line's index. No scopes: the cursor alone. The error is the scope line that
+/// is not there and where the search for it started.
+#[allow(clippy::type_complexity)]
+fn scope_starts<'a>(
+    lines: &[&str],
+    scopes: &'a [String],
+    cursor: usize,
+) -> Result<Vec<(usize, Option<usize>)>, (&'a String, usize)> {
+    let Some((first, rest)) = scopes.split_first() else {
+        return Ok(vec![(cursor, None)]);
+    };
+    let pattern = std::slice::from_ref(first);
+    let Some(at) = locate(lines, pattern, cursor, false, None) else {
+        return Err((first, cursor));
+    };
+    // The other places of the first scope line, compared as strictly as the first was found.
+    let level = (0..LEVELS.len())
+        .find(|&l| matches_at(lines, pattern, at, l))
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    let mut failed = None;
+    for start in (at..lines.len())
+        .filter(|&i| matches_at(lines, pattern, i, level))
+        .take(20)
+    {
+        let mut from = start + 1;
+        let mut last = start;
+        let mut whole = true;
+        for scope in rest {
+            match locate(lines, std::slice::from_ref(scope), from, false, None) {
+                Some(i) => {
+                    from = i + 1;
+                    last = i;
+                }
+                None => {
+                    failed.get_or_insert((scope, from));
+                    whole = false;
+                    break;
+                }
+            }
+        }
+        if whole {
+            out.push((from, Some(last)));
+        }
+    }
+    match (out.is_empty(), failed) {
+        (true, Some(failure)) => Err(failure),
+        (true, None) => Err((first, cursor)),
+        _ => Ok(out),
+    }
+}
+
 /// For each hunk, the line before which it must end so that the hunks after it still fit
 /// in order: the latest place the next placeable hunk could start (found with every
 /// tolerance, so the limit is never too tight). A hunk that cannot be placed at all limits
@@ -850,7 +964,7 @@ fn later_limits(lines: &[&str], hunks: &[Hunk]) -> Vec<usize> {
         }
         if let Some(start) = (0..=limit - old.len())
             .rev()
-            .find(|&i| matches_at(lines, old, i, LEVELS.len() - 1))
+            .find(|&i| matches_at(lines, old, i, SLIPS))
         {
             limit = start;
         }
@@ -867,14 +981,46 @@ const LEVELS: [fn(&str, &str) -> bool; 4] = [
     |a, b| fold(a.trim()).trim() == fold(b.trim()).trim(),
 ];
 
-/// Whether `pattern` is at line `i` at comparison level `level` or a stricter one.
+/// The loosest comparison, after [`LEVELS`]: a few lines may differ inside a comment
+/// ([`slipped`]).
+const SLIPS: usize = LEVELS.len();
+
+/// Whether `pattern` is at line `i` at comparison level `level` (an index into [`LEVELS`],
+/// or [`SLIPS`]).
 fn matches_at(lines: &[&str], pattern: &[String], i: usize, level: usize) -> bool {
-    let same = LEVELS[level];
-    i + pattern.len() <= lines.len()
-        && pattern
-            .iter()
-            .enumerate()
-            .all(|(j, p)| same(lines[i + j], p))
+    if i + pattern.len() > lines.len() {
+        return false;
+    }
+    let Some(same) = LEVELS.get(level) else {
+        return slipped(&lines[i..i + pattern.len()], pattern);
+    };
+    pattern
+        .iter()
+        .enumerate()
+        .all(|(j, p)| same(lines[i + j], p))
+}
+
+/// Whether `window` is `pattern` at the loosest level of [`LEVELS`], or but for a slip
+/// inside a comment on a line or two, with at least as many other lines of code equal (and
+/// two at least) to vouch for the place. A line that differs in code never
+/// passes: it is stale.
+fn slipped(window: &[&str], pattern: &[String]) -> bool {
+    let loosest = LEVELS[LEVELS.len() - 1];
+    let (mut slips, mut evidence) = (0usize, 0usize);
+    for (have, want) in window.iter().zip(pattern) {
+        if loosest(have, want) {
+            if has_code(want) {
+                evidence += 1;
+            }
+            continue;
+        }
+        if want.trim().is_empty() || have.trim().is_empty() || differs_in_code(have, want) {
+            return false;
+        }
+        slips += 1;
+    }
+    // No slip at all is the loosest level's match: the looser one includes the stricter.
+    slips == 0 || (slips <= 2 && evidence >= slips.max(2))
 }
 
 /// Where the changed lines of a hunk go: the one place at or after `from` where they fit
@@ -895,7 +1041,7 @@ fn place(
         return Ok(None);
     }
     let last_start = lines.len() - old.len();
-    for level in 0..LEVELS.len() {
+    for level in 0..=SLIPS {
         if hunk.end_of_file && last_start >= from && matches_at(lines, old, last_start, level) {
             return Ok(Some(last_start));
         }
@@ -932,6 +1078,12 @@ fn place(
         return Err(starts);
     }
     Ok(None)
+}
+
+/// The one place of a hunk's old lines in the whole file, whatever came before it; the
+/// error lists the places when there are several.
+fn place_anywhere(lines: &[&str], old: &[String]) -> Result<Option<usize>, Vec<usize>> {
+    place(lines, old, 0, &Hunk::default(), None, lines.len(), None)
 }
 
 /// The end of the block a scope line opens, when the lines after it are indented deeper:
@@ -1034,22 +1186,37 @@ fn line_splice(file: &FileLines, at: usize, len: usize, new: &[String]) -> Splic
     }
 }
 
+/// One run of added lines in a hunk: where it is in `new`, and the old lines around it.
+struct Run {
+    /// The added lines (indexes into `new`).
+    lines: std::ops::Range<usize>,
+    /// The old line whose indentation the run follows (the nearest non-blank one above, or
+    /// below at the start of a hunk).
+    anchor: Option<usize>,
+    /// The nearest non-blank old line above the run and below it (indexes into `old`).
+    above: Option<usize>,
+    below: Option<usize>,
+    /// The first non-blank removed line the run replaces.
+    replaced: Option<usize>,
+}
+
 /// The new lines of a located hunk (`found` is where its old lines are in the file): each
 /// context line as the file has it (the hunk may have matched it ignoring whitespace), and
 /// each added line at the file's indentation (module doc: re-indenting). The note says
-/// what was re-indented.
+/// what was re-indented. `structured` is false for prose (Markdown, text), whose
+/// indentation says nothing about blocks.
 fn write_new_lines(
     found: &[&str],
     old: &[String],
     new: &[String],
     file_unit: &dyn Fn() -> Unit,
+    structured: bool,
 ) -> (Vec<String>, Option<String>) {
     let mut out = new.to_vec();
-    // For each new line that the hunk adds, the old line whose indentation it follows.
-    let mut anchors: Vec<(usize, usize)> = Vec::new();
     let nonblank = |j: &usize| !old[*j].trim().is_empty();
     let above = |end: usize| (0..end).rev().find(nonblank);
     let below = |start: usize| (start..old.len()).find(nonblank);
+    let mut runs: Vec<Run> = Vec::new();
     for op in similar::capture_diff_slices(similar::Algorithm::Myers, old, new) {
         match op {
             similar::DiffOp::Equal {
@@ -1065,24 +1232,29 @@ fn write_new_lines(
                 old_index,
                 new_index,
                 new_len,
-            } => {
-                if let Some(a) = above(old_index).or_else(|| below(old_index)) {
-                    anchors.extend((new_index..new_index + new_len).map(|n| (n, a)));
-                }
-            }
+            } => runs.push(Run {
+                lines: new_index..new_index + new_len,
+                anchor: above(old_index).or_else(|| below(old_index)),
+                above: above(old_index),
+                below: below(old_index),
+                replaced: None,
+            }),
             similar::DiffOp::Replace {
                 old_index,
                 old_len,
                 new_index,
                 new_len,
-            } => {
-                if let Some(a) = above(old_index + old_len).or_else(|| below(old_index)) {
-                    anchors.extend((new_index..new_index + new_len).map(|n| (n, a)));
-                }
-            }
+            } => runs.push(Run {
+                lines: new_index..new_index + new_len,
+                anchor: above(old_index + old_len).or_else(|| below(old_index)),
+                above: above(old_index),
+                below: below(old_index + old_len),
+                replaced: (old_index..old_index + old_len).find(nonblank),
+            }),
             similar::DiffOp::Delete { .. } => {}
         }
     }
+    let added = |run: &Run| run.lines.clone().filter(|&n| !new[n].trim().is_empty());
     let shifted = old
         .iter()
         .zip(found)
@@ -1092,34 +1264,73 @@ fn write_new_lines(
         Unit::Tab => indent(line).starts_with(' '),
         Unit::Spaces(_) => indent(line).contains('\t'),
     };
-    let added_foreign = anchors
-        .iter()
-        .any(|&(n, _)| !new[n].trim().is_empty() && foreign(&new[n]));
-    if !shifted && !added_foreign {
-        return (out, None);
-    }
-    let old_lines: Vec<&str> = old.iter().map(String::as_str).collect();
-    let new_lines: Vec<&str> = new.iter().map(String::as_str).collect();
-    let patch_unit = detect_unit(&[old_lines, new_lines]).unwrap_or(match unit {
-        Unit::Tab => Unit::Spaces(4),
-        spaces => spaces,
-    });
+    let added_foreign = runs.iter().any(|run| added(run).any(|n| foreign(&new[n])));
     let mut changed = 0usize;
     let mut moves: Vec<i64> = Vec::new();
-    for &(n, a) in &anchors {
-        let line = &new[n];
-        if line.trim().is_empty() {
-            out[n] = String::new();
-            continue;
+    let mut note = |changed: &mut usize, given: &str, written: &str| {
+        *changed += 1;
+        let by = columns(indent(written)) - columns(indent(given));
+        if !moves.contains(&by) {
+            moves.push(by);
         }
-        let written = follow_indent(line, indent(&old[a]), indent(found[a]), patch_unit, unit);
-        if written != *line {
-            changed += 1;
-            let move_by = columns(indent(&written)) - columns(indent(line));
-            if !moves.contains(&move_by) {
-                moves.push(move_by);
+    };
+    let mut why = "";
+    if shifted || added_foreign {
+        let old_lines: Vec<&str> = old.iter().map(String::as_str).collect();
+        let new_lines: Vec<&str> = new.iter().map(String::as_str).collect();
+        let patch_unit = detect_unit(&[old_lines, new_lines]).unwrap_or(match unit {
+            Unit::Tab => Unit::Spaces(4),
+            spaces => spaces,
+        });
+        let scale = shifted.then(|| depth_scale(found, old)).flatten();
+        for run in &runs {
+            let Some(a) = run.anchor else { continue };
+            for n in run.lines.clone() {
+                let line = &new[n];
+                if line.trim().is_empty() {
+                    out[n] = String::new();
+                    continue;
+                }
+                let written = match scale {
+                    Some(scale) => scaled(line, indent(&old[a]), indent(found[a]), scale, unit),
+                    None => None,
+                }
+                .unwrap_or_else(|| {
+                    follow_indent(line, indent(&old[a]), indent(found[a]), patch_unit, unit)
+                });
+                if written != *line {
+                    note(&mut changed, line, &written);
+                    out[n] = written;
+                }
             }
-            out[n] = written;
+        }
+        if shifted {
+            why = "context matched ignoring indentation; ";
+        }
+    } else if structured {
+        for run in &runs {
+            let Some(shift) = too_shallow(run, found, &out, &added(run).collect::<Vec<_>>()) else {
+                continue;
+            };
+            let prefix = match unit {
+                Unit::Tab => format!("{}{}", "\t".repeat(shift / 4), " ".repeat(shift % 4)),
+                Unit::Spaces(_) => " ".repeat(shift),
+            };
+            for n in added(run) {
+                let written = format!("{prefix}{}", new[n]);
+                note(&mut changed, &new[n], &written);
+                out[n] = written;
+            }
+            why = "added lines were shallower than the block they are in; ";
+        }
+    }
+    let old_text = old.join("\n");
+    let found_text = found.join("\n");
+    for run in &runs {
+        for n in run.lines.clone() {
+            if let Some(folded) = fold_foreign(&old_text, &found_text, &out[n]) {
+                out[n] = folded;
+            }
         }
     }
     if changed == 0 {
@@ -1134,17 +1345,135 @@ fn write_new_lines(
         _ => "to the depth of the lines above them".to_string(),
     };
     let plural = if changed == 1 { "" } else { "s" };
-    let why = if shifted {
-        "context matched ignoring indentation; "
-    } else {
-        ""
-    };
     (
         out,
         Some(format!(
             "{why}{changed} added line{plural} re-indented {how}"
         )),
     )
+}
+
+/// A line that opens a block or goes on on the next line: what follows it may be deeper.
+fn opens(line: &str) -> bool {
+    let code = line.trim_end();
+    [
+        ":", "{", "(", "[", ",", "\\", "=", "=>", "->", "&&", "||", "+", ".",
+    ]
+    .iter()
+    .any(|end| code.ends_with(end))
+}
+
+/// By how many columns a run of added lines (`added`, non-blank, as written in `out`) must
+/// move deeper when it is plainly shallower than the block it is in: right after a line
+/// that opens a block it is not deeper than that line although the file's lines there are,
+/// or the file's next line is deeper than the run's last line, which opens nothing. A run
+/// that replaces lines goes to the depth of the first line it replaces; one that only adds
+/// goes to the depth of the file's next line. `None` when the run fits.
+fn too_shallow(run: &Run, found: &[&str], out: &[String], added: &[usize]) -> Option<usize> {
+    let (&first, &last) = (added.first()?, added.last()?);
+    let depth = |l: &str| columns(indent(l));
+    let (d_first, d_last) = (depth(&out[first]), depth(&out[last]));
+    let comment = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with('#') || t.starts_with("//") || t.starts_with("/*") || t.starts_with('*')
+    };
+    // A run that starts by closing a block may well be shallower than its neighbours.
+    let closes = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with(['}', ')', ']'])
+            || [
+                "end", "else", "elif", "elsif", "except", "finally", "case", "default", "fi",
+                "done", "esac",
+            ]
+            .iter()
+            .any(|w| {
+                t.starts_with(w)
+                    && !t[w.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            })
+    };
+    if comment(&out[first]) || comment(&out[last]) || closes(&out[first]) {
+        return None;
+    }
+    let above = run.above.map(|j| found[j]);
+    let below = run.below.map(|j| depth(found[j]));
+    let replaced = run.replaced.map(|j| depth(found[j]));
+    let target = if let Some(above) = above
+        && opens(above)
+        && d_first <= depth(above)
+        && let Some(deeper) = replaced.or(below).filter(|&d| d > depth(above))
+    {
+        Some(replaced.unwrap_or(deeper))
+    } else if let Some(below) = below
+        && below > d_last
+        && !opens(&out[last])
+    {
+        Some(replaced.unwrap_or(below + d_first - d_last))
+    } else {
+        None
+    }?;
+    usize::try_from(target - d_first).ok().filter(|&s| s > 0)
+}
+
+/// How the depths of the hunk's old lines relate to the file's when the patch was written
+/// at another width (every level 4 columns where the file has 2): `(file, patch)` column
+/// steps, when all non-blank old lines agree on one ratio other than 1 and both sides are
+/// indented with spaces only.
+fn depth_scale(found: &[&str], old: &[String]) -> Option<(i64, i64)> {
+    let pairs: Vec<(i64, i64)> = old
+        .iter()
+        .zip(found)
+        .filter(|(o, _)| !o.trim().is_empty())
+        .map(|(o, f)| (columns(indent(o)), columns(indent(f))))
+        .collect();
+    let (p_min, p_max) = (
+        pairs.iter().map(|p| p.0).min()?,
+        pairs.iter().map(|p| p.0).max()?,
+    );
+    let (f_min, f_max) = (
+        pairs.iter().map(|p| p.1).min()?,
+        pairs.iter().map(|p| p.1).max()?,
+    );
+    let (dp, df) = (p_max - p_min, f_max - f_min);
+    if dp == 0 || df == 0 || dp == df {
+        return None;
+    }
+    let fits = pairs
+        .iter()
+        .all(|(p, f)| (p - p_min) * df == (f - f_min) * dp);
+    let spaces_only = old.iter().all(|l| !indent(l).contains('\t'))
+        && found.iter().all(|l| !indent(l).contains('\t'));
+    (fits && spaces_only).then_some((df, dp))
+}
+
+/// `line` re-indented by the depth scale: its depth relative to the anchor (`given` in the
+/// patch, `actual` in the file) times `file / patch`; `None` when that is not whole columns
+/// or the line uses tabs.
+fn scaled(
+    line: &str,
+    given: &str,
+    actual: &str,
+    (file, patch): (i64, i64),
+    unit: Unit,
+) -> Option<String> {
+    if indent(line).contains('\t') {
+        return None;
+    }
+    let relative = columns(indent(line)) - columns(given);
+    let step = match unit {
+        Unit::Spaces(n) => n.max(1) as i64,
+        Unit::Tab => return None,
+    };
+    // Whole columns, and whole levels of the file's unit.
+    if relative * file % patch != 0 || (relative * file / patch) % step != 0 {
+        return None;
+    }
+    let width = columns(actual) + relative * file / patch;
+    let width = usize::try_from(width).ok()?;
+    Some(format!(
+        "{}{}",
+        " ".repeat(width),
+        &line[indent(line).len()..]
+    ))
 }
 
 /// The width of an indentation in columns, a tab counting four.
@@ -1508,7 +1837,7 @@ mod tests {
         let old: Vec<String> = old.iter().map(|s| s.to_string()).collect();
         let new: Vec<String> = new.iter().map(|s| s.to_string()).collect();
         let found = &lines[found_at..found_at + old.len()];
-        write_new_lines(found, &old, &new, &|| reindent::file_unit(&doc)).0
+        write_new_lines(found, &old, &new, &|| reindent::file_unit(&doc), true).0
     }
 
     #[test]

@@ -197,7 +197,12 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
     if lines.iter().all(|l| l.trim().is_empty()) {
         return Err(error(0, "The patch is empty."));
     }
-    if lines.iter().any(|l| marker(l) == BEGIN) {
+    if lines.iter().any(|l| marker(l) == BEGIN)
+        || lines.iter().any(|l| {
+            let m = marker(l);
+            m.starts_with(UPDATE) || m.starts_with(ADD) || m.starts_with(DELETE)
+        })
+    {
         parse_envelope(&lines)
     } else if lines.iter().enumerate().any(|(i, l)| {
         l.starts_with("diff --git ")
@@ -247,9 +252,11 @@ fn marker(line: &str) -> &str {
     }
 }
 
-/// A Markdown fence line (```` ``` ````, ```` ```diff ````).
-fn is_fence(line: &str) -> bool {
-    line.trim_start().starts_with("```")
+/// A Markdown fence that closes a patch lacking `*** End Patch`: a fence line at the first
+/// column, with no `***` marker after it. A fence anywhere else is text: a context line of a
+/// Markdown file starts with ` ` then the fence.
+fn closes_patch(lines: &[&str], i: usize) -> bool {
+    lines[i].starts_with("```") && !lines[i + 1..].iter().any(|l| marker(l).starts_with("***"))
 }
 
 fn is_operation(trimmed: &str) -> bool {
@@ -260,12 +267,25 @@ fn is_operation(trimmed: &str) -> bool {
 }
 
 fn parse_envelope(lines: &[&str]) -> Result<Patch, ParseError> {
-    let begin = lines.iter().position(|l| marker(l) == BEGIN).unwrap_or(0);
     let mut repairs = Vec::new();
-    if lines[begin].trim() != BEGIN {
-        repairs.push(format!("read `{}` as `{BEGIN}`", lines[begin].trim()));
-    }
-    let mut i = begin + 1;
+    let mut i = match lines.iter().position(|l| marker(l) == BEGIN) {
+        Some(begin) => {
+            if lines[begin].trim() != BEGIN {
+                repairs.push(format!("read `{}` as `{BEGIN}`", lines[begin].trim()));
+            }
+            begin + 1
+        }
+        None => {
+            repairs.push("no `*** Begin Patch`: read from the first file operation".to_string());
+            lines
+                .iter()
+                .position(|l| {
+                    let m = marker(l);
+                    m.starts_with(UPDATE) || m.starts_with(ADD) || m.starts_with(DELETE)
+                })
+                .unwrap_or(0)
+        }
+    };
     let mut ops = Vec::new();
     loop {
         // The end of the text, or a closing fence, ends a patch that lacks `*** End Patch`
@@ -273,7 +293,7 @@ fn parse_envelope(lines: &[&str]) -> Result<Patch, ParseError> {
         // match the file).
         let at_end = match lines.get(i) {
             None => true,
-            Some(raw) => is_fence(raw),
+            Some(_) => closes_patch(lines, i),
         };
         if at_end {
             if ops.is_empty() {
@@ -414,7 +434,7 @@ fn parse_chunks(
     let mut chunk_flush_left = false;
     while let Some(raw) = lines.get(i) {
         let trimmed = marker(raw);
-        if is_operation(trimmed) || is_fence(raw) {
+        if is_operation(trimmed) || closes_patch(lines, i) {
             break;
         }
         if let Some(scope) = trimmed.strip_prefix("@@") {
@@ -785,7 +805,8 @@ fn parse_hunk(
         .strip_prefix("@@")
         .map(str::trim)
         .filter(|rest| {
-            rest.is_empty()
+            // `@@`, `@@ @@`, `@@ ... @@`, or `@@ scope line` without numbers.
+            rest.trim_matches(['@', '.', ' ']).is_empty()
                 || *rest == "@@"
                 || (!rest.starts_with(['-', '+']) && !rest.contains("@@"))
         });
@@ -806,7 +827,7 @@ fn parse_hunk(
         line: i + 1,
         ..Hunk::default()
     };
-    if let Some(scope) = bare.filter(|s| !s.is_empty() && *s != "@@") {
+    if let Some(scope) = bare.filter(|s| !s.trim_matches(['@', '.', ' ']).is_empty()) {
         hunk.scopes.push(scope.to_string());
     }
     let (old_count, new_count) = counts.map_or((usize::MAX, usize::MAX), |(_, o, n)| (o, n));

@@ -34,6 +34,7 @@
 use std::ops::Range;
 
 use super::lines::{Block, FileLines, is_blank};
+use super::punctuation::fold_foreign;
 use super::reindent;
 use super::strategies::{self, Candidate, Input, Region};
 use crate::textdoc::Splice;
@@ -328,10 +329,13 @@ fn splice(
         Region::Lines { start, .. } => Some(*start),
         Region::Bytes(bytes) => whole_line_start(file, variant, bytes),
     };
-    let (text, writing) = match lines {
+    let (mut text, writing) = match lines {
         Some(start) => reindent::written(file, start, &variant.old, &variant.new, unit),
         None => (variant.new.text(), reindent::Writing::default()),
     };
+    if let Some(folded) = fold_foreign(&variant.old_text, &file.text()[range.clone()], &text) {
+        text = folded;
+    }
     (Splice { range, text }, writing)
 }
 

@@ -16,40 +16,38 @@ fn split(line: &str) -> (&str, Option<&str>) {
     if trimmed.starts_with('*') && !trimmed.starts_with("*/") && !trimmed.starts_with("**") {
         return ("", Some(trimmed));
     }
-    let bytes = line.as_bytes();
-    let mut quote: Option<u8> = None;
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut previous: Option<char> = None;
+    for (i, c) in line.char_indices() {
+        let before = previous.replace(c);
         if let Some(q) = quote {
-            if c == b'\\' {
-                i += 2;
-                continue;
-            }
-            if c == q {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
                 quote = None;
             }
-            i += 1;
             continue;
         }
         let rest = &line[i..];
         match c {
-            b'"' | b'\'' | b'`' => {
-                // An apostrophe between letters (`don't`) opens no string.
-                let word_before = i > 0 && bytes[i - 1].is_ascii_alphanumeric();
-                if !(c == b'\'' && word_before) {
+            '"' | '\'' | '`' => {
+                // An apostrophe after a letter (`don't`) opens no string.
+                let word_before = before.is_some_and(char::is_alphanumeric);
+                if !(c == '\'' && word_before) {
                     quote = Some(c);
                 }
             }
-            b'#' if !directive(rest) => return (&line[..i], Some(rest)),
-            b'/' if rest.starts_with("//") || rest.starts_with("/*") => {
+            '#' if !directive(rest) => return (&line[..i], Some(rest)),
+            '/' if rest.starts_with("//") || rest.starts_with("/*") => {
                 return (&line[..i], Some(rest));
             }
-            b'<' if rest.starts_with("<!--") => return (&line[..i], Some(rest)),
-            b'-' if rest.starts_with("-- ") => return (&line[..i], Some(rest)),
+            '<' if rest.starts_with("<!--") => return (&line[..i], Some(rest)),
+            '-' if rest.starts_with("-- ") => return (&line[..i], Some(rest)),
             _ => {}
         }
-        i += 1;
     }
     (line, None)
 }
@@ -69,6 +67,11 @@ fn directive(rest: &str) -> bool {
             after.starts_with(d)
                 && !after[d.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
         })
+}
+
+/// Whether a line has code outside its comment.
+pub fn has_code(line: &str) -> bool {
+    !split(line).0.trim().is_empty()
 }
 
 /// Whether two lines differ in their code (not only in whitespace or inside a comment).

@@ -42,7 +42,7 @@
 //! `stale`: the model would overwrite a change it has not seen.
 
 mod cascade;
-mod comments;
+pub mod comments;
 pub mod feedback;
 mod levenshtein;
 pub mod lines;

@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 
 /// The ASCII form of `c`, when it is one of the folded characters (module doc).
-fn fold_char(c: char) -> Option<&'static str> {
+pub fn fold_char(c: char) -> Option<&'static str> {
     Some(match c {
         '\u{2010}'..='\u{2015}' | '\u{2212}' => "-",
         '\u{2018}'..='\u{201b}' => "'",
@@ -24,6 +24,30 @@ fn fold_char(c: char) -> Option<&'static str> {
         '\u{a0}' | '\u{2002}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}' => " ",
         _ => return None,
     })
+}
+
+/// `new` with the foldable characters of `old` that `found` (the file's matched text) does
+/// not have folded to ASCII: the model's text carried typographic punctuation where the
+/// file has ASCII, so its new lines carry the same artefact, which must not reach the file.
+/// Characters the file itself uses, and any the model adds that `old` lacks, are kept.
+pub fn fold_foreign(old: &str, found: &str, new: &str) -> Option<String> {
+    let mut foreign: Vec<char> = old
+        .chars()
+        .filter(|&c| fold_char(c).is_some() && !found.contains(c))
+        .collect();
+    foreign.sort_unstable();
+    foreign.dedup();
+    if foreign.is_empty() || !new.contains(&foreign[..]) {
+        return None;
+    }
+    let mut out = String::with_capacity(new.len());
+    for c in new.chars() {
+        match fold_char(c).filter(|_| foreign.contains(&c)) {
+            Some(ascii) => out.push_str(ascii),
+            None => out.push(c),
+        }
+    }
+    Some(out)
 }
 
 /// Whether `s` has a character the folding changes.
@@ -64,6 +88,19 @@ pub fn fold_with_origin(s: &str) -> (String, Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_models_artefacts_are_folded() {
+        let old = "log(\u{201c}Key %s\u{201d})";
+        let found = "log(\"Key %s\")";
+        let new = "log(\u{201c}Key %s\u{201d}, stacklevel=2)  # \u{2014} note";
+        assert_eq!(
+            fold_foreign(old, found, new).unwrap(),
+            "log(\"Key %s\", stacklevel=2)  # \u{2014} note"
+        );
+        // The file uses the curly quotes itself: nothing to fold.
+        assert_eq!(fold_foreign(old, old, new), None);
+    }
 
     #[test]
     fn typographic_punctuation_folds_to_ascii() {

@@ -327,7 +327,7 @@ fn gated(input: Input) -> Vec<(usize, Gate)> {
     let wanted: Vec<String> = old.lines.iter().map(|l| collapse(l)).collect();
     let mut out = Vec::new();
     for i in first..file.len() {
-        if file.collapsed(i) != wanted[first] {
+        if file.collapsed(i) != wanted[first] && !comment_slip(file.line(i), &old.lines[first]) {
             continue;
         }
         let start = i - first;
@@ -391,7 +391,13 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
     let mut support = 0usize;
     let mut equal_nonblank = 0usize;
     let mut interior_support = 0usize;
+    let mut slips = 0usize;
     for (j, wanted) in wanted.iter().enumerate() {
+        if comment_slip(file.line(start + j), &old.lines[j]) {
+            // Differs only inside a comment: neither evidence nor a difference.
+            slips += 1;
+            continue;
+        }
         if file.collapsed(start + j) == wanted {
             if !wanted.is_empty() {
                 equal_nonblank += 1;
@@ -407,6 +413,9 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
             return None;
         }
         differing = Some(j);
+    }
+    if slips > 0 && (slips > 2 || support < MIN_SUPPORT || equal_nonblank < slips.max(2)) {
+        return None;
     }
     if let Some(j) = differing {
         // The anchors never vouch for the interior on their own: some interior line that
@@ -425,6 +434,14 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
         }
     }
     Some(Gate { differing })
+}
+
+/// Whether two non-blank lines differ, but only inside a comment.
+fn comment_slip(have: &str, want: &str) -> bool {
+    !is_blank(have)
+        && !is_blank(want)
+        && collapse(have) != collapse(want)
+        && !differs_in_code(have, want)
 }
 
 /// Strategy 8's criterion: at least 3 lines and 2 non-blank ones; every non-blank line of
