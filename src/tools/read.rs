@@ -19,6 +19,8 @@
 //! left and the `char_offset` that goes on from there: a minified file's line can be read
 //! through),
 //! a trailing CR is not shown, and bytes that are not UTF-8 are replaced (`metadata.lossy`).
+//! A UTF-8 BOM at the start of the file is shown as [`textdoc::BOM_MARKER`] at the start of
+//! line 1 (only there): an invisible character would be copied into edits, or not, by luck.
 //! Deliberate differences from the reference: a trailing newline does not produce an extra
 //! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
 //!
@@ -37,6 +39,7 @@ use serde_json::{Map, Value, json};
 
 use crate::binary;
 use crate::schema;
+use crate::textdoc;
 use crate::session::CallContext;
 use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 
@@ -57,7 +60,8 @@ pub fn definition() -> ToolDef {
             2000 characters are cut with `...` and a note (`char_offset` reads on). A page holds as many whole lines as fit 51200 \
             bytes; when the file goes on, its last line gives the offset to continue with. \
             Images (.png, .jpg, .jpeg, .gif, .webp) are returned as a base64 data URI. \
-            Binary files and directories are refused.",
+            Binary files and directories are refused. A UTF-8 byte order mark shows as \
+            `[BOM]` at the start of line 1: it is not text (edit and write keep it).",
         permission: "read",
         schema: parameters,
         execute,
@@ -73,12 +77,17 @@ pub fn definition() -> ToolDef {
                 file)`. A file with a few bytes that are not UTF-8 (Latin-1 accents) is shown \
                 with them replaced. Spill files under .tinytool/outputs/ are read like any \
                 file. metadata: path, total_lines, start_line, end_line; mime for images; \
-                lossy when bytes were not UTF-8.",
+                lossy when bytes were not UTF-8. A UTF-8 byte order mark at the start of the \
+                file shows as `[BOM]` at the start of line 1, once (the character itself is \
+                invisible); the file is not changed, and edit and write keep the mark and take \
+                a `[BOM]` copied into their text back off.",
             errors: "`File not found: PATH` (with `Did you mean: PATH?` when a sibling shares the \
                 first three or more characters); `PATH is a directory, not a file`; `Binary file \
                 detected: PATH (KIND, N bytes)` for a known binary signature (gzip, zip, xz, \
                 zstd, bzip2, 7z, ELF, Mach-O, PE, wasm, class, SQLite, PDF, ...) or more than \
-                30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of file (M lines)`; an image over 5 MB.",
+                30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of \
+                file (M lines; the last valid offset is M-1)` (offsets are 0-based; for an \
+                empty file only offset 0 reads, as `(empty file)`); an image over 5 MB.",
             examples: &[
                 (
                     "Read the first 40 lines of a file",
@@ -221,10 +230,10 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             .with("total_lines", 0));
     }
     if args.offset >= page.total_lines {
-        return Ok(ToolOutput::error(format!(
-            "Offset {} is beyond end of file ({} lines)",
-            args.offset, page.total_lines
-        )));
+        return Ok(
+            ToolOutput::error(beyond_end(args.offset, page.total_lines))
+                .with("total_lines", page.total_lines),
+        );
     }
     let end = page.end;
     let mut text = page.text;
@@ -249,6 +258,20 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         output = output.with("lossy", true);
     }
     Ok(output)
+}
+
+/// The refusal of an `offset` at or past the end of a file of `total` lines, naming the
+/// last offset that reads something (offsets are 0-based, so it is `total - 1`; an empty
+/// file reads only at 0, as `(empty file)`).
+fn beyond_end(offset: u64, total: u64) -> String {
+    match total {
+        0 => format!("Offset {offset} is beyond end of file (the file is empty; offset 0 reads it)"),
+        1 => format!("Offset {offset} is beyond end of file (1 line; the last valid offset is 0)"),
+        _ => format!(
+            "Offset {offset} is beyond end of file ({total} lines; the last valid offset is {})",
+            total - 1
+        ),
+    }
 }
 
 /// Bytes of the output budget kept free for read's footer.
@@ -443,15 +466,21 @@ fn format_line(
         Some(i) => &text[..i],
         None => &text[..],
     };
+    // The BOM stays a character of the line for char_offset (it is one in the file); only
+    // how it looks changes, and only at the very start of the file.
+    let visible = match shown.strip_prefix(textdoc::BOM) {
+        Some(rest) if index == 0 && from == 0 => format!("{}{rest}", textdoc::BOM_MARKER),
+        _ => shown.to_string(),
+    };
     let line = if cut_at.is_some() || !complete {
         let next = from + shown.chars().count() as u64;
         format!(
-            "{}\t{shown}... [{} more characters on this line; char_offset={next} with offset={index} goes on]\n",
+            "{}\t{visible}... [{} more characters on this line; char_offset={next} with offset={index} goes on]\n",
             index + 1,
             chars.saturating_sub(next)
         )
     } else {
-        format!("{}\t{text}\n", index + 1)
+        format!("{}\t{visible}\n", index + 1)
     };
     (line, lossy)
 }
@@ -613,6 +642,44 @@ mod tests {
         let got = read_page(reader, 7, 0, 9, 51_000).unwrap();
         assert_eq!(got.total_lines, 50);
         assert_eq!(got.text, page(text.as_bytes(), 7, 9).0);
+    }
+
+    #[test]
+    fn a_bom_shows_once_as_a_marker_at_the_start_of_line_one() {
+        let text = "\u{feff}import x\n\u{feff}second\n";
+        assert_eq!(
+            page(text.as_bytes(), 0, 10).0,
+            "1\t[BOM]import x\n2\t\u{feff}second\n"
+        );
+        // A page from line 2 has no marker, and line 1 read on from a character either.
+        assert_eq!(page(text.as_bytes(), 1, 10).0, "2\t\u{feff}second\n");
+        let page = read_page(text.as_bytes(), 0, 1, 1, 51_000).unwrap();
+        assert_eq!(page.text, "1\timport x\n");
+        // The BOM counts as the line's first character, as in the file.
+        let long = format!("\u{feff}{}", "a".repeat(2_100));
+        let page = read_page(long.as_bytes(), 0, 0, 1, 51_000).unwrap();
+        assert!(page.text.starts_with("1\t[BOM]aaa"), "{}", &page.text[..20]);
+        assert!(
+            page.text.ends_with("... [101 more characters on this line; char_offset=2000 with offset=0 goes on]\n"),
+            "{}",
+            &page.text[page.text.len() - 90..]
+        );
+    }
+
+    #[test]
+    fn an_offset_past_the_end_names_the_last_valid_one() {
+        assert_eq!(
+            beyond_end(688, 688),
+            "Offset 688 is beyond end of file (688 lines; the last valid offset is 687)"
+        );
+        assert_eq!(
+            beyond_end(3, 1),
+            "Offset 3 is beyond end of file (1 line; the last valid offset is 0)"
+        );
+        assert_eq!(
+            beyond_end(1, 0),
+            "Offset 1 is beyond end of file (the file is empty; offset 0 reads it)"
+        );
     }
 
     #[test]

@@ -52,7 +52,7 @@ use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
-use crate::textdoc::TextDoc;
+use crate::textdoc::{self, TextDoc};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use cascade::Refusal;
 
@@ -71,7 +71,7 @@ pub fn definition() -> ToolDef {
             still found — but only when exactly one region of the file fits; new_string is then \
             re-indented to the file's indentation. Ambiguous or unmatched edits are refused \
             with the closest region of the file shown. The file's line endings, BOM and final \
-            newline are kept. An empty old_string creates a file that does not exist yet \
+            newline are kept (a `[BOM]` copied from read's line 1 is no text and is ignored). An empty old_string creates a file that does not exist yet \
             (with its parent directories).",
         permission: "edit",
         schema: parameters,
@@ -233,12 +233,19 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "Cannot edit {shown}: it is not UTF-8 text. Use write to replace it entirely."
         )));
     };
-    let edit = match cascade::run(
-        &doc.text,
-        &args.old_string,
-        &args.new_string,
-        args.replace_all,
-    ) {
+    // Text copied from line 1 of read's output may carry its BOM marker; the BOM is not
+    // in `doc.text` (it is kept aside and written back), so neither is the marker.
+    let bom = doc.conventions.bom;
+    let marker_is_text = doc.text.starts_with(textdoc::BOM_MARKER);
+    let old_string = textdoc::strip_bom_marker(&args.old_string, bom, marker_is_text);
+    let new_string = if old_string.len() < args.old_string.len()
+        || (!old_string.is_empty() && doc.text.starts_with(old_string))
+    {
+        textdoc::strip_bom_marker(&args.new_string, bom, marker_is_text)
+    } else {
+        &args.new_string
+    };
+    let edit = match cascade::run(&doc.text, old_string, new_string, args.replace_all) {
         Ok(edit) => edit,
         Err(refusal) => {
             let file = lines::FileLines::new(&doc.text);
@@ -247,7 +254,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             let message = if crate::secrets::is_secret(ctx, &path) {
                 hidden_refusal(&refusal, &shown)
             } else {
-                feedback::message(&refusal, &file, &crlf, &args.old_string, &shown)
+                feedback::message(&refusal, &file, &crlf, old_string, &shown)
             };
             let reason = match refusal {
                 Refusal::EmptyOld => "empty_old_string",
