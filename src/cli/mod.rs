@@ -159,7 +159,7 @@ fn global_args() -> Vec<Arg> {
             .env("TINYTOOL_DIR")
             .global(true)
             .help_heading("Global options")
-            .help("Working directory: relative paths resolve here [default: current directory]"),
+            .help("Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]"),
         Arg::new("session")
             .long("session")
             .value_name("ID")
@@ -173,14 +173,14 @@ fn global_args() -> Vec<Arg> {
             .env("TINYTOOL_POLICY")
             .global(true)
             .help_heading("Global options")
-            .help("The permission policy, in place of the user policy"),
+            .help("The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)"),
         Arg::new("state")
             .long("state")
             .value_name("FILE")
             .env("TINYTOOL_STATE")
             .global(true)
             .help_heading("Global options")
-            .help("The state database [default: DIR/.tinytool/state.db]"),
+            .help("The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]"),
         Arg::new("events")
             .long("events")
             .value_name("FILE")
@@ -194,7 +194,7 @@ fn global_args() -> Vec<Arg> {
             .env("TINYTOOL_ANSWERS")
             .global(true)
             .help_heading("Global options")
-            .help("Answers for the question tool: a JSON list, used in order per session"),
+            .help("Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)"),
         Arg::new("text")
             .long("text")
             .action(ArgAction::SetTrue)
@@ -330,15 +330,17 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         .and_then(|d| d.trim().parse().ok())
         .unwrap_or(0);
     if let Some(state) = matches.get_one::<String>("state") {
-        let path = crate::paths::resolve(&session.dir, state);
+        let path = option_path("--state", state)?;
         session.state = crate::state::State::new(path, session.dir.clone());
     }
     session.answers = matches
         .get_one::<String>("answers")
-        .map(|a| crate::paths::resolve(&session.dir, a));
+        .map(|a| option_path("--answers", a))
+        .transpose()?;
     let explicit = matches
         .get_one::<String>("policy")
-        .map(|p| crate::paths::resolve(&session.dir, p));
+        .map(|p| option_path("--policy", p))
+        .transpose()?;
     let policy = Policy::load(&session.dir, explicit.as_deref())?;
     session.policy_file = explicit;
     session.sandbox = policy.sandbox_settings();
@@ -351,6 +353,25 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));
     }
     Ok((session, policy))
+}
+
+/// The file a path option names (`--policy`, `--state`, `--answers`, `policy check FILE`),
+/// resolved as every command-line program resolves its arguments: a relative path against
+/// the directory tinytool was started in, not against `--dir`. `--dir` says where the
+/// project is, like a tool's `file_path`, which it alone resolves; the files of the options
+/// are the caller's, named from where the caller stands. `~` is expanded too, for a value
+/// from an environment variable the shell did not expand.
+pub(crate) fn option_path(option: &str, value: &str) -> Result<std::path::PathBuf, String> {
+    let expanded = crate::paths::expand_home(value);
+    if expanded.is_absolute() {
+        return Ok(crate::paths::resolve(std::path::Path::new("/"), value));
+    }
+    let cwd = std::env::current_dir().map_err(|e| {
+        format!(
+            "{option} {value}: a relative path needs the current directory, which cannot be              read ({e}); give an absolute path"
+        )
+    })?;
+    Ok(crate::paths::resolve(&cwd, value))
 }
 
 /// The hidden supervisor of a monitor or background job: started by those tools with

@@ -36,7 +36,7 @@ pub fn command() -> Command {
                 .arg(
                     Arg::new("file")
                         .value_name("FILE")
-                        .help("Check only this policy file"),
+                        .help("Check only this policy file (a relative path is from the current directory)"),
                 ),
         )
         .subcommand(
@@ -86,9 +86,11 @@ pub fn run(
 fn check(session: &Session, policy: &Policy, m: &ArgMatches, out: &mut Output) -> ExitStatus {
     // A named file is checked alone: a project policy is still judged with the user policy
     // in effect (whether it is trusted depends on it), but only its own findings count.
-    let named = m
-        .get_one::<String>("file")
-        .map(|file| crate::paths::resolve(&session.dir, file));
+    let named = match m.get_one::<String>("file").map(|f| super::option_path("FILE", f)) {
+        Some(Ok(path)) => Some(path),
+        Some(Err(message)) => return super::usage(&message),
+        None => None,
+    };
     let only = named.as_ref().map(|path| path.display().to_string());
     let checked = match named {
         Some(path) => match crate::config::read_json_file::<crate::policy::PolicyFile>(&path) {
