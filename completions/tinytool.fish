@@ -24,12 +24,12 @@ function __fish_tinytool_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c tinytool -n "__fish_tinytool_needs_command" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_needs_command" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_needs_command" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_needs_command" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_needs_command" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_needs_command" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_needs_command" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_needs_command" -s V -l version -d 'Print version'
@@ -63,12 +63,12 @@ complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "tools" -d 'Print 
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol (stdio, or HTTP with --listen)'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l file-path -d 'Path of the file to read: absolute, or relative to the working directory. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l offset -d '0-based index of the first line to show (default 0).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l limit -d 'Maximum number of lines to show (default 2000).' -r
@@ -76,23 +76,23 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l char-offset -
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l file-path -d 'Path of the file to write: absolute, or relative to the working directory. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l content -d 'The complete new content of the file. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l file-path -d 'Path of the file to edit: absolute, or relative to the working directory. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l old-string -d 'The text to replace, copied from the file with enough context to be unique. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l new-string -d 'The text to put in its place (must differ from old_string). [required]' -r
@@ -101,34 +101,34 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l patch -d 'The patch: `*** Begin Patch` … `*** End Patch`, or a unified diff. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l command -d 'The shell command to run (sh -c, in the working directory). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l timeout -d 'Timeout in milliseconds (default 120000, at most 600000; 0 or less means the default).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l description -d 'What the command does, in a few words (for logs; no effect).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l pattern -d 'Regular expression to search for (Rust regex syntax). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l path -d 'Directory to search, or a single file (default: the working directory).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l include -d 'Only search files whose base name or relative path matches this glob, e.g. `*.rs` or `*.{ts,tsx}`.' -r
@@ -138,12 +138,12 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l pattern -d 'Glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}` (supports `**`). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l path -d 'Directory to search in (default: the working directory).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l include-ignored -d 'Also list files and directories that .gitignore, .ignore, .git/info/exclude or git\'s global excludes ignore (default false).' -r -f -a "true\t''
@@ -151,23 +151,23 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l question -d 'The question to ask. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l options -d 'Choices to offer (optional).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l url -d 'The URL to fetch (http or https). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l method -d 'HTTP method (default GET).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l headers -d 'Additional request headers, name to value. Credential headers (Authorization, Cookie, X-Api-Key, ...) are not sent.' -r
@@ -178,12 +178,12 @@ html\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l description -d 'A short (3-5 word) description of the task. Required to start one.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l prompt -d 'The complete task for the subagent, which sees nothing else. Required to start one.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l subagent-type -d 'Which configured subagent runs it (a key of `subagents` in the config; default build).' -r
@@ -195,33 +195,33 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l todos -d 'The complete todo list, in order. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l findings -d 'The findings (at most 50). [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l level -d 'Effort level of the review (optional).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l action -d 'What to do (default: start, or stop when only monitor_id is given).' -r -f -a "start\t''
 list\t''
 read\t''
@@ -233,12 +233,12 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l monitor-id
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l action -d 'What to do. [required]' -r -f -a "read\t''
 write\t''
 list\t''
@@ -248,51 +248,51 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l content -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l reason -d 'Why the work ends (default "task complete").' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l name -d 'The skill\'s name. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l arguments -d 'Space-separated arguments ($1, $2, ..., $ARGUMENTS).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l action -d 'What to do (default: list).' -r -f -a "list\t''
 show\t''
 undo\t''"
@@ -308,104 +308,104 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l before 
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l query -d 'The search query. [required]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l num-results -d 'Number of results (default 8).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l jsonl -d 'Read one call per line until end of input (or the exit tool), answering each'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "check" -d 'Check policy files for rules that would not do what they say'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "explain" -d 'Show the decision on a tool call without running it'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l json -d 'Print the findings as a JSON array'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l json -d 'Print the decision as JSON'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check policy files for rules that would not do what they say'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "explain" -d 'Show the decision on a tool call without running it'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -s h -l help -d 'Print help'
-complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l json -d 'Print one JSON object instead of lines'
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l limit -d 'List at most N checkpoints [default: 20]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l before -d 'List the checkpoints older than ID (the next page)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l json -d 'Print a JSON array of {id, kind, tool, time, paths, ...}'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -f -a "show" -d 'Print the unified diff of one checkpoint'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the unified diff of one checkpoint'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l dry-run -d 'List what the undo would restore and remove (paths and sizes) and change nothing'
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l force -d 'Restore conflicting paths too'
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l text -d 'Print only the output text; the exit status carries the outcome'
@@ -416,31 +416,31 @@ anthropic\t''
 gemini\t''
 mcp\t''
 json\t''"
-complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l strict -d 'With --format openai or openai-responses: strict function schemas (every property required, optionals nullable, objects closed); with --format anthropic: Anthropic\'s strict tool use (objects closed, numeric bounds in the description)'
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l listen -d 'Serve Streamable HTTP at http://ADDR:PORT/mcp instead of stdio (port 0: any free port, printed on stderr); an address other than loopback needs --token-file' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l token-file -d 'With --listen: every request must carry `Authorization: Bearer TOKEN`, TOKEN being the first line of FILE' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l dir -d 'Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l policy -d 'The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l state -d 'The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l policy -d 'The permission policy, in place of the user policy' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l answers -d 'Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand help; and not __fish_seen_subcommand_from read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill checkpoint websearch exec policy state sandbox checkpoints undo tools mcp completions help" -f -a "read" -d 'Read a file\'s lines, numbered'

@@ -356,7 +356,10 @@ mod tests {
     fn the_bom_marker_comes_off_only_where_read_could_have_shown_it() {
         assert_eq!(strip_bom_marker("[BOM]import x", true, false), "import x");
         // No BOM: the marker can only be the file's own text.
-        assert_eq!(strip_bom_marker("[BOM]import x", false, false), "[BOM]import x");
+        assert_eq!(
+            strip_bom_marker("[BOM]import x", false, false),
+            "[BOM]import x"
+        );
         // The file's text itself starts with the marker: it is text, kept.
         assert_eq!(strip_bom_marker("[BOM]x", true, true), "[BOM]x");
         assert_eq!(strip_bom_marker("import x", true, false), "import x");

@@ -37,6 +37,8 @@ Each tool (read, write, edit, apply_patch, bash, grep, glob, ...) is a subcomman
 come from the tool's JSON Schema; the same call can be sent as a JSON object on standard input. \
 `exec` takes tool calls in the OpenAI or Anthropic shape, one call or a stream of JSON lines. \
 Every way in goes through one registry, so the policy, events and output limits always apply. \
+Relative paths in tool calls resolve against --dir; the files the options name (--policy, --state, \
+--events, --answers), as any program's arguments, against the directory tinytool is started in. \
 Each call prints one JSON result: {\"id\", \"tool\", \"output\", \"is_error\", \"truncated\", \"metadata\"}.";
 
 /// The exit-status table shown after the help, from the one table in `exit`.
@@ -159,7 +161,7 @@ fn global_args() -> Vec<Arg> {
             .env("TINYTOOL_DIR")
             .global(true)
             .help_heading("Global options")
-            .help("Working directory, the project: relative paths in tool calls resolve here (those of the options, against the current directory) [default: current directory]"),
+            .help("Working directory: paths in tool calls resolve here [default: current directory]"),
         Arg::new("session")
             .long("session")
             .value_name("ID")
@@ -173,14 +175,14 @@ fn global_args() -> Vec<Arg> {
             .env("TINYTOOL_POLICY")
             .global(true)
             .help_heading("Global options")
-            .help("The permission policy, in place of the user policy (a relative path is from the current directory, not --dir)"),
+            .help("The permission policy, in place of the user policy"),
         Arg::new("state")
             .long("state")
             .value_name("FILE")
             .env("TINYTOOL_STATE")
             .global(true)
             .help_heading("Global options")
-            .help("The state database, a relative path being from the current directory [default: DIR/.tinytool/state.db]"),
+            .help("The state database [default: DIR/.tinytool/state.db]"),
         Arg::new("events")
             .long("events")
             .value_name("FILE")
@@ -194,7 +196,7 @@ fn global_args() -> Vec<Arg> {
             .env("TINYTOOL_ANSWERS")
             .global(true)
             .help_heading("Global options")
-            .help("Answers for the question tool: a JSON list, used in order per session (a relative path is from the current directory)"),
+            .help("Answers for the question tool: a JSON list, used in order per session"),
         Arg::new("text")
             .long("text")
             .action(ArgAction::SetTrue)

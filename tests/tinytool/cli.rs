@@ -310,8 +310,11 @@ fn relative_option_paths_resolve_against_the_callers_directory_not_dir() {
     let run = run_from_caller(&["--dir", dir, "policy", "check", "rel/none.json"], None);
     assert_ne!(run.code, 0, "{run:?}");
     assert!(
-        run.stdout.contains(caller.join("rel/none.json").to_str().unwrap())
-            || run.stderr.contains(caller.join("rel/none.json").to_str().unwrap()),
+        run.stdout
+            .contains(caller.join("rel/none.json").to_str().unwrap())
+            || run
+                .stderr
+                .contains(caller.join("rel/none.json").to_str().unwrap()),
         "{run:?}"
     );
 }
