@@ -39,8 +39,9 @@ use serde_json::{Map, Value, json};
 
 use crate::binary;
 use crate::schema;
-use crate::textdoc;
 use crate::session::CallContext;
+use crate::suggest::Want;
+use crate::textdoc;
 use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// Lines shown when no `limit` is given.
@@ -60,8 +61,7 @@ pub fn definition() -> ToolDef {
             2000 characters are cut with `...` and a note (`char_offset` reads on). A page holds as many whole lines as fit 51200 \
             bytes; when the file goes on, its last line gives the offset to continue with. \
             Images (.png, .jpg, .jpeg, .gif, .webp) are returned as a base64 data URI. \
-            Binary files and directories are refused. A UTF-8 byte order mark shows as \
-            `[BOM]` at the start of line 1: it is not text (edit and write keep it).",
+            Binary files and directories are refused.",
         permission: "read",
         schema: parameters,
         execute,
@@ -81,8 +81,14 @@ pub fn definition() -> ToolDef {
                 file shows as `[BOM]` at the start of line 1, once (the character itself is \
                 invisible); the file is not changed, and edit and write keep the mark and take \
                 a `[BOM]` copied into their text back off.",
-            errors: "`File not found: PATH` (with `Did you mean: PATH?` when a sibling shares the \
-                first three or more characters); `PATH is a directory, not a file`; `Binary file \
+            errors: "`File not found: PATH`, with `Did you mean: PATH?` (or `Did you mean one \
+                of: ...?`) naming the file probably meant: with `\\` read as `/`, without the \
+                project's folder name or other leading folders, an absolute path's tail found in \
+                the project, the files of the same name elsewhere in the project (five at most, \
+                with how many more), else a sibling sharing the first three characters or more; \
+                only files the policy lets you read are named. A path outside the project that \
+                does not exist is refused (exit status 3) with `Refused: PATH does not exist` and \
+                the same suggestion, never a rule to allow it; `PATH is a directory, not a file`; `Binary file \
                 detected: PATH (KIND, N bytes)` for a known binary signature (gzip, zip, xz, \
                 zstd, bzip2, 7z, ELF, Mach-O, PE, wasm, class, SQLite, PDF, ...) or more than \
                 30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of \
@@ -160,8 +166,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(meta) => meta,
         Err(err) if err.kind() == ErrorKind::NotFound => {
             let mut message = format!("File not found: {shown}");
-            if let Some(suggestion) = suggest_similar(&path) {
-                message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
+            if let Some(suggestion) = ctx.did_you_mean(&path, Want::Existing) {
+                message.push('\n');
+                message.push_str(&suggestion);
             }
             return Ok(ToolOutput::error(message));
         }
@@ -230,10 +237,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             .with("total_lines", 0));
     }
     if args.offset >= page.total_lines {
-        return Ok(
-            ToolOutput::error(beyond_end(args.offset, page.total_lines))
-                .with("total_lines", page.total_lines),
-        );
+        return Ok(ToolOutput::error(beyond_end(args.offset, page.total_lines))
+            .with("total_lines", page.total_lines));
     }
     let end = page.end;
     let mut text = page.text;
@@ -265,7 +270,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
 /// file reads only at 0, as `(empty file)`).
 fn beyond_end(offset: u64, total: u64) -> String {
     match total {
-        0 => format!("Offset {offset} is beyond end of file (the file is empty; offset 0 reads it)"),
+        0 => {
+            format!("Offset {offset} is beyond end of file (the file is empty; offset 0 reads it)")
+        }
         1 => format!("Offset {offset} is beyond end of file (1 line; the last valid offset is 0)"),
         _ => format!(
             "Offset {offset} is beyond end of file ({total} lines; the last valid offset is {})",
@@ -522,31 +529,6 @@ fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result
     .with("bytes", bytes.len()))
 }
 
-/// A sibling of a missing path whose name shares the longest prefix (at least 3
-/// characters, ignoring case) with the missing name; the first in name order wins ties.
-pub(crate) fn suggest_similar(path: &Path) -> Option<std::path::PathBuf> {
-    let parent = path.parent()?;
-    let wanted = path.file_name()?.to_string_lossy().to_lowercase();
-    let mut names: Vec<String> = std::fs::read_dir(parent)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    let mut best: Option<(usize, &String)> = None;
-    for name in &names {
-        let score = wanted
-            .chars()
-            .zip(name.to_lowercase().chars())
-            .take_while(|(a, b)| a == b)
-            .count();
-        if score >= 3 && best.is_none_or(|(s, _)| score > s) {
-            best = Some((score, name));
-        }
-    }
-    best.map(|(_, name)| parent.join(name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -660,7 +642,9 @@ mod tests {
         let page = read_page(long.as_bytes(), 0, 0, 1, 51_000).unwrap();
         assert!(page.text.starts_with("1\t[BOM]aaa"), "{}", &page.text[..20]);
         assert!(
-            page.text.ends_with("... [101 more characters on this line; char_offset=2000 with offset=0 goes on]\n"),
+            page.text.ends_with(
+                "... [101 more characters on this line; char_offset=2000 with offset=0 goes on]\n"
+            ),
             "{}",
             &page.text[page.text.len() - 90..]
         );
@@ -679,27 +663,6 @@ mod tests {
         assert_eq!(
             beyond_end(1, 0),
             "Offset 1 is beyond end of file (the file is empty; offset 0 reads it)"
-        );
-    }
-
-    #[test]
-    fn suggestions_need_three_common_characters() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.toml"), "").unwrap();
-        std::fs::write(dir.path().join("cargo.lock"), "").unwrap();
-        assert_eq!(
-            suggest_similar(&dir.path().join("Config.yaml")),
-            Some(dir.path().join("config.toml"))
-        );
-        assert_eq!(suggest_similar(&dir.path().join("cat.txt")), None);
-        // Characters, not bytes: `éé` is two characters (four bytes), and `é`/`è` share
-        // a first byte.
-        std::fs::write(dir.path().join("ééxfile"), "").unwrap();
-        assert_eq!(suggest_similar(&dir.path().join("ééyfile")), None);
-        assert_eq!(suggest_similar(&dir.path().join("éèè")), None);
-        assert_eq!(
-            suggest_similar(&dir.path().join("ééxother")),
-            Some(dir.path().join("ééxfile"))
         );
     }
 }

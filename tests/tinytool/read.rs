@@ -276,6 +276,16 @@ fn a_bom_shows_as_a_marker_once_and_edit_and_write_keep_it() {
     );
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(room.read("bom.py"), "\u{feff}print(1)\n");
+    // Taking the marker away changes nothing, and says why.
+    let run = room.call(
+        "edit",
+        json!({"file_path": "bom.py", "old_string": "[BOM]print(1)", "new_string": "print(1)"}),
+    );
+    assert!(
+        run.output().contains("the file is unchanged. (`[BOM]` in read's output stands for"),
+        "{run:?}"
+    );
+    assert_eq!(room.read("bom.py"), "\u{feff}print(1)\n");
     // A file without a BOM: `[BOM]` is the file's own text, written as given.
     room.write("plain.txt", "a\n");
     room.call(

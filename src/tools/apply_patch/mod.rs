@@ -81,7 +81,8 @@ pub fn definition() -> ToolDef {
                 src/tools/apply_patch/parse.rs); `Patch not applied; no file was changed.` \
                 followed by the reason: the file and hunk whose lines are not in the file with \
                 the first differing line, `File to update not found`, `File to delete not \
-                found`, `Cannot delete PATH: it is a directory`, `PATH is not a regular file: \
+                found` (each with `Did you mean: PATH?` naming the file probably meant, as \
+                read does), `Cannot delete PATH: it is a directory`, `PATH is not a regular file: \
                 it is a FIFO` (or a socket or device: never opened), or what the file system \
                 refused (`Cannot delete PATH: Permission denied`, `Cannot write PATH: ...`, \
                 `Cannot replace PATH: ...`; everything done before it is undone). Only if \
@@ -230,7 +231,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
     let show = |p: &Path| ctx.display(p);
     let hidden = hidden_paths(ctx, &targets);
-    let plan = match apply::plan(&patch, &targets, &show) {
+    let hint = |path: &Path| ctx.did_you_mean(path, crate::suggest::Want::Existing);
+    let plan = match apply::plan(&patch, &targets, &show, &hint) {
         Ok(plan) => plan,
         Err(message) => {
             let message = hide_mismatch(message, &hidden, &show);

@@ -95,7 +95,8 @@ pub fn definition() -> ToolDef {
                 metadata.reindented_lines counts the new_string lines written at another \
                 indentation than given, metadata.file_lines_kept the shared lines written as \
                 the file has them where new_string has them otherwise.",
-            errors: "`old_string and new_string are identical`; `File not found: PATH`; \
+            errors: "`old_string and new_string are identical`; `File not found: PATH` with \
+                `Did you mean: PATH?` naming the file probably meant, as read does; \
                 `PATH is not a regular file: it is a FIFO` (or a socket or device: never \
                 opened); \
                 `old_string not found in PATH.` followed by the closest region with line numbers \
@@ -191,8 +192,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(Kind::Missing) if args.old_string.is_empty() => return Ok(create(ctx, &path, &args)),
         Ok(Kind::Missing) => {
             let mut message = format!("File not found: {shown}");
-            if let Some(suggestion) = crate::tools::read::suggest_similar(&path) {
-                message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
+            if let Some(suggestion) = ctx.did_you_mean(&path, crate::suggest::Want::Existing) {
+                message.push('\n');
+                message.push_str(&suggestion);
             }
             message.push_str("\n(To create a file, use write, or edit with an empty old_string.)");
             return Ok(ToolOutput::error(message));
@@ -285,6 +287,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let mut formatter = None;
     if updated == bytes {
         text.push_str("\nThe new text equals what was there: the file is unchanged.");
+        if old_string.len() < args.old_string.len() {
+            text.push_str(
+                " (`[BOM]` in read's output stands for the file's byte order mark, which is no \
+                 text: edit keeps it.)",
+            );
+        }
     } else {
         if let Err(err) = atomic::write(&path, &updated, atomic::mode_for(&path)) {
             return Ok(ToolOutput::error(format!(
