@@ -86,6 +86,11 @@ pub fn description(def: &ToolDef, session: &Session) -> String {
     }
 }
 
+/// What `session` lacks of what `def` needs to work; `None` when nothing.
+fn missing(def: &ToolDef, session: &Session) -> Option<String> {
+    def.needs.and_then(|needs| (needs.missing)(session))
+}
+
 impl CallResult {
     /// A failed call that never reached a tool.
     pub fn failure(id: Option<Value>, tool: &str, output: String, status: ExitStatus) -> Self {
@@ -147,14 +152,26 @@ impl Registry {
         &self.tools
     }
 
-    /// The tools a model may see in this session: enabled, not hidden by the policy, and
-    /// never `invalid`.
+    /// The tools a model may see in this session: enabled, not hidden by the policy, with
+    /// what they need to work ([`ToolDef::needs`]), and never `invalid`.
     pub fn visible(&self, session: &Session) -> Vec<&ToolDef> {
         self.tools
             .iter()
             .filter(|t| t.name != INVALID)
             .filter(|t| !session.gate.is_disabled(t.name))
             .filter(|t| !session.gate.hides(session, t.name, t.permission))
+            .filter(|t| missing(t, session).is_none())
+            .collect()
+    }
+
+    /// The tools left out of [`Registry::visible`] only because the session lacks what they
+    /// need, each with what is missing, in registry order.
+    pub fn unavailable(&self, session: &Session) -> Vec<(&'static str, String)> {
+        self.tools
+            .iter()
+            .filter(|t| !session.gate.is_disabled(t.name))
+            .filter(|t| !session.gate.hides(session, t.name, t.permission))
+            .filter_map(|t| missing(t, session).map(|why| (t.name, why)))
             .collect()
     }
 
@@ -484,6 +501,7 @@ mod tests {
             access: None,
             precheck: None,
             checkpoint: None,
+            needs: None,
             doc: ToolDoc::default(),
         }
     }

@@ -127,6 +127,12 @@ pub trait Asker: Send + Sync {
     /// The answer; `Ok(None)` when this asker cannot ask (the client offers no way), `Err`
     /// when the user declined or cancelled.
     fn ask(&self, question: &str, options: &[String]) -> Result<Option<String>, String>;
+
+    /// Whether the client in front of this thread's request could be asked (it offered a
+    /// way): what decides whether `question` is offered. `true` when that cannot be told.
+    fn reachable(&self) -> bool {
+        true
+    }
 }
 
 /// A cancellation flag shared between the thread running a call and the one that may

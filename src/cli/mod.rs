@@ -98,7 +98,13 @@ fn command_for(registry: &Registry, hidden: bool) -> Command {
                 .long_about(
                     "Print the definitions of the tools this session may use as one JSON array, \
                      in a provider's shape. Tools the policy disables or denies outright, and the \
-                     internal `invalid` tool, are left out.",
+                     internal `invalid` tool, are left out. So are tools that cannot work in this \
+                     configuration (task without a configured subagent, skill without a skill, \
+                     question with nobody to answer), each named on standard error with what it \
+                     lacks: a model cannot change the configuration, so a tool it is offered must \
+                     be one it can use, and a description saying how to enable it would only \
+                     invite a call that fails. Called by name anyway, such a tool runs and says \
+                     what is missing. The MCP server's tools/list leaves out the same tools.",
                 )
                 .arg(
                     Arg::new("format")
@@ -257,6 +263,9 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
                 return usage(
                     "--strict applies to --format openai, openai-responses and anthropic only",
                 );
+            }
+            for (name, why) in registry.unavailable(&session) {
+                let _ = writeln!(std::io::stderr(), "tinytool: {name} is not listed: {why}");
             }
             let mut visible = registry.visible(&session);
             if format == "mcp" {

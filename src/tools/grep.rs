@@ -91,6 +91,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "One line per matching line: `path:lineNumber:line`, files newest first by \
                 modification time (ties by path), lines in file order; paths relative to the \

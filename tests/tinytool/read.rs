@@ -282,7 +282,8 @@ fn a_bom_shows_as_a_marker_once_and_edit_and_write_keep_it() {
         json!({"file_path": "bom.py", "old_string": "[BOM]print(1)", "new_string": "print(1)"}),
     );
     assert!(
-        run.output().contains("the file is unchanged. (`[BOM]` in read's output stands for"),
+        run.output()
+            .contains("the file is unchanged. (`[BOM]` in read's output stands for"),
         "{run:?}"
     );
     assert_eq!(room.read("bom.py"), "\u{feff}print(1)\n");

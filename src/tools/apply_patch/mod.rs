@@ -71,6 +71,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: Some(checkpoint),
+        needs: None,
         doc: ToolDoc {
             output: "One line per file operation: `Created PATH`, `Modified PATH`, `Deleted \
                 PATH` or `Moved FROM -> TO` (with `(hunk N already applied)` when part of it was \
