@@ -518,6 +518,49 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_whose_needs_are_not_met_is_not_visible_but_still_runs() {
+        fn never(_: &Session) -> Option<String> {
+            Some("nothing to work with".to_string())
+        }
+        fn always(_: &Session) -> Option<String> {
+            None
+        }
+        let mut registry = Registry::new();
+        registry.register(tool("plain", "plain"));
+        registry.register(ToolDef {
+            needs: Some(crate::tool::Needs {
+                doc: "lacking needs a thing",
+                missing: never,
+            }),
+            ..tool("lacking", "lacking")
+        });
+        registry.register(ToolDef {
+            needs: Some(crate::tool::Needs {
+                doc: "served needs a thing",
+                missing: always,
+            }),
+            ..tool("served", "served")
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::new("s", dir.path());
+        let names: Vec<&str> = registry.visible(&session).iter().map(|t| t.name).collect();
+        assert_eq!(names, ["plain", "served"]);
+        assert_eq!(
+            registry.unavailable(&session),
+            [("lacking", "nothing to work with".to_string())]
+        );
+        let ran = registry.execute(
+            &session,
+            ToolCall {
+                id: None,
+                name: "lacking".to_string(),
+                arguments: Arguments::Text(String::new()),
+            },
+        );
+        assert_eq!(ran.output, "ran");
+    }
+
+    #[test]
     fn unknown_tools_are_usage_errors_and_known_ones_run() {
         let mut registry = Registry::new();
         registry.register(tool("a", "a"));
