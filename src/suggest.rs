@@ -8,8 +8,9 @@
 //!    the longest tail of the path that exists under the project, which takes off the
 //!    project's own folder name in front (`click/src/click/globals.py` when the project is
 //!    `…/click`), any other leading folders, or the `/` of a project path written as
-//!    absolute (`/src/click/globals.py`). Only tails of two components or more: one
-//!    component is a base name, which rule 2 answers with all its candidates.
+//!    absolute (`/src/click/globals.py`). A tail of one component only when it is a folder
+//!    (`click/src` → `src`): a file's base name is rule 2's, which names all its
+//!    candidates.
 //! 2. **The same base name** elsewhere in the project (`globals.py` →
 //!    `src/click/globals.py`), found by a bounded walk ([`MAX_ENTRIES`] entries, breadth
 //!    first, never into the folders that are not the project's ([`crate::skip_dirs`]) nor
@@ -170,9 +171,11 @@ fn rewrite(
             return Some(candidate);
         }
     }
-    if parts.len() == 1 {
-        let candidate = under(parts);
-        if exists(&candidate) {
+    // One component: a folder at the top of the project (`click/src` or `/src` → `src`);
+    // a file of that name is rule 2's, with the others of its name.
+    if let Some(last) = parts.last() {
+        let candidate = dir.join(last);
+        if (parts.len() == 1 && exists(&candidate)) || (candidate.is_dir() && keep(&candidate)) {
             return Some(candidate);
         }
     }
@@ -335,6 +338,27 @@ mod tests {
         ] {
             assert_eq!(suggest(&dir, &slip), meant, "{slip:?}");
         }
+    }
+
+    #[test]
+    fn a_folder_meant_at_the_top_of_the_project_is_named() {
+        let (_tmp, dir) = project();
+        for slip in [
+            dir.join("click/src"),
+            PathBuf::from("/src"),
+            dir.join("click\\tests"),
+        ] {
+            let found = suggest(&dir, &slip);
+            assert_eq!(found.len(), 1, "{slip:?}");
+            assert!(
+                found[0].is_dir() && found[0].parent() == Some(dir.as_path()),
+                "{slip:?}"
+            );
+        }
+        assert_eq!(
+            suggest(&dir, &dir.join("lib/src/click")),
+            vec![dir.join("src/click")]
+        );
     }
 
     #[test]

@@ -224,3 +224,18 @@ fn refusals_of_paths_that_exist_or_that_a_rule_denies_are_unchanged() {
     );
     assert!(run.json()["metadata"].get("missing").is_none());
 }
+
+#[test]
+fn grep_and_glob_name_the_folder_meant() {
+    let room = package();
+    let run = room.call("glob", json!({"pattern": "*.py", "path": "work/src/click"}));
+    assert_eq!(
+        run.output(),
+        "Path not found: work/src/click\nDid you mean: src/click?"
+    );
+    let run = room.call("grep", json!({"pattern": "x", "path": "work\\tests"}));
+    assert_eq!(
+        run.output(),
+        "Path not found: work\\tests\nDid you mean: tests?"
+    );
+}
