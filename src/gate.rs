@@ -1,7 +1,9 @@
 //! The policy as the registry's permission gate: decides each call's accesses with the
 //! session's agent and stored approvals, turns "ask" into allow, refusal or a terminal
 //! prompt according to the ask mode, and writes refusals that teach: the permission, the
-//! pattern, the deciding rule (or that none matched), and the rule to add.
+//! pattern, the deciding rule (or that none matched), and the rule to add — except for a
+//! path outside the project that does not exist, where the refusal says so and names the
+//! path meant instead of a rule for a path that is not there.
 
 use std::io::{BufRead, BufReader, Write};
 
