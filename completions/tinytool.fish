@@ -24,7 +24,7 @@ function __fish_tinytool_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c tinytool -n "__fish_tinytool_needs_command" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_needs_command" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_needs_command" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_needs_command" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_needs_command" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -63,7 +63,7 @@ complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "tools" -d 'Print 
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "mcp" -d 'Serve every tool over the Model Context Protocol (stdio, or HTTP with --listen)'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c tinytool -n "__fish_tinytool_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -76,7 +76,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l char-offset -
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand read" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -87,7 +87,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l content -d '
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand write" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -101,7 +101,7 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -111,7 +111,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l patch 
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand apply_patch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -123,7 +123,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l description -
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand bash" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -138,7 +138,7 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand grep" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -151,7 +151,7 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand glob" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -162,7 +162,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l options -
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand question" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -178,7 +178,7 @@ html\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand webfetch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -195,7 +195,7 @@ false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand task" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -205,7 +205,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l todos -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand todowrite" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -216,7 +216,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l le
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand report_findings" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -233,7 +233,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l monitor-id
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand monitor" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -248,7 +248,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l content -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand notepad" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -257,7 +257,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l answers
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_enter" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -266,7 +266,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l answers 
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand plan_exit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -276,7 +276,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l reason -d 'Wh
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -287,7 +287,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l arguments -d
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand skill" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -308,7 +308,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l before 
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoint" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -319,7 +319,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l num-resu
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand websearch" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'
-complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -328,7 +328,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l answers -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l jsonl -d 'Read one call per line until end of input (or the exit tool), answering each'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -339,7 +339,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "check" -d 'Check policy files for rules that would not do what they say'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "explain" -d 'Show the decision on a tool call without running it'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and not __fish_seen_subcommand_from check explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -348,7 +348,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_see
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l json -d 'Print the findings as a JSON array'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from explain" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -360,7 +360,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_see
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Check policy files for rules that would not do what they say'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "explain" -d 'Show the decision on a tool call without running it'
 complete -c tinytool -n "__fish_tinytool_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -368,7 +368,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l events -d 'A
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand state" -s h -l help -d 'Print help'
-complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -379,7 +379,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -l text -d 'P
 complete -c tinytool -n "__fish_tinytool_using_subcommand sandbox" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l limit -d 'List at most N checkpoints [default: 20]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l before -d 'List the checkpoints older than ID (the next page)' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -390,7 +390,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not _
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -f -a "show" -d 'Print the unified diff of one checkpoint'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and not __fish_seen_subcommand_from show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -400,7 +400,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fis
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the unified diff of one checkpoint'
 complete -c tinytool -n "__fish_tinytool_using_subcommand checkpoints; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand undo" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -416,7 +416,7 @@ anthropic\t''
 gemini\t''
 mcp\t''
 json\t''"
-complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -427,7 +427,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -l text -d 'Pri
 complete -c tinytool -n "__fish_tinytool_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l listen -d 'Serve Streamable HTTP at http://ADDR:PORT/mcp instead of stdio (port 0: any free port, printed on stderr); an address other than loopback needs --token-file' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l token-file -d 'With --listen: every request must carry `Authorization: Bearer TOKEN`, TOKEN being the first line of FILE' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r
@@ -435,7 +435,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l events -d 'App
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l dir -d 'Working directory: relative paths resolve here [default: current directory]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l dir -d 'Working directory: paths in tool calls resolve here [default: current directory]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l session -d 'Session id: todos, agent mode, jobs and approvals are per session [default: default]' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l policy -d 'The permission policy, in place of the user policy' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand completions" -l state -d 'The state database [default: DIR/.tinytool/state.db]' -r

@@ -633,6 +633,19 @@ fn tool_page(cmd: &Command, sub: &Command, def: &ToolDef) -> ManPage {
         ),
     });
 
+    if let Some(needs) = def.needs {
+        page.heading("AVAILABILITY");
+        page.paragraph(needs.doc);
+        page.paragraph(
+            "Without it, the tool is left out of the tool list a model is given (`tinytool \
+             tools` names it on standard error with what is missing; the MCP server's \
+             tools/list leaves it out too): the model cannot change the configuration, so a \
+             tool it is offered must be one it can use, and a description telling it how to \
+             enable the tool would only invite a call that fails. Called by name anyway, the \
+             tool runs and says what is missing.",
+        );
+    }
+
     page.heading("PARAMETERS");
     if params.is_empty() {
         page.paragraph("None: the arguments are `{}`.");

@@ -1,7 +1,9 @@
 //! The policy as the registry's permission gate: decides each call's accesses with the
 //! session's agent and stored approvals, turns "ask" into allow, refusal or a terminal
 //! prompt according to the ask mode, and writes refusals that teach: the permission, the
-//! pattern, the deciding rule (or that none matched), and the rule to add.
+//! pattern, the deciding rule (or that none matched), and the rule to add — except for a
+//! path outside the project that does not exist, where the refusal says so and names the
+//! path meant instead of a rule for a path that is not there.
 
 use std::io::{BufRead, BufReader, Write};
 
@@ -79,10 +81,14 @@ impl PermissionGate for PolicyGate {
             {
                 continue;
             }
+            let unanswered = |note: Option<&str>| {
+                missing_outside(ctx, accesses, asked)
+                    .unwrap_or_else(|| refusal(&self.policy, &chain, asked, note))
+            };
             match self.policy.ask_mode() {
                 AskMode::Allow => {}
-                AskMode::Deny => return Err(refusal(&self.policy, &chain, asked, None)),
-                AskMode::Tty => prompt(ctx, &self.policy, &chain, asked)?,
+                AskMode::Deny => return Err(unanswered(None)),
+                AskMode::Tty => prompt(ctx, &self.policy, &chain, asked, &unanswered)?,
             }
         }
         Ok(())
@@ -316,6 +322,74 @@ pub fn refusal(
     Refusal { message, metadata }
 }
 
+/// The refusal of an asked `external_directory` access to a path that is not there: a
+/// read of it, or a file to create (an `edit` access of the same path) whose folder is not
+/// there either. It says so, and names the path in the project that was probably meant,
+/// instead of a rule that would allow a path that does not exist. The call is refused all
+/// the same; only the words change. `None` when the path exists (or cannot be looked at),
+/// or a file to create has its folder: the usual refusal, with its rule, stands.
+///
+/// Only for an ask that nobody could answer: a deny rule keeps its plain refusal, so a
+/// folder the user walled off does not tell what is in it.
+fn missing_outside(ctx: &CallContext, accesses: &[Access], decision: &Decision) -> Option<Refusal> {
+    let access = &decision.access;
+    if access.permission != "external_directory" || decision.action != Action::Ask {
+        return None;
+    }
+    let path = access.path.as_deref()?;
+    let absent = |p: &std::path::Path| {
+        std::fs::symlink_metadata(p)
+            .is_err_and(|e| matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)))
+    };
+    if !absent(path) {
+        return None;
+    }
+    let creating = accesses
+        .iter()
+        .any(|a| a.permission == "edit" && a.path.as_deref() == Some(path));
+    let folder = path.parent().filter(|_| creating);
+    if folder.is_some_and(|f| f.is_dir()) {
+        return None;
+    }
+    let want = if creating {
+        crate::suggest::Want::Creatable
+    } else {
+        crate::suggest::Want::Existing
+    };
+    let shown = path.display();
+    let dir = ctx.session.dir.display();
+    let mut message = match folder {
+        Some(folder) => format!(
+            "Refused: {shown} cannot be created: its folder {} does not exist, and it is \
+             outside the working directory ({dir}).",
+            folder.display()
+        ),
+        None => format!(
+            "Refused: {shown} does not exist, and it is outside the working directory ({dir})."
+        ),
+    };
+    match ctx.did_you_mean(path, want) {
+        Some(suggestion) => {
+            message.push('\n');
+            message.push_str(&suggestion);
+        }
+        None if folder.is_some() => message.push_str(
+            " Check the path (a relative path is taken from the working directory); if the \
+             file is meant to go there, only the user can allow writing outside the working \
+             directory.",
+        ),
+        None => message
+            .push_str(" Check the path: a relative path is taken from the working directory."),
+    }
+    let mut metadata = Map::new();
+    metadata.insert("refused".into(), Value::Bool(true));
+    metadata.insert("permission".into(), json!(access.permission));
+    metadata.insert("pattern".into(), json!(access.pattern));
+    metadata.insert("action".into(), json!(decision.action.as_str()));
+    metadata.insert("missing".into(), Value::Bool(true));
+    Some(Refusal { message, metadata })
+}
+
 /// Asks on the controlling terminal: once / always / reject. Without a terminal the ask is
 /// a refusal, as with `ask: "deny"`.
 /// Asks the protocol client (MCP elicitation, or a 2026-07-28 `input_required`) when it can
@@ -367,11 +441,13 @@ fn ask_client(
     }
 }
 
+/// Asks at the terminal; `unanswered` is the refusal when there is none.
 fn prompt(
     ctx: &CallContext,
     policy: &Policy,
     chain: &[Rule],
     decision: &Decision,
+    unanswered: &dyn Fn(Option<&str>) -> Refusal,
 ) -> Result<(), Refusal> {
     let access = &decision.access;
     let Ok(tty) = std::fs::OpenOptions::new()
@@ -379,12 +455,7 @@ fn prompt(
         .write(true)
         .open("/dev/tty")
     else {
-        return Err(refusal(
-            policy,
-            chain,
-            decision,
-            Some("there is no terminal to ask"),
-        ));
+        return Err(unanswered(Some("there is no terminal to ask")));
     };
     let request = crate::events::new_id("per");
     let mut asked = Map::new();

@@ -51,6 +51,7 @@ pub mod session;
 mod skip_dirs;
 mod spill;
 mod state;
+mod suggest;
 mod textdoc;
 pub mod tool;
 pub mod tools;

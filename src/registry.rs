@@ -86,6 +86,11 @@ pub fn description(def: &ToolDef, session: &Session) -> String {
     }
 }
 
+/// What `session` lacks of what `def` needs to work; `None` when nothing.
+fn missing(def: &ToolDef, session: &Session) -> Option<String> {
+    def.needs.and_then(|needs| (needs.missing)(session))
+}
+
 impl CallResult {
     /// A failed call that never reached a tool.
     pub fn failure(id: Option<Value>, tool: &str, output: String, status: ExitStatus) -> Self {
@@ -147,14 +152,26 @@ impl Registry {
         &self.tools
     }
 
-    /// The tools a model may see in this session: enabled, not hidden by the policy, and
-    /// never `invalid`.
+    /// The tools a model may see in this session: enabled, not hidden by the policy, with
+    /// what they need to work ([`ToolDef::needs`]), and never `invalid`.
     pub fn visible(&self, session: &Session) -> Vec<&ToolDef> {
         self.tools
             .iter()
             .filter(|t| t.name != INVALID)
             .filter(|t| !session.gate.is_disabled(t.name))
             .filter(|t| !session.gate.hides(session, t.name, t.permission))
+            .filter(|t| missing(t, session).is_none())
+            .collect()
+    }
+
+    /// The tools left out of [`Registry::visible`] only because the session lacks what they
+    /// need, each with what is missing, in registry order.
+    pub fn unavailable(&self, session: &Session) -> Vec<(&'static str, String)> {
+        self.tools
+            .iter()
+            .filter(|t| !session.gate.is_disabled(t.name))
+            .filter(|t| !session.gate.hides(session, t.name, t.permission))
+            .filter_map(|t| missing(t, session).map(|why| (t.name, why)))
             .collect()
     }
 
@@ -489,6 +506,7 @@ mod tests {
             access: None,
             precheck: None,
             checkpoint: None,
+            needs: None,
             doc: ToolDoc::default(),
         }
     }
@@ -502,6 +520,49 @@ mod tests {
         let names: Vec<&str> = registry.all().iter().map(|t| t.name).collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(registry.get("a").map(|t| t.summary), Some("second a"));
+    }
+
+    #[test]
+    fn a_tool_whose_needs_are_not_met_is_not_visible_but_still_runs() {
+        fn never(_: &Session) -> Option<String> {
+            Some("nothing to work with".to_string())
+        }
+        fn always(_: &Session) -> Option<String> {
+            None
+        }
+        let mut registry = Registry::new();
+        registry.register(tool("plain", "plain"));
+        registry.register(ToolDef {
+            needs: Some(crate::tool::Needs {
+                doc: "lacking needs a thing",
+                missing: never,
+            }),
+            ..tool("lacking", "lacking")
+        });
+        registry.register(ToolDef {
+            needs: Some(crate::tool::Needs {
+                doc: "served needs a thing",
+                missing: always,
+            }),
+            ..tool("served", "served")
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let session = Session::new("s", dir.path());
+        let names: Vec<&str> = registry.visible(&session).iter().map(|t| t.name).collect();
+        assert_eq!(names, ["plain", "served"]);
+        assert_eq!(
+            registry.unavailable(&session),
+            [("lacking", "nothing to work with".to_string())]
+        );
+        let ran = registry.execute(
+            &session,
+            ToolCall {
+                id: None,
+                name: "lacking".to_string(),
+                arguments: Arguments::Text(String::new()),
+            },
+        );
+        assert_eq!(ran.output, "ran");
     }
 
     #[test]

@@ -52,14 +52,21 @@ pub fn root_arg(args: &serde_json::Map<String, serde_json::Value>) -> &str {
 }
 
 /// The metadata of a search's root (shown as `shown`), or the tool error when it cannot
-/// be searched: `Path not found: PATH`, `Cannot search PATH: ERROR`.
+/// be searched: `Path not found: PATH` (with the `Did you mean:` of the path probably
+/// meant), `Cannot search PATH: ERROR`.
 pub fn root_metadata(
+    ctx: &crate::session::CallContext,
     root: &Path,
     shown: &str,
 ) -> Result<std::fs::Metadata, crate::tool::ToolOutput> {
     std::fs::metadata(root).map_err(|err| {
         crate::tool::ToolOutput::error(if err.kind() == std::io::ErrorKind::NotFound {
-            format!("Path not found: {shown}")
+            let mut message = format!("Path not found: {shown}");
+            if let Some(suggestion) = ctx.did_you_mean(root, crate::suggest::Want::Existing) {
+                message.push('\n');
+                message.push_str(&suggestion);
+            }
+            message
         } else {
             format!("Cannot search {shown}: {err}")
         })

@@ -127,6 +127,12 @@ pub trait Asker: Send + Sync {
     /// The answer; `Ok(None)` when this asker cannot ask (the client offers no way), `Err`
     /// when the user declined or cancelled.
     fn ask(&self, question: &str, options: &[String]) -> Result<Option<String>, String>;
+
+    /// Whether the client in front of this thread's request could be asked (it offered a
+    /// way): what decides whether `question` is offered. `true` when that cannot be told.
+    fn reachable(&self) -> bool {
+        true
+    }
 }
 
 /// A cancellation flag shared between the thread running a call and the one that may
@@ -359,6 +365,27 @@ impl<'a> CallContext<'a> {
     /// How a path is shown in outputs: relative inside the directory, else absolute.
     pub fn display(&self, path: &Path) -> String {
         paths::display(&self.session.dir, path)
+    }
+
+    /// The `Did you mean:` sentence for `path` (resolved), which does not exist: the
+    /// paths [`crate::suggest`] finds in the project that the policy lets the model read
+    /// without asking (a suggestion must not reveal what a read would be refused), shown
+    /// as outputs show paths; `None` when there is none.
+    pub fn did_you_mean(&self, path: &Path, want: crate::suggest::Want) -> Option<String> {
+        let dir = &self.session.dir;
+        let gate = &self.session.gate;
+        let judge = gate.read_judge(self, dir);
+        // The judge speaks for paths below the project; a sibling outside it is decided
+        // like a read of its own.
+        let keep = |candidate: &Path| match paths::relative_inside(dir, candidate) {
+            Some(rel) if rel != "." => judge.permits(candidate),
+            _ => gate.permits(
+                self,
+                &Access::resolved(self, "read", candidate.to_path_buf()),
+            ),
+        };
+        let not_project = self.session.config.not_project_for_search();
+        crate::suggest::missing(dir, path, want, &not_project, &keep).sentence(|p| self.display(p))
     }
 
     /// Asks the permission gate about accesses the tool needs beyond the call's own (a

@@ -14,6 +14,22 @@ use std::ops::Range;
 /// The UTF-8 byte order mark.
 pub const BOM: &str = "\u{feff}";
 
+/// How `read` shows a file's leading BOM, once, at the start of line 1: the character
+/// itself is invisible, so a model could neither see it nor know whether to copy it. It is
+/// no part of the text: edit and write take a leading marker off text copied from read's
+/// output when the file has a BOM ([`strip_bom_marker`]), and keep the BOM themselves.
+pub const BOM_MARKER: &str = "[BOM]";
+
+/// `text` without a leading [`BOM_MARKER`] when it is meant for a file that starts with a
+/// BOM (`bom`) whose own text does not start with the marker (`marker_is_text`): what a
+/// model copied from line 1 of read's output. Otherwise `text` as it is.
+pub fn strip_bom_marker(text: &str, bom: bool, marker_is_text: bool) -> &str {
+    if !bom || marker_is_text {
+        return text;
+    }
+    text.strip_prefix(BOM_MARKER).unwrap_or(text)
+}
+
 /// A line ending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
@@ -335,6 +351,19 @@ fn hunk_range(start: usize, len: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bom_marker_comes_off_only_where_read_could_have_shown_it() {
+        assert_eq!(strip_bom_marker("[BOM]import x", true, false), "import x");
+        // No BOM: the marker can only be the file's own text.
+        assert_eq!(
+            strip_bom_marker("[BOM]import x", false, false),
+            "[BOM]import x"
+        );
+        // The file's text itself starts with the marker: it is text, kept.
+        assert_eq!(strip_bom_marker("[BOM]x", true, true), "[BOM]x");
+        assert_eq!(strip_bom_marker("import x", true, false), "import x");
+    }
 
     fn splice(range: Range<usize>, text: &str) -> Splice {
         Splice {

@@ -79,8 +79,25 @@ pub struct ToolDef {
     /// Whether a call may change the project (the file tools, a command that is not
     /// read-only), and what its checkpoint shows; `None`: the tool changes no file.
     pub checkpoint: Option<CheckpointFn>,
+    /// What the tool needs to work that a configuration may lack (a configured subagent,
+    /// a skill, someone to answer); `None`: it works everywhere.
+    pub needs: Option<Needs>,
     /// Extra documentation for the tool's man page.
     pub doc: ToolDoc,
+}
+
+/// What a tool needs to work that a configuration may lack ([`ToolDef::needs`]). A tool
+/// whose needs a session does not meet is left out of the tool list a model is given
+/// (`Registry::visible`): the model cannot change the configuration, so offering it would
+/// only invite a call that fails. Called by name anyway, the tool runs and says what is
+/// missing.
+#[derive(Debug, Clone, Copy)]
+pub struct Needs {
+    /// What the tool needs and how to provide it, for its man page (sentences, starting
+    /// with the tool's name).
+    pub doc: &'static str,
+    /// What `session` lacks of it, with how to provide it; `None` when nothing is missing.
+    pub missing: fn(&Session) -> Option<String>,
 }
 
 impl ToolDef {

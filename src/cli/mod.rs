@@ -37,6 +37,8 @@ Each tool (read, write, edit, apply_patch, bash, grep, glob, ...) is a subcomman
 come from the tool's JSON Schema; the same call can be sent as a JSON object on standard input. \
 `exec` takes tool calls in the OpenAI or Anthropic shape, one call or a stream of JSON lines. \
 Every way in goes through one registry, so the policy, events and output limits always apply. \
+Relative paths in tool calls resolve against --dir; the files the options name (--policy, --state, \
+--events, --answers), as any program's arguments, against the directory tinytool is started in. \
 Each call prints one JSON result: {\"id\", \"tool\", \"output\", \"is_error\", \"truncated\", \"metadata\"}.";
 
 /// The exit-status table shown after the help, from the one table in `exit`.
@@ -96,7 +98,13 @@ fn command_for(registry: &Registry, hidden: bool) -> Command {
                 .long_about(
                     "Print the definitions of the tools this session may use as one JSON array, \
                      in a provider's shape. Tools the policy disables or denies outright, and the \
-                     internal `invalid` tool, are left out.",
+                     internal `invalid` tool, are left out. So are tools that cannot work in this \
+                     configuration (task without a configured subagent, skill without a skill, \
+                     question with nobody to answer), each named on standard error with what it \
+                     lacks: a model cannot change the configuration, so a tool it is offered must \
+                     be one it can use, and a description saying how to enable it would only \
+                     invite a call that fails. Called by name anyway, such a tool runs and says \
+                     what is missing. The MCP server's tools/list leaves out the same tools.",
                 )
                 .arg(
                     Arg::new("format")
@@ -159,7 +167,7 @@ fn global_args() -> Vec<Arg> {
             .env("TINYTOOL_DIR")
             .global(true)
             .help_heading("Global options")
-            .help("Working directory: relative paths resolve here [default: current directory]"),
+            .help("Working directory: paths in tool calls resolve here [default: current directory]"),
         Arg::new("session")
             .long("session")
             .value_name("ID")
@@ -256,6 +264,9 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
                     "--strict applies to --format openai, openai-responses and anthropic only",
                 );
             }
+            for (name, why) in registry.unavailable(&session) {
+                let _ = writeln!(std::io::stderr(), "tinytool: {name} is not listed: {why}");
+            }
             let mut visible = registry.visible(&session);
             if format == "mcp" {
                 // Exactly what `tinytool mcp` lists.
@@ -330,15 +341,17 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         .and_then(|d| d.trim().parse().ok())
         .unwrap_or(0);
     if let Some(state) = matches.get_one::<String>("state") {
-        let path = crate::paths::resolve(&session.dir, state);
+        let path = option_path("--state", state)?;
         session.state = crate::state::State::new(path, session.dir.clone());
     }
     session.answers = matches
         .get_one::<String>("answers")
-        .map(|a| crate::paths::resolve(&session.dir, a));
+        .map(|a| option_path("--answers", a))
+        .transpose()?;
     let explicit = matches
         .get_one::<String>("policy")
-        .map(|p| crate::paths::resolve(&session.dir, p));
+        .map(|p| option_path("--policy", p))
+        .transpose()?;
     let policy = Policy::load(&session.dir, explicit.as_deref())?;
     session.policy_file = explicit;
     session.sandbox = policy.sandbox_settings();
@@ -351,6 +364,25 @@ fn session_from(matches: &ArgMatches) -> Result<(Session, Policy), String> {
         session.after_hook = Some(Box::new(crate::hook::CommandHook::new(command)));
     }
     Ok((session, policy))
+}
+
+/// The file a path option names (`--policy`, `--state`, `--answers`, `policy check FILE`),
+/// resolved as every command-line program resolves its arguments: a relative path against
+/// the directory tinytool was started in, not against `--dir`. `--dir` says where the
+/// project is, like a tool's `file_path`, which it alone resolves; the files of the options
+/// are the caller's, named from where the caller stands. `~` is expanded too, for a value
+/// from an environment variable the shell did not expand.
+pub(crate) fn option_path(option: &str, value: &str) -> Result<std::path::PathBuf, String> {
+    let expanded = crate::paths::expand_home(value);
+    if expanded.is_absolute() {
+        return Ok(crate::paths::resolve(std::path::Path::new("/"), value));
+    }
+    let cwd = std::env::current_dir().map_err(|e| {
+        format!(
+            "{option} {value}: a relative path needs the current directory, which cannot be              read ({e}); give an absolute path"
+        )
+    })?;
+    Ok(crate::paths::resolve(&cwd, value))
 }
 
 /// The hidden supervisor of a monitor or background job: started by those tools with

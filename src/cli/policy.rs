@@ -33,11 +33,9 @@ pub fn command() -> Command {
                         .action(ArgAction::SetTrue)
                         .help("Print the findings as a JSON array"),
                 )
-                .arg(
-                    Arg::new("file")
-                        .value_name("FILE")
-                        .help("Check only this policy file"),
-                ),
+                .arg(Arg::new("file").value_name("FILE").help(
+                    "Check only this policy file (a relative path is from the current directory)",
+                )),
         )
         .subcommand(
             Command::new("explain")
@@ -86,9 +84,14 @@ pub fn run(
 fn check(session: &Session, policy: &Policy, m: &ArgMatches, out: &mut Output) -> ExitStatus {
     // A named file is checked alone: a project policy is still judged with the user policy
     // in effect (whether it is trusted depends on it), but only its own findings count.
-    let named = m
+    let named = match m
         .get_one::<String>("file")
-        .map(|file| crate::paths::resolve(&session.dir, file));
+        .map(|f| super::option_path("FILE", f))
+    {
+        Some(Ok(path)) => Some(path),
+        Some(Err(message)) => return super::usage(&message),
+        None => None,
+    };
     let only = named.as_ref().map(|path| path.display().to_string());
     let checked = match named {
         Some(path) => match crate::config::read_json_file::<crate::policy::PolicyFile>(&path) {

@@ -47,7 +47,7 @@ mod resources;
 pub mod results;
 mod tasks;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -375,7 +375,13 @@ impl<'a> Core<'a> {
             "initialize" if modern.is_none() => Ok(self.initialize(conn, params)),
             "server/discover" => Ok(modern::discover()),
             "ping" if modern.is_none() => Ok(json!({})),
-            "tools/list" => Ok(self.list(&conn.version())),
+            "tools/list" => {
+                let elicits = modern.map_or_else(
+                    || conn.elicit.load(Ordering::SeqCst),
+                    |meta| meta.elicitation,
+                );
+                Ok(self.list(&conn.version(), elicits))
+            }
             "tasks/get" => self
                 .tasks
                 .get(params, modern.is_none().then_some(conn.prefix.as_str()))
@@ -439,12 +445,13 @@ impl<'a> Core<'a> {
     }
 
     /// The tools, in the registry's fixed order; under 2025-11-25 each says it may run as
-    /// a task.
-    fn list(&self, version: &str) -> Value {
+    /// a task. `elicits`: the client offered elicitation (then `question` can ask it).
+    fn list(&self, version: &str, elicits: bool) -> Value {
         let tasks = version == "2025-11-25";
-        let tools: Vec<Value> = self
-            .registry
-            .visible(self.session)
+        LISTING.with(|listing| listing.set(Some(elicits)));
+        let visible = self.registry.visible(self.session);
+        LISTING.with(|listing| listing.set(None));
+        let tools: Vec<Value> = visible
             .into_iter()
             .filter(|def| !NOT_SERVED.contains(&def.name))
             .map(|def| {
@@ -784,6 +791,9 @@ struct CallContext {
 
 thread_local! {
     static CONTEXT: RefCell<Option<CallContext>> = const { RefCell::new(None) };
+    /// While a `tools/list` is answered on this thread: whether its client offered
+    /// elicitation (what [`Elicitor::reachable`] says then).
+    static LISTING: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
 /// Runs `work` with `context` as this thread's call context; returns the context too (the
@@ -812,6 +822,17 @@ fn with_context<R>(context: CallContext, work: impl FnOnce() -> R) -> (R, CallCo
 pub struct Elicitor;
 
 impl Asker for Elicitor {
+    fn reachable(&self) -> bool {
+        if let Some(elicits) = LISTING.with(Cell::get) {
+            return elicits;
+        }
+        CONTEXT.with(|slot| {
+            slot.borrow()
+                .as_ref()
+                .is_none_or(|context| context.conn.elicit.load(Ordering::SeqCst))
+        })
+    }
+
     fn ask(&self, question: &str, options: &[String]) -> Result<Option<String>, String> {
         enum Route {
             /// No client to ask (not inside an MCP call, or the client cannot show it).

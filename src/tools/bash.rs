@@ -64,6 +64,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: Some(checkpoint),
+        needs: None,
         doc: ToolDoc {
             output: "the lines of stdout and stderr in the order they arrived (line by line, \
                 best effort for writes a few milliseconds apart), each stderr line starting with \

@@ -50,6 +50,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "list: the text of `tinytool checkpoints`, with metadata.checkpoints the \
                 array of `tinytool checkpoints --json` ({\"id\", \"kind\", \"tool\", \"time\", \

@@ -21,6 +21,7 @@ pub fn definition() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "`Exiting: REASON`. In `exec --jsonl`, no further calls are read (not served over MCP).",
             errors: "None.",

@@ -63,6 +63,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "One path per line, relative to the working directory (absolute outside it), \
                 newest first by modification time (ties by path), at most 1000. When nothing \
@@ -83,7 +84,7 @@ pub fn definition() -> ToolDef {
                 unreadable.",
             errors: "`Invalid glob pattern: ...` quoting the problem (also for a pattern \
                 over 16384 bytes); `The glob pattern is \
-                empty`; `Path not found: PATH`; `PATH is not a directory`.",
+                empty`; `Path not found: PATH` (with `Did you mean: PATH?` naming the path probably meant, as read does); `PATH is not a directory`.",
             examples: &[
                 (
                     "All Rust files below the working directory",
@@ -155,7 +156,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let root_arg = search::root_or_dot(args.path.as_deref());
     let root = ctx.resolve(root_arg);
     let root_shown = ctx.display(&root);
-    match search::root_metadata(&root, &root_shown) {
+    match search::root_metadata(ctx, &root, &root_shown) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {
             return Ok(ToolOutput::error(format!(

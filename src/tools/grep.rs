@@ -91,6 +91,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "One line per matching line: `path:lineNumber:line`, files newest first by \
                 modification time (ties by path), lines in file order; paths relative to the \
@@ -127,7 +128,7 @@ pub fn definition() -> ToolDef {
                 could match a line break is refused too, and so are a pattern over 65536 \
                 bytes and a regex that compiles to more than 10 MB); `Invalid include \
                 pattern: ...` (also for a glob over 16384 bytes); \
-                `Path not found: PATH`; `PATH is not a file or directory`.",
+                `Path not found: PATH` (with `Did you mean: PATH?` naming the path probably meant, as read does); `PATH is not a file or directory`.",
             examples: &[
                 (
                     "Find a function's definition in Rust files",
@@ -208,7 +209,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     };
     let root = ctx.resolve(search::root_or_dot(args.path.as_deref()));
     let root_shown = ctx.display(&root);
-    let meta = match search::root_metadata(&root, &root_shown) {
+    let meta = match search::root_metadata(ctx, &root, &root_shown) {
         Ok(meta) => meta,
         Err(output) => return Ok(output),
     };

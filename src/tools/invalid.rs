@@ -24,6 +24,7 @@ pub fn definition() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "Never succeeds.",
             errors: "`Tool call to \"NAME\" failed: the arguments were not valid JSON.` followed by \

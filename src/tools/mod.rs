@@ -166,6 +166,14 @@ mod tests {
                 "{}: no doc.output",
                 def.name
             );
+            if let Some(needs) = def.needs {
+                // The man page's AVAILABILITY paragraph names the tool first.
+                assert!(
+                    needs.doc.starts_with(&format!("{} needs ", def.name)),
+                    "{}: needs.doc starts with the tool's name",
+                    def.name
+                );
+            }
         }
     }
 

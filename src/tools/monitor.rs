@@ -69,6 +69,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: Some(checkpoint),
+        needs: None,
         doc: ToolDoc {
             output: "start: `Monitor started: LABEL (ID: mon_N)` and a line saying how to read \
                 and stop it (LABEL is the description, or the command cut to 60 bytes plus \

@@ -27,6 +27,7 @@ pub fn definition() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "write: `Saved note \"KEY\" (N bytes)`; read: the note; list: `N notes:` then \
                 `  KEY: first line` per note (`No notes stored.` when empty); delete: \

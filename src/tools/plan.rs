@@ -23,6 +23,7 @@ pub fn enter() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "`Switched to plan mode. Edits are now restricted to plans/* and drafts/*; \
                  shell lines that only read run, others need approval.`",
@@ -48,6 +49,7 @@ pub fn exit() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "`Switched to build mode. Full tool access restored.`",
             errors: "Refused (exit 3) outside plan mode unless the policy allows `plan_exit`.",

@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::schema;
-use crate::session::CallContext;
-use crate::tool::{ToolDef, ToolDoc, ToolOutput, parse_args};
+use crate::session::{CallContext, Session};
+use crate::tool::{Needs, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// The `question` tool's definition.
 pub fn definition() -> ToolDef {
@@ -28,6 +28,11 @@ pub fn definition() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: Some(Needs {
+            doc: "question needs someone to answer: an answers file (`--answers FILE` or TINYTOOL_ANSWERS), an \
+                MCP client that offers elicitation, or a controlling terminal.",
+            missing: nobody_to_ask,
+        }),
         doc: ToolDoc {
             output: "The answer text. metadata: source (answers file or terminal), answer.",
             errors: "With no answers file entry left and no terminal: a message telling the model that \
@@ -124,6 +129,30 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
          (say which assumption you made), or stop if you cannot continue safely.",
         args.question
     )))
+}
+
+/// Why nobody could answer a question in `session`: no answers file, no client that
+/// offers elicitation, no terminal. (An answers file whose answers are used up still
+/// counts: it says so when asked, and may be refilled.)
+fn nobody_to_ask(session: &Session) -> Option<String> {
+    let client = session
+        .asker
+        .as_ref()
+        .is_some_and(|asker| asker.reachable());
+    (session.answers.is_none() && !client && !terminal()).then(|| {
+        "nobody can answer: there is no terminal, no answers file (--answers FILE or \
+         TINYTOOL_ANSWERS) and no MCP client offering elicitation"
+            .to_string()
+    })
+}
+
+/// Whether the process has a controlling terminal to ask on.
+fn terminal() -> bool {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .is_ok()
 }
 
 fn answered(answer: String, source: &str) -> ToolOutput {

@@ -19,6 +19,8 @@
 //! left and the `char_offset` that goes on from there: a minified file's line can be read
 //! through),
 //! a trailing CR is not shown, and bytes that are not UTF-8 are replaced (`metadata.lossy`).
+//! A UTF-8 BOM at the start of the file is shown as [`textdoc::BOM_MARKER`] at the start of
+//! line 1 (only there): an invisible character would be copied into edits, or not, by luck.
 //! Deliberate differences from the reference: a trailing newline does not produce an extra
 //! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
 //!
@@ -38,6 +40,8 @@ use serde_json::{Map, Value, json};
 use crate::binary;
 use crate::schema;
 use crate::session::CallContext;
+use crate::suggest::Want;
+use crate::textdoc;
 use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// Lines shown when no `limit` is given.
@@ -64,6 +68,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "Numbered lines `N<TAB>content`, one per line of the file: at most `limit` \
                 lines (2000 by default), and as many whole lines as fit 51200 bytes. read is \
@@ -73,12 +78,23 @@ pub fn definition() -> ToolDef {
                 file)`. A file with a few bytes that are not UTF-8 (Latin-1 accents) is shown \
                 with them replaced. Spill files under .tinytool/outputs/ are read like any \
                 file. metadata: path, total_lines, start_line, end_line; mime for images; \
-                lossy when bytes were not UTF-8.",
-            errors: "`File not found: PATH` (with `Did you mean: PATH?` when a sibling shares the \
-                first three or more characters); `PATH is a directory, not a file`; `Binary file \
+                lossy when bytes were not UTF-8. A UTF-8 byte order mark at the start of the \
+                file shows as `[BOM]` at the start of line 1, once (the character itself is \
+                invisible); the file is not changed, and edit and write keep the mark and take \
+                a `[BOM]` copied into their text back off.",
+            errors: "`File not found: PATH`, with `Did you mean: PATH?` (or `Did you mean one \
+                of: ...?`) naming the file probably meant: with `\\` read as `/`, without the \
+                project's folder name or other leading folders, an absolute path's tail found in \
+                the project, the files of the same name elsewhere in the project (five at most, \
+                with how many more), else a sibling sharing the first three characters or more; \
+                only files the policy lets you read are named. A path outside the project that \
+                does not exist is refused (exit status 3) with `Refused: PATH does not exist` and \
+                the same suggestion, never a rule to allow it; `PATH is a directory, not a file`; `Binary file \
                 detected: PATH (KIND, N bytes)` for a known binary signature (gzip, zip, xz, \
                 zstd, bzip2, 7z, ELF, Mach-O, PE, wasm, class, SQLite, PDF, ...) or more than \
-                30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of file (M lines)`; an image over 5 MB.",
+                30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of \
+                file (M lines; the last valid offset is M-1)` (offsets are 0-based; for an \
+                empty file only offset 0 reads, as `(empty file)`); an image over 5 MB.",
             examples: &[
                 (
                     "Read the first 40 lines of a file",
@@ -151,8 +167,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(meta) => meta,
         Err(err) if err.kind() == ErrorKind::NotFound => {
             let mut message = format!("File not found: {shown}");
-            if let Some(suggestion) = suggest_similar(&path) {
-                message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
+            if let Some(suggestion) = ctx.did_you_mean(&path, Want::Existing) {
+                message.push('\n');
+                message.push_str(&suggestion);
             }
             return Ok(ToolOutput::error(message));
         }
@@ -221,10 +238,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             .with("total_lines", 0));
     }
     if args.offset >= page.total_lines {
-        return Ok(ToolOutput::error(format!(
-            "Offset {} is beyond end of file ({} lines)",
-            args.offset, page.total_lines
-        )));
+        return Ok(ToolOutput::error(beyond_end(args.offset, page.total_lines))
+            .with("total_lines", page.total_lines));
     }
     let end = page.end;
     let mut text = page.text;
@@ -249,6 +264,22 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         output = output.with("lossy", true);
     }
     Ok(output)
+}
+
+/// The refusal of an `offset` at or past the end of a file of `total` lines, naming the
+/// last offset that reads something (offsets are 0-based, so it is `total - 1`; an empty
+/// file reads only at 0, as `(empty file)`).
+fn beyond_end(offset: u64, total: u64) -> String {
+    match total {
+        0 => {
+            format!("Offset {offset} is beyond end of file (the file is empty; offset 0 reads it)")
+        }
+        1 => format!("Offset {offset} is beyond end of file (1 line; the last valid offset is 0)"),
+        _ => format!(
+            "Offset {offset} is beyond end of file ({total} lines; the last valid offset is {})",
+            total - 1
+        ),
+    }
 }
 
 /// Bytes of the output budget kept free for read's footer.
@@ -443,15 +474,21 @@ fn format_line(
         Some(i) => &text[..i],
         None => &text[..],
     };
+    // The BOM stays a character of the line for char_offset (it is one in the file); only
+    // how it looks changes, and only at the very start of the file.
+    let visible = match shown.strip_prefix(textdoc::BOM) {
+        Some(rest) if index == 0 && from == 0 => format!("{}{rest}", textdoc::BOM_MARKER),
+        _ => shown.to_string(),
+    };
     let line = if cut_at.is_some() || !complete {
         let next = from + shown.chars().count() as u64;
         format!(
-            "{}\t{shown}... [{} more characters on this line; char_offset={next} with offset={index} goes on]\n",
+            "{}\t{visible}... [{} more characters on this line; char_offset={next} with offset={index} goes on]\n",
             index + 1,
             chars.saturating_sub(next)
         )
     } else {
-        format!("{}\t{text}\n", index + 1)
+        format!("{}\t{visible}\n", index + 1)
     };
     (line, lossy)
 }
@@ -491,31 +528,6 @@ fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result
     .with("path", shown)
     .with("mime", mime)
     .with("bytes", bytes.len()))
-}
-
-/// A sibling of a missing path whose name shares the longest prefix (at least 3
-/// characters, ignoring case) with the missing name; the first in name order wins ties.
-pub(crate) fn suggest_similar(path: &Path) -> Option<std::path::PathBuf> {
-    let parent = path.parent()?;
-    let wanted = path.file_name()?.to_string_lossy().to_lowercase();
-    let mut names: Vec<String> = std::fs::read_dir(parent)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    let mut best: Option<(usize, &String)> = None;
-    for name in &names {
-        let score = wanted
-            .chars()
-            .zip(name.to_lowercase().chars())
-            .take_while(|(a, b)| a == b)
-            .count();
-        if score >= 3 && best.is_none_or(|(s, _)| score > s) {
-            best = Some((score, name));
-        }
-    }
-    best.map(|(_, name)| parent.join(name))
 }
 
 #[cfg(test)]
@@ -616,23 +628,42 @@ mod tests {
     }
 
     #[test]
-    fn suggestions_need_three_common_characters() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.toml"), "").unwrap();
-        std::fs::write(dir.path().join("cargo.lock"), "").unwrap();
+    fn a_bom_shows_once_as_a_marker_at_the_start_of_line_one() {
+        let text = "\u{feff}import x\n\u{feff}second\n";
         assert_eq!(
-            suggest_similar(&dir.path().join("Config.yaml")),
-            Some(dir.path().join("config.toml"))
+            page(text.as_bytes(), 0, 10).0,
+            "1\t[BOM]import x\n2\t\u{feff}second\n"
         );
-        assert_eq!(suggest_similar(&dir.path().join("cat.txt")), None);
-        // Characters, not bytes: `éé` is two characters (four bytes), and `é`/`è` share
-        // a first byte.
-        std::fs::write(dir.path().join("ééxfile"), "").unwrap();
-        assert_eq!(suggest_similar(&dir.path().join("ééyfile")), None);
-        assert_eq!(suggest_similar(&dir.path().join("éèè")), None);
+        // A page from line 2 has no marker, and line 1 read on from a character either.
+        assert_eq!(page(text.as_bytes(), 1, 10).0, "2\t\u{feff}second\n");
+        let page = read_page(text.as_bytes(), 0, 1, 1, 51_000).unwrap();
+        assert_eq!(page.text, "1\timport x\n");
+        // The BOM counts as the line's first character, as in the file.
+        let long = format!("\u{feff}{}", "a".repeat(2_100));
+        let page = read_page(long.as_bytes(), 0, 0, 1, 51_000).unwrap();
+        assert!(page.text.starts_with("1\t[BOM]aaa"), "{}", &page.text[..20]);
+        assert!(
+            page.text.ends_with(
+                "... [101 more characters on this line; char_offset=2000 with offset=0 goes on]\n"
+            ),
+            "{}",
+            &page.text[page.text.len() - 90..]
+        );
+    }
+
+    #[test]
+    fn an_offset_past_the_end_names_the_last_valid_one() {
         assert_eq!(
-            suggest_similar(&dir.path().join("ééxother")),
-            Some(dir.path().join("ééxfile"))
+            beyond_end(688, 688),
+            "Offset 688 is beyond end of file (688 lines; the last valid offset is 687)"
+        );
+        assert_eq!(
+            beyond_end(3, 1),
+            "Offset 3 is beyond end of file (1 line; the last valid offset is 0)"
+        );
+        assert_eq!(
+            beyond_end(1, 0),
+            "Offset 1 is beyond end of file (the file is empty; offset 0 reads it)"
         );
     }
 }

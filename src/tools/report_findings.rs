@@ -26,6 +26,7 @@ pub fn definition() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "`Reported N findings (K critical, ...)`, with ` at LEVEL effort level` when a \
                 level is given. `tinytool state findings` lists everything reported.",

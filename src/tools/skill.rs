@@ -28,8 +28,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::schema;
-use crate::session::CallContext;
-use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
+use crate::session::{CallContext, Session};
+use crate::tool::{Access, Needs, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// The `skill` tool's definition.
 pub fn definition() -> ToolDef {
@@ -47,6 +47,12 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: None,
+        needs: Some(Needs {
+            doc: "skill needs at least one skill: a folder holding a SKILL.md in the user's skills folder \
+                ($XDG_CONFIG_HOME/tinytool/skills/), the project's .tinytool/skills/, or a \
+                folder that `skills.paths` of the config names.",
+            missing: no_skills,
+        }),
         doc: ToolDoc {
             output: "The skill's instructions with the arguments substituted. metadata: skill \
                 (its name) and file (its SKILL.md, symlinks resolved).",
@@ -263,7 +269,7 @@ fn outside_message(
 }
 
 /// The folders searched for skills, in order.
-fn roots(ctx: &CallContext) -> Vec<Root> {
+fn roots(session: &Session) -> Vec<Root> {
     let mut roots = Vec::new();
     if let Some(config) = crate::config::user_config_dir() {
         roots.push(Root {
@@ -272,20 +278,35 @@ fn roots(ctx: &CallContext) -> Vec<Root> {
         });
     }
     roots.push(Root {
-        dir: crate::project::tinytool_dir(&ctx.session.dir).join("skills"),
+        dir: crate::project::tinytool_dir(&session.dir).join("skills"),
         project: true,
     });
-    roots.extend(ctx.session.config.skill_paths.iter().map(|p| Root {
-        dir: crate::paths::resolve(&ctx.session.dir, &p.path.to_string_lossy()),
+    roots.extend(session.config.skill_paths.iter().map(|p| Root {
+        dir: crate::paths::resolve(&session.dir, &p.path.to_string_lossy()),
         project: p.from_project,
     }));
     roots
 }
 
+/// Why `session` has no skill to serve: no skills folder holds one that could be read
+/// (one the policy would ask about counts: it may be allowed when asked).
+fn no_skills(session: &Session) -> Option<String> {
+    let ctx = CallContext::new(session, "skill");
+    let servable = discover(&ctx)
+        .iter()
+        .any(|found| matches!(found, Found::Skill(..) | Found::Refused { .. }));
+    (!servable).then(|| {
+        "no skill is installed: put a folder with a SKILL.md in the user's skills folder \
+         ($XDG_CONFIG_HOME/tinytool/skills/) or the project's .tinytool/skills/, or name its \
+         folder in `skills.paths` of config.json"
+            .to_string()
+    })
+}
+
 /// Every skill folder in the roots, in order, first name wins, each judged silently.
 fn discover(ctx: &CallContext) -> Vec<Found> {
     scan(
-        &roots(ctx),
+        &roots(ctx.session),
         |root, file| read_access(ctx, root, file),
         |access| ctx.session.gate.permits(ctx, access),
     )

@@ -41,7 +41,7 @@ use crate::process::run::{self, Program, Request};
 use crate::schema;
 use crate::session::{CallContext, MAX_SUBAGENT_DEPTH as MAX_DEPTH, Session};
 use crate::state::{Background, Job, NewJob, UNFINISHED};
-use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
+use crate::tool::{Access, Needs, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// The subagent type when none is given.
 const DEFAULT_TYPE: &str = "build";
@@ -70,6 +70,12 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: Some(checkpoint),
+        needs: Some(Needs {
+            doc: "task needs a subagent command under `subagents` in config.json (the user's, or the \
+                project's .tinytool/config.json; none is configured by default), and a \
+                process that is not itself a subagent at the maximum depth (5).",
+            missing: unconfigured,
+        }),
         doc: ToolDoc {
             output: "Foreground: the subagent's standard output (long outputs are \
                 previewed); metadata: subagent_type, depth (the subagent's), exit_code, \
@@ -146,6 +152,23 @@ struct TaskArgs {
     task_id: Option<String>,
     background: Option<bool>,
     cancel: Option<bool>,
+}
+
+/// What keeps any subagent from starting in `session`: none is configured, or this
+/// process is a subagent at the maximum depth.
+fn unconfigured(session: &Session) -> Option<String> {
+    if session.config.subagents.is_empty() {
+        return Some(
+            "no subagent is configured: add one to config.json, for example \
+             {\"subagents\": {\"build\": {\"command\": [\"my-agent\", \"--print\"]}}}"
+                .to_string(),
+        );
+    }
+    (session.depth >= MAX_DEPTH).then(|| {
+        format!(
+            "this process is a subagent at the maximum depth ({MAX_DEPTH}): it cannot start another"
+        )
+    })
 }
 
 /// The subagent type a call asks for: `subagent_type`, else `build`.

@@ -29,6 +29,7 @@ pub fn definition() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "`Successfully updated N todos for session ID`. metadata: count.",
             errors: "`Validation errors:` followed by one line per problem, e.g. \

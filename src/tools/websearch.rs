@@ -55,6 +55,7 @@ pub fn definition() -> ToolDef {
         access: None,
         precheck: None,
         checkpoint: None,
+        needs: None,
         doc: ToolDoc {
             output: "`## Search results for: QUERY`, a blank line, then for each result `### N. \
                 TITLE`, `**URL:** URL`, its text after a blank line when the API returned some, \

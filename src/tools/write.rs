@@ -27,7 +27,7 @@ use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
-use crate::textdoc::Conventions;
+use crate::textdoc::{self, Conventions};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 
 /// The `write` tool's definition.
@@ -45,6 +45,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: Some(crate::tool::checkpoint_of_file_path),
+        needs: None,
         doc: ToolDoc {
             output: "`Successfully wrote N bytes to PATH` (N counts the bytes on disk, after line \
                 endings and BOM were applied), followed by `Formatted with NAME` or `Formatter \
@@ -135,16 +136,24 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     if let Some(refusal) = atomic::refuse_change(&path, &shown, None) {
         return Ok(ToolOutput::error(refusal));
     }
-    let (conventions, created) = match atomic::read_regular(&path) {
-        Ok(bytes) => (Conventions::detect(&bytes), false),
-        Err(err) if err.kind() == ErrorKind::NotFound => (Conventions::default(), true),
+    let (conventions, created, marker_is_text) = match atomic::read_regular(&path) {
+        Ok(bytes) => {
+            let conventions = Conventions::detect(&bytes);
+            let body = bytes.get(textdoc::BOM.len()..).unwrap_or_default();
+            let marker_is_text = body.starts_with(textdoc::BOM_MARKER.as_bytes());
+            (conventions, false, marker_is_text)
+        }
+        Err(err) if err.kind() == ErrorKind::NotFound => (Conventions::default(), true, false),
         Err(err) => {
             return Ok(ToolOutput::error(format!(
                 "Error reading file: {shown}: {err}"
             )));
         }
     };
-    let bytes = conventions.apply_whole(&args.content);
+    // Content copied from read's output may start with its BOM marker; the BOM itself is
+    // kept by `apply_whole`.
+    let content = textdoc::strip_bom_marker(&args.content, conventions.bom, marker_is_text);
+    let bytes = conventions.apply_whole(content);
     if let Err(err) = atomic::write(&path, &bytes, atomic::mode_for(&path)) {
         return Ok(ToolOutput::error(format!(
             "Error writing file: {shown}: {err}"

@@ -244,3 +244,77 @@ fn flag_values_may_start_with_a_hyphen() {
         "Invalid arguments: `offset` must be at least 0 (got -1)"
     );
 }
+
+#[test]
+fn relative_option_paths_resolve_against_the_callers_directory_not_dir() {
+    let room = Room::new();
+    room.write("a.txt", "project file\n");
+    // The caller stands in `caller/` and names its own files; the project is `--dir`.
+    let caller = room.dir.parent().unwrap().join("caller");
+    let write = |rel: &str, text: &str| {
+        let path = caller.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "rel/pol.json",
+        r#"{"rules": [{"permission": "read", "pattern": "a.txt", "action": "deny"}]}"#,
+    );
+    write("rel/answers.json", r#"["from the caller's file"]"#);
+    let dir = room.dir.to_str().unwrap();
+    let run_from_caller = |args: &[&str], stdin: Option<&str>| {
+        let mut cmd = room.command(args);
+        cmd.current_dir(&caller);
+        crate::util::run_command(cmd, stdin.map(str::as_bytes))
+    };
+    // --policy: the caller's policy is the one in effect (the project has no rel/pol.json).
+    let run = run_from_caller(
+        &["--dir", dir, "--policy", "rel/pol.json", "read"],
+        Some(r#"{"file_path": "a.txt"}"#),
+    );
+    assert_eq!(run.code, 3, "{run:?}");
+    let policy_file = caller.join("rel/pol.json");
+    assert!(
+        run.json()["output"]
+            .as_str()
+            .unwrap()
+            .contains("is denied by rule `read a.txt deny`"),
+        "{run:?}"
+    );
+    assert!(
+        run.json()["metadata"]["source"]
+            .as_str()
+            .unwrap()
+            .contains(policy_file.to_str().unwrap()),
+        "{run:?}"
+    );
+    // --answers and --state: read and created where the caller stands.
+    let run = run_from_caller(
+        &[
+            "--dir",
+            dir,
+            "--answers",
+            "rel/answers.json",
+            "--state",
+            "rel/state.db",
+            "question",
+        ],
+        Some(r#"{"question": "Go?"}"#),
+    );
+    assert_eq!(run.output(), "from the caller's file", "{run:?}");
+    assert!(caller.join("rel/state.db").is_file());
+    assert!(!room.path("rel").exists());
+    // `policy check FILE` too.
+    let run = run_from_caller(&["--dir", dir, "policy", "check", "rel/pol.json"], None);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = run_from_caller(&["--dir", dir, "policy", "check", "rel/none.json"], None);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains(caller.join("rel/none.json").to_str().unwrap())
+            || run
+                .stderr
+                .contains(caller.join("rel/none.json").to_str().unwrap()),
+        "{run:?}"
+    );
+}

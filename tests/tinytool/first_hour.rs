@@ -162,21 +162,97 @@ fn websearch_is_listed_in_the_help_only_when_it_can_run() {
     assert!(listed(&room));
 }
 
+/// The tool names `tinytool tools` lists, and its standard error, run without a
+/// controlling terminal (as an agent harness runs it): `question` could ask on one.
+fn listed_without_a_terminal(room: &Room, options: &[&str]) -> (Vec<String>, String) {
+    let mut cmd = std::process::Command::new("setsid");
+    cmd.arg("-w")
+        .arg(crate::util::bin())
+        .args(options)
+        .arg("tools");
+    room.enter(&mut cmd);
+    let run = crate::util::run_command(cmd, None);
+    assert_eq!(run.code, 0, "{run:?}");
+    let names = run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    (names, run.stderr)
+}
+
 #[test]
-fn task_and_webfetch_descriptions_say_what_must_be_configured() {
-    let room = Room::new();
+fn tools_that_cannot_work_here_are_not_offered_until_configured() {
+    let mut room = Room::new();
+    let (names, stderr) = listed_without_a_terminal(&room, &[]);
+    for name in ["task", "skill", "question"] {
+        assert!(!names.contains(&name.to_string()), "{name}: {names:?}");
+        assert!(
+            stderr.contains(&format!("tinytool: {name} is not listed: ")),
+            "{name}: {stderr}"
+        );
+    }
+    assert!(stderr.contains("no subagent is configured"), "{stderr}");
+    assert!(names.contains(&"read".to_string()));
+    // Called by name anyway, each runs and says what is missing.
+    let run = room.call("task", json!({"description": "d", "prompt": "p"}));
+    assert!(
+        run.output().contains("No subagent is configured"),
+        "{run:?}"
+    );
+    let run = room.call("skill", json!({"name": "review"}));
+    assert!(run.output().contains("No skills are available"), "{run:?}");
+    // Configured, each is offered.
+    room.write_user(
+        "config.json",
+        r#"{"subagents": {"build": {"command": ["cat"]}}}"#,
+    );
+    room.write_user("skills/review/SKILL.md", "Review $1\n");
+    room.write("answers.json", r#"["yes"]"#);
+    let (names, stderr) = listed_without_a_terminal(&room, &["--answers", "answers.json"]);
+    for name in ["task", "skill", "question"] {
+        assert!(
+            names.contains(&name.to_string()),
+            "{name}: {names:?} {stderr}"
+        );
+    }
+    assert!(stderr.is_empty(), "{stderr}");
     let tools = room.run(&["tools"], None).json();
-    let description = |name: &str| {
-        tools
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == name)
-            .unwrap_or_else(|| panic!("{name} is listed"))["description"]
+    let task = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "task")
+        .unwrap();
+    assert!(
+        task["description"]
             .as_str()
             .unwrap()
-            .to_string()
-    };
-    assert!(description("task").contains("configured under `subagents`"));
-    assert!(description("webfetch").contains("`webfetch * ask`"));
+            .contains("configured under `subagents`")
+    );
+    // A subagent at the maximum depth cannot start another.
+    room.set_env("TINYTOOL_SUBAGENT_DEPTH", "5");
+    let (names, stderr) = listed_without_a_terminal(&room, &[]);
+    assert!(!names.contains(&"task".to_string()), "{names:?}");
+    assert!(stderr.contains("at the maximum depth (5)"), "{stderr}");
+}
+
+#[test]
+fn webfetch_says_what_must_be_configured() {
+    let room = Room::new();
+    let tools = room.run(&["tools"], None).json();
+    let webfetch = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "webfetch")
+        .unwrap();
+    assert!(
+        webfetch["description"]
+            .as_str()
+            .unwrap()
+            .contains("`webfetch * ask`")
+    );
 }

@@ -34,6 +34,7 @@ mod mcp_interop;
 mod not_project;
 mod own_files;
 mod own_folder;
+mod path_slips;
 mod policy;
 mod policy_editing;
 mod policy_reads;

@@ -18,8 +18,12 @@ impl Client {
     fn start(room: &Room, extra: &[&str]) -> Client {
         let mut args: Vec<&str> = extra.to_vec();
         args.push("mcp");
-        let mut child = room
-            .command(&args)
+        Client::spawn(&mut room.command(&args))
+    }
+
+    /// Starts a prepared `tinytool mcp` command line.
+    fn spawn(command: &mut std::process::Command) -> Client {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -184,6 +188,42 @@ fn calls_go_through_the_registry_and_refusals_are_results() {
     assert_eq!(exit["error"]["code"], -32602);
     assert_eq!(client.request(8, "ping", json!({}))["id"], 8);
     assert_eq!(client.finish(), 0);
+}
+
+#[test]
+fn question_is_offered_to_a_client_that_can_be_asked() {
+    let room = Room::new();
+    // No terminal and no answers file: only a client offering elicitation can answer.
+    let mut cmd = std::process::Command::new("setsid");
+    cmd.arg("-w").arg(crate::util::bin()).arg("mcp");
+    room.enter(&mut cmd);
+    let names = |client: &mut Client, id: i64, params: Value| -> Vec<String> {
+        client.request(id, "tools/list", params)["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut asked = Client::spawn(&mut cmd);
+    init(&mut asked, "2025-06-18", json!({"elicitation": {}}));
+    assert!(names(&mut asked, 2, json!({})).contains(&"question".to_string()));
+    asked.finish();
+    let mut plain = Client::spawn(&mut cmd);
+    init(&mut plain, "2025-06-18", json!({}));
+    assert!(!names(&mut plain, 2, json!({})).contains(&"question".to_string()));
+    // A 2026-07-28 request says it in its own capabilities.
+    let meta = |caps: Value| {
+        json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        }})
+    };
+    assert!(
+        names(&mut plain, 3, meta(json!({"elicitation": {}}))).contains(&"question".to_string())
+    );
+    assert!(!names(&mut plain, 4, meta(json!({}))).contains(&"question".to_string()));
+    plain.finish();
 }
 
 #[test]

@@ -130,7 +130,24 @@ fn directories_binaries_and_bad_offsets_are_clear_errors() {
         "Binary file detected: blob.bin (103 bytes). Cannot display binary content."
     );
     let beyond = room.call("read", json!({"file_path": "two.txt", "offset": 5}));
-    assert_eq!(beyond.output(), "Offset 5 is beyond end of file (2 lines)");
+    assert_eq!(
+        beyond.output(),
+        "Offset 5 is beyond end of file (2 lines; the last valid offset is 1)"
+    );
+    // The offset the message names reads the last line.
+    let last = room.call("read", json!({"file_path": "two.txt", "offset": 1}));
+    assert_eq!(last.output(), "2\tb\n");
+    let at_end = room.call("read", json!({"file_path": "two.txt", "offset": 2}));
+    assert_eq!(
+        at_end.output(),
+        "Offset 2 is beyond end of file (2 lines; the last valid offset is 1)"
+    );
+    room.write("empty.txt", "");
+    let empty = room.call("read", json!({"file_path": "empty.txt", "offset": 1}));
+    assert_eq!(
+        empty.output(),
+        "Offset 1 is beyond end of file (the file is empty; offset 0 reads it)"
+    );
     let negative = room.call("read", json!({"file_path": "two.txt", "offset": -1}));
     assert_eq!(negative.code, 1);
     assert_eq!(
@@ -229,4 +246,52 @@ fn a_long_minified_line_can_be_read_through_with_char_offset() {
         json!({"file_path": "data.min.js", "char_offset": 10_000_000}),
     );
     assert!(run.output().contains("beyond the end of line 1"), "{run:?}");
+}
+
+#[test]
+fn a_bom_shows_as_a_marker_once_and_edit_and_write_keep_it() {
+    let room = Room::new();
+    room.write("bom.py", "\u{feff}import os\nx = 1\n");
+    let out = room.call("read", json!({"file_path": "bom.py"})).output();
+    assert_eq!(out, "1\t[BOM]import os\n2\tx = 1\n");
+    // Reading did not change the file.
+    assert_eq!(room.read("bom.py"), "\u{feff}import os\nx = 1\n");
+    // old_string copied from read's line 1, marker and all: the BOM stays, no marker lands.
+    let run = room.call(
+        "edit",
+        json!({"file_path": "bom.py", "old_string": "[BOM]import os", "new_string": "[BOM]import sys"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(room.read("bom.py"), "\u{feff}import sys\nx = 1\n");
+    // Without the marker, and a new_string at the file's start that has it.
+    let run = room.call(
+        "edit",
+        json!({"file_path": "bom.py", "old_string": "import sys", "new_string": "[BOM]import re"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(room.read("bom.py"), "\u{feff}import re\nx = 1\n");
+    let run = room.call(
+        "write",
+        json!({"file_path": "bom.py", "content": "[BOM]print(1)\n"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(room.read("bom.py"), "\u{feff}print(1)\n");
+    // Taking the marker away changes nothing, and says why.
+    let run = room.call(
+        "edit",
+        json!({"file_path": "bom.py", "old_string": "[BOM]print(1)", "new_string": "print(1)"}),
+    );
+    assert!(
+        run.output()
+            .contains("the file is unchanged. (`[BOM]` in read's output stands for"),
+        "{run:?}"
+    );
+    assert_eq!(room.read("bom.py"), "\u{feff}print(1)\n");
+    // A file without a BOM: `[BOM]` is the file's own text, written as given.
+    room.write("plain.txt", "a\n");
+    room.call(
+        "write",
+        json!({"file_path": "plain.txt", "content": "[BOM] is a marker\n"}),
+    );
+    assert_eq!(room.read("plain.txt"), "[BOM] is a marker\n");
 }

@@ -276,12 +276,18 @@ enum Step {
     MissingDelete,
 }
 
+/// Where a file that is not there was probably meant to be (a `Did you mean:` line), for
+/// the message that says it is not found.
+pub type Hint<'a> = &'a dyn Fn(&Path) -> Option<String>;
+
 /// Plans the whole patch. `targets` says where each operation acts ([`targets`]), `show`
-/// how outputs show a resolved path. The error is the refusal message.
+/// how outputs show a resolved path, `hint` what a missing file's message adds. The error
+/// is the refusal message.
 pub fn plan(
     patch: &Patch,
     targets: &[Target],
     show: &dyn Fn(&Path) -> String,
+    hint: Hint,
 ) -> Result<Plan, String> {
     let mut state = State {
         before: Vec::new(),
@@ -293,7 +299,7 @@ pub fn plan(
         return Err("internal error: the patch's operations and targets differ".into());
     }
     for (n, (op, target)) in patch.ops.iter().zip(targets).enumerate() {
-        let step = apply_op(&mut state, op, target, patch.format, show)?;
+        let step = apply_op(&mut state, op, target, patch.format, show, hint)?;
         let in_place = matches!(step, Step::AlreadyApplied | Step::MissingDelete);
         let (verb, shown, written) = describe(op, target, show, &state, in_place);
         let mut outcome = Outcome {
@@ -323,10 +329,7 @@ pub fn plan(
     if let Some(&n) = missing_deletes.first()
         && !evidence
     {
-        return Err(format!(
-            "File to delete not found: {}",
-            show(&targets[n].path)
-        ));
+        return Err(not_found("delete", &targets[n].path, show, hint));
     }
     Ok(Plan {
         before: state.before,
@@ -415,6 +418,16 @@ fn read_only(mode: u32, verb: &str, shown: &str) -> Result<(), String> {
 }
 
 /// A link where a file is to be read or written: only when resolving it failed (a loop).
+/// `File to VERB not found: PATH`, and the hint's line when it has one.
+fn not_found(verb: &str, path: &Path, show: &dyn Fn(&Path) -> String, hint: Hint) -> String {
+    let mut message = format!("File to {verb} not found: {}", show(path));
+    if let Some(hint) = hint(path) {
+        message.push('\n');
+        message.push_str(&hint);
+    }
+    message
+}
+
 fn unresolved_link(shown: &str) -> String {
     format!("Cannot use {shown}: it is a symbolic link that does not resolve to a file")
 }
@@ -425,6 +438,7 @@ fn apply_op(
     at: &Target,
     format: Format,
     show: &dyn Fn(&Path) -> String,
+    hint: Hint,
 ) -> Result<Step, String> {
     match op {
         FileOp::Add {
@@ -511,7 +525,7 @@ fn apply_op(
                 match state.get(source)? {
                     Entry::Link(_) => {}
                     Entry::Absent => {
-                        return Err(format!("File to update not found: {}", show(source)));
+                        return Err(not_found("update", source, show, hint));
                     }
                     _ => return Err(unresolved_link(&show(source))),
                 }
@@ -542,7 +556,7 @@ fn apply_op(
                     {
                         return Ok(Step::AlreadyApplied);
                     }
-                    return Err(format!("File to update not found: {}", show(content_path)));
+                    return Err(not_found("update", content_path, show, hint));
                 }
             };
             let Some(doc) = TextDoc::decode(&bytes) else {

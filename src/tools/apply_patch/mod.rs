@@ -74,6 +74,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: Some(checkpoint),
+        needs: None,
         doc: ToolDoc {
             output: "One line per file operation: `Created PATH`, `Modified PATH`, `Deleted \
                 PATH` or `Moved FROM -> TO` (with `(hunk N already applied)` when part of it was \
@@ -93,8 +94,9 @@ pub fn definition() -> ToolDef {
                 `timeout=10``: the one line that differs when all others are there), a hunk \
                 that `fits N places (lines a-b, c-d)` (a unified header's line number decides \
                 only when it names one of them exactly, a scope line only when its block holds \
-                one), `File to update not found`, `File to delete not \
-                found`, `Cannot delete PATH: it is a directory`, `PATH is not a regular file: \
+                one), `File to update not found`, `File to delete not found` (each with `Did \
+                you mean: PATH?` naming the file probably meant, as read does), `Cannot delete \
+                PATH: it is a directory`, `PATH is not a regular file: \
                 it is a FIFO` (or a socket or device: never opened), or what the file system \
                 refused (`Cannot delete PATH: Permission denied`, `Cannot write PATH: ...`, \
                 `Cannot replace PATH: ...`; everything done before it is undone). Only if \
@@ -243,7 +245,8 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
     let show = |p: &Path| ctx.display(p);
     let hidden = hidden_paths(ctx, &targets);
-    let plan = match apply::plan(&patch, &targets, &show) {
+    let hint = |path: &Path| ctx.did_you_mean(path, crate::suggest::Want::Existing);
+    let plan = match apply::plan(&patch, &targets, &show, &hint) {
         Ok(plan) => plan,
         Err(message) => {
             let message = hide_mismatch(message, &hidden, &show);

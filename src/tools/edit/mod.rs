@@ -61,7 +61,7 @@ use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
-use crate::textdoc::TextDoc;
+use crate::textdoc::{self, TextDoc};
 use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
 use cascade::Refusal;
 
@@ -83,7 +83,7 @@ pub fn definition() -> ToolDef {
             file's indentation. Text copied from read with its line-number prefixes, or \
             ending in read's cut mark, is read as meant. Ambiguous or unmatched edits are refused \
             with the closest region of the file shown. The file's line endings, BOM and final \
-            newline are kept. An empty old_string creates a file that does not exist yet \
+            newline are kept (a `[BOM]` copied from read's line 1 is no text and is ignored). An empty old_string creates a file that does not exist yet \
             (with its parent directories).",
         permission: "edit",
         schema: parameters,
@@ -91,6 +91,7 @@ pub fn definition() -> ToolDef {
         access: Some(access),
         precheck: None,
         checkpoint: Some(crate::tool::checkpoint_of_file_path),
+        needs: None,
         doc: ToolDoc {
             output: "`Replaced in PATH at lines A-B.` (or `Replaced N occurrences in PATH ...` with \
                 replace_all), a note naming the strategy when old_string did not match exactly, \
@@ -109,7 +110,8 @@ pub fn definition() -> ToolDef {
                 metadata.reindented_lines counts the new_string lines written at another \
                 indentation than given, metadata.file_lines_kept the shared lines written as \
                 the file has them where new_string has them otherwise.",
-            errors: "`old_string and new_string are identical`; `File not found: PATH`; \
+            errors: "`old_string and new_string are identical`; `File not found: PATH` with \
+                `Did you mean: PATH?` naming the file probably meant, as read does; \
                 `PATH is not a regular file: it is a FIFO` (or a socket or device: never \
                 opened); \
                 `old_string not found in PATH.` followed by the closest region with line numbers \
@@ -207,8 +209,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(Kind::Missing) if args.old_string.is_empty() => return Ok(create(ctx, &path, &args)),
         Ok(Kind::Missing) => {
             let mut message = format!("File not found: {shown}");
-            if let Some(suggestion) = crate::tools::read::suggest_similar(&path) {
-                message.push_str(&format!("\nDid you mean: {}?", ctx.display(&suggestion)));
+            if let Some(suggestion) = ctx.did_you_mean(&path, crate::suggest::Want::Existing) {
+                message.push('\n');
+                message.push_str(&suggestion);
             }
             message.push_str("\n(To create a file, use write, or edit with an empty old_string.)");
             return Ok(ToolOutput::error(message));
@@ -249,18 +252,25 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "Cannot edit {shown}: it is not UTF-8 text. Use write to replace it entirely."
         )));
     };
+    // Text copied from line 1 of read's output may carry its BOM marker; the BOM is not
+    // in `doc.text` (it is kept aside and written back), so neither is the marker.
+    let bom = doc.conventions.bom;
+    let marker_is_text = doc.text.starts_with(textdoc::BOM_MARKER);
+    let old_string = textdoc::strip_bom_marker(&args.old_string, bom, marker_is_text);
+    let new_string = if old_string.len() < args.old_string.len()
+        || (!old_string.is_empty() && doc.text.starts_with(old_string))
+    {
+        textdoc::strip_bom_marker(&args.new_string, bom, marker_is_text)
+    } else {
+        &args.new_string
+    };
     let mut repairs = Vec::new();
-    let mut found = cascade::run(
-        &doc.text,
-        &args.old_string,
-        &args.new_string,
-        args.replace_all,
-    );
+    let mut found = cascade::run(&doc.text, old_string, new_string, args.replace_all);
     if let Err(Refusal::NotFound | Refusal::Stale { .. }) = found
         && let Some(repaired) = read_shaped::repair(
             &doc.text,
-            &args.old_string.replace("\r\n", "\n"),
-            &args.new_string.replace("\r\n", "\n"),
+            &old_string.replace("\r\n", "\n"),
+            &new_string.replace("\r\n", "\n"),
         )
         && let Ok(edit) = cascade::run(&doc.text, &repaired.old, &repaired.new, args.replace_all)
     {
@@ -276,7 +286,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             let message = if crate::secrets::is_secret(ctx, &path) {
                 hidden_refusal(&refusal, &shown)
             } else {
-                feedback::message(&refusal, &file, &crlf, &args.old_string, &shown)
+                feedback::message(&refusal, &file, &crlf, old_string, &shown)
             };
             let reason = match refusal {
                 Refusal::EmptyOld => "empty_old_string",
@@ -311,6 +321,12 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     let mut formatter = None;
     if updated == bytes {
         text.push_str("\nThe new text equals what was there: the file is unchanged.");
+        if old_string.len() < args.old_string.len() {
+            text.push_str(
+                " (`[BOM]` in read's output stands for the file's byte order mark, which is no \
+                 text: edit keeps it.)",
+            );
+        }
     } else {
         if let Err(err) = atomic::write(&path, &updated, atomic::mode_for(&path)) {
             return Ok(ToolOutput::error(format!(
