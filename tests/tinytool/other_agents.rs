@@ -853,6 +853,11 @@ fn text_editor_create_never_overwrites() {
         json!({"command": "create", "path": "dir/c.txt", "file_text": "other\n"}),
     );
     assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.output().contains("it never overwrites one"),
+        "{}",
+        run.output()
+    );
     assert_eq!(room.read("dir/c.txt"), "new\n");
 }
 

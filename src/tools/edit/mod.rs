@@ -683,8 +683,9 @@ fn hidden_refusal(refusal: &Refusal, shown: &str) -> String {
     let hidden = crate::secrets::HIDDEN;
     match refusal {
         Refusal::EmptyOld => format!(
-            "old_string is empty but {shown} is not: old_string must be the exact text to \
-             replace. To replace the whole file, use write."
+            "old_string is empty but {shown} is not: an empty old_string only creates a file \
+             that does not exist, it never overwrites one. To change part of it, give the exact \
+             text to replace as old_string; to replace the whole file, use write."
         ),
         Refusal::NotFound => format!(
             "old_string not found in {shown}. {hidden}: the policy does not allow reading it, \
