@@ -606,7 +606,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__edit)
-            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --edits --insert-line --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -650,6 +650,14 @@ _tinytool() {
                     ;;
                 --replace-all)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --edits)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --insert-line)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

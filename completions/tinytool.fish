@@ -94,10 +94,12 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l state -d 'The
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l file-path -d 'Path of the file to edit: absolute, or relative to the working directory. [required]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l old-string -d 'The text to replace, copied from the file with enough context to be unique. [required]' -r
-complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l new-string -d 'The text to put in its place (must differ from old_string). [required]' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l old-string -d 'The text to replace, copied from the file with enough context to be unique.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l new-string -d 'The text to put in its place (must differ from old_string); with insert_line, the lines to insert.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l replace-all -d 'Replace every occurrence of old_string (default false).' -r -f -a "true\t''
 false\t''"
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l edits -d 'Several replacements instead of old_string/new_string, applied in order, each to the text the one before left; if one fails, nothing is written.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l insert-line -d 'Insert new_string as whole lines after this line (1-based; 0: at the top) instead of replacing old_string.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'

@@ -383,6 +383,8 @@ fn main_page(cmd: &Command, tools: &[&ToolDef], see_also: &[String]) -> ManPage 
         );
     }
 
+    other_agents(&mut page);
+
     page.heading("OUTPUT");
     page.paragraph(
         "Each call writes one JSON object on one line: `{\"id\", \"tool\", \"output\", \
@@ -435,6 +437,70 @@ fn main_page(cmd: &Command, tools: &[&ToolDef], see_also: &[String]) -> ManPage 
     page.heading("SEE ALSO");
     page.paragraph(&see_also.join(", "));
     page
+}
+
+/// The OTHER AGENTS' NAMES section of `tinytool(1)`: the repairs of every call, then the
+/// tables of `aliases` (other agents' tool names and parameters), row by row.
+fn other_agents(page: &mut ManPage) {
+    use crate::aliases::{Action, Becomes, PARAMS, PEER_TOOLS};
+    page.heading("OTHER AGENTS' NAMES");
+    page.paragraph(
+        "Models trained on other agents call their tools by those agents' names and \
+         parameters. Each call's arguments are repaired first: a markdown fence and trailing \
+         commas around argument text are removed, arguments encoded twice (a JSON string \
+         holding the object) are decoded, and where the schema wants a number, a boolean, an \
+         array or an object, its text is parsed. Then the tool is found: by its name, by the \
+         same name in another case or with `_` and `-` left out (`READ`, `Apply_Patch`), or by \
+         another agent's name for it (below; `Read` is Claude Code's, whose offset counts from \
+         1, `READ` is tinytool's read). A name that is none of these is a usage error (exit \
+         status 2) that lists the tools the session may use and the closest name. \
+         Another agent's parameters are translated as listed below, the rules of the agent's \
+         tool name first, then those of the tinytool tool however it was called. A renamed \
+         parameter given beside its canonical name is dropped when both hold the same value \
+         and refused when they differ; what has no faithful translation is refused with what \
+         to send instead, never guessed. Every repair and translation is one line of \
+         `metadata.repairs`.",
+    );
+    page.subheading("Tool names");
+    for row in PEER_TOOLS {
+        let term = match row.command {
+            Some(command) => format!(
+                "{} {}",
+                bold(row.name),
+                inline(&format!("`command: {command}`"))
+            ),
+            None => bold(row.name),
+        };
+        let becomes = match row.becomes {
+            Becomes::Tool(tool) => format!("becomes `{tool}`"),
+            Becomes::Refused(way_out) => format!("is refused: {way_out}"),
+        };
+        let mut text = format!("{}: {becomes}", row.source);
+        if !row.note.is_empty() {
+            text.push_str(&format!("; {}", row.note));
+        }
+        for (param, value, why) in row.defaults {
+            text.push_str(&format!("; `{param}` is {value:?} when absent ({why})"));
+        }
+        text.push('.');
+        page.item(&term, &text);
+    }
+    page.subheading("Parameters");
+    page.paragraph(
+        "Each parameter is followed by the calls it applies to: another agent's tool name, \
+         the text editor's name and command, or a tinytool tool however it was called.",
+    );
+    for rule in PARAMS {
+        let on: Vec<String> = rule.on.iter().map(|on| italic(on)).collect();
+        let term = format!("{} ({})", bold(rule.param), on.join(", "));
+        let what = match rule.action {
+            Action::Rename(to) => format!("renamed to `{to}`"),
+            Action::Convert { doc, .. } => doc.to_string(),
+            Action::Drop(why) => format!("left out: {why}"),
+            Action::Refuse(way_out) => format!("refused: {way_out}"),
+        };
+        page.item(&term, &format!("{}: {what}.", rule.source));
+    }
 }
 
 /// A mode of the command line: a subcommand that is not a tool, or one subcommand of such

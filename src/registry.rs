@@ -1,8 +1,11 @@
 //! The tool registry and the one execution flow every entry point goes through:
 //!
-//! 1. look the tool up (`Unknown tool: <name>`, `Tool <name> is disabled`);
-//! 2. parse the arguments, repairing fences and trailing commas or routing the
-//!    call to `invalid`, then check them against the schema;
+//! 1. look the tool up: by its name, another spelling of it or another agent's name for it
+//!    (`aliases`); `Unknown tool: <name>` with the tools there are, `Tool <name> is
+//!    disabled`;
+//! 2. parse the arguments, repairing fences, trailing commas and a second JSON encoding or
+//!    routing the call to `invalid`, translate another agent's parameters (`aliases`), then
+//!    check them against the schema;
 //! 3. make a fresh per-call context;
 //! 4. ask the permission gate (a refusal ends the call with exit status 3);
 //! 5. publish `tool.execute.before`, run the tool (inside a checkpoint when it may change
@@ -17,7 +20,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::aliases;
+use crate::aliases::{self, Becomes, Called, Untranslatable};
 use crate::exit::ExitStatus;
 use crate::repair;
 use crate::schema;
@@ -127,6 +130,42 @@ pub struct Registry {
 
 /// Characters of an unknown tool's name echoed back.
 const MAX_NAME_SHOWN: usize = 200;
+/// Bytes of an unknown tool's name compared with the tools' names for a suggestion.
+const MAX_NAME_COMPARED: usize = 64;
+
+/// A name as messages echo it: a long one only in part.
+fn shown_name(name: &str) -> String {
+    match name.char_indices().nth(MAX_NAME_SHOWN) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_string(),
+    }
+}
+
+/// Why a tool a name was translated to is not there.
+fn not_registered(tool: &str) -> String {
+    // websearch exists but is registered only with its key: say what to configure.
+    if tool == "websearch" {
+        "websearch is not configured: set EXA_API_KEY".to_string()
+    } else {
+        format!("Unknown tool: {tool}")
+    }
+}
+
+/// Refuses a call before its arguments are read: in a project whose `.tinytool` is
+/// planted (a symlink, another user's folder would carry tinytool's state and files
+/// elsewhere), or to a tool the policy disabled.
+fn admit(session: &Session, id: Option<Value>, def: &ToolDef) -> Option<CallResult> {
+    if let Err(message) = crate::project::check_own_folder(&session.dir) {
+        let result = CallResult::failure(id, def.name, message, ExitStatus::Refused);
+        return Some(with_repairs(result, Vec::new()));
+    }
+    if session.gate.is_disabled(def.name) {
+        let output = format!("Tool {} is disabled", def.name);
+        let result = CallResult::failure(id, def.name, output, ExitStatus::Refused);
+        return Some(finish(session, result, Vec::new()));
+    }
+    None
+}
 
 impl Registry {
     /// An empty registry.
@@ -175,6 +214,52 @@ impl Registry {
             .collect()
     }
 
+    /// Which tool a call's name means: a registered tool spelled exactly (`invalid`
+    /// included), else what `aliases::recognise` makes of it (other spellings and other
+    /// agents' names; never `invalid`).
+    pub fn recognise(&self, name: &str) -> Option<Called> {
+        if let Some(def) = self.get(name) {
+            return Some(Called::Tool {
+                tool: def.name,
+                respelled: None,
+            });
+        }
+        let names: Vec<&'static str> = self
+            .tools
+            .iter()
+            .map(|t| t.name)
+            .filter(|n| *n != INVALID)
+            .collect();
+        aliases::recognise(name, &names)
+    }
+
+    /// The answer to a name no tool has: it, the closest visible tool's name when one is
+    /// near, and the tools the session may use (without those of `hidden`), or what to
+    /// configure for a tool that exists but is not registered.
+    pub fn unknown_tool(&self, session: &Session, name: &str, hidden: &[&str]) -> String {
+        if matches!(
+            aliases::recognise(name, &["websearch"]),
+            Some(Called::Tool { .. })
+        ) {
+            return not_registered("websearch");
+        }
+        let visible: Vec<&str> = self
+            .visible(session)
+            .into_iter()
+            .map(|def| def.name)
+            .filter(|n| !hidden.contains(n))
+            .collect();
+        let mut message = format!("Unknown tool: {}.", shown_name(name));
+        // A name that long is no slip of a tool's name, and comparing it costs its length.
+        if name.len() <= MAX_NAME_COMPARED
+            && let Some(near) = aliases::closest(name, &visible)
+        {
+            message.push_str(&format!(" Did you mean {near}?"));
+        }
+        message.push_str(&format!(" Available tools: {}.", visible.join(", ")));
+        message
+    }
+
     /// Runs one call through the execution flow (module doc).
     pub fn execute(&self, session: &Session, call: ToolCall) -> CallResult {
         let ToolCall {
@@ -193,32 +278,43 @@ impl Registry {
             // not only by the next checkpointed call (a failure leaves it to that one).
             let _ = crate::checkpoints::recovery::complete_dead(session);
         }
-        let Some(def) = self.get(&name) else {
-            // A name is short; one that is not is echoed only in part.
-            let name = match name.char_indices().nth(MAX_NAME_SHOWN) {
-                Some((end, _)) => format!("{}…", &name[..end]),
-                None => name,
-            };
-            // websearch exists but is registered only with its key: say what to configure.
-            let message = if name == "websearch" {
-                "websearch is not configured: set EXA_API_KEY".to_string()
-            } else {
-                format!("Unknown tool: {name}")
-            };
-            let result = CallResult::failure(id, &name, message, ExitStatus::Usage);
+        let Some(called) = self.recognise(&name) else {
+            let message = self.unknown_tool(session, &name, &[]);
+            let result = CallResult::failure(id, &shown_name(&name), message, ExitStatus::Usage);
             return finish(session, result, Vec::new());
         };
-        // A planted `.tinytool` (a symlink, another user's folder) would carry tinytool's
-        // state and files elsewhere: no call runs in such a project.
-        if let Err(message) = crate::project::check_own_folder(&session.dir) {
-            let result = CallResult::failure(id, def.name, message, ExitStatus::Refused);
-            return with_repairs(result, Vec::new());
-        }
-        if session.gate.is_disabled(&name) {
-            let output = format!("Tool {name} is disabled");
-            let result = CallResult::failure(id, &name, output, ExitStatus::Refused);
-            return finish(session, result, Vec::new());
-        }
+        // When the name alone decides the tool, the call is admitted (or refused) before its
+        // arguments are read, as a call by the tool's own name is.
+        let early = match called.fixed_target() {
+            Some(Becomes::Tool(tool)) => match self.get(tool) {
+                Some(def) => {
+                    if let Some(refusal) = admit(session, id.clone(), def) {
+                        return refusal;
+                    }
+                    Some(def)
+                }
+                None => {
+                    let result = CallResult::failure(
+                        id,
+                        &shown_name(&name),
+                        not_registered(tool),
+                        ExitStatus::Usage,
+                    );
+                    return finish(session, result, Vec::new());
+                }
+            },
+            Some(Becomes::Refused(_)) => {
+                let output = match aliases::translate(&called, &mut Value::Null) {
+                    Err(Untranslatable::Tool(message) | Untranslatable::Argument(message)) => {
+                        message
+                    }
+                    Ok(_) => format!("Unknown tool: {}", shown_name(&name)),
+                };
+                let result = CallResult::failure(id, &shown_name(&name), output, ExitStatus::Usage);
+                return finish(session, result, Vec::new());
+            }
+            None => None,
+        };
         let (raw, parsed) = match arguments {
             Arguments::Text(text) => {
                 let parsed = repair::parse_arguments(&text);
@@ -234,7 +330,7 @@ impl Registry {
         };
         let parsed = match parsed {
             Ok(parsed) => parsed,
-            Err(_) if name == INVALID => {
+            Err(_) if early.is_some_and(|def| def.name == INVALID) => {
                 let output = "Tool call had invalid JSON arguments. Please retry with valid JSON.";
                 return CallResult::failure(id, INVALID, output.into(), ExitStatus::ToolError);
             }
@@ -253,8 +349,41 @@ impl Registry {
             }
         };
         let mut repairs = parsed.repairs;
-        let mut value = parsed.value;
-        repairs.extend(aliases::apply(def.name, &mut value));
+        let (mut value, decoded) = repair::decode_twice(parsed.value);
+        repairs.extend(decoded);
+        let translation = match aliases::translate(&called, &mut value) {
+            Ok(translation) => translation,
+            Err(untranslatable) => {
+                let (output, status) = match untranslatable {
+                    Untranslatable::Tool(message) => (message, ExitStatus::Usage),
+                    Untranslatable::Argument(message) => (
+                        format!("Invalid arguments: {message}"),
+                        ExitStatus::ToolError,
+                    ),
+                };
+                let tool = early.map_or_else(|| shown_name(&name), |def| def.name.to_string());
+                let result = CallResult::failure(id, &tool, output, status);
+                return finish(session, result, repairs);
+            }
+        };
+        repairs.extend(translation.repairs);
+        let def = match early {
+            Some(def) if def.name == translation.tool => def,
+            _ => match self.get(translation.tool) {
+                Some(def) => {
+                    if let Some(refusal) = admit(session, id.clone(), def) {
+                        return with_repairs(refusal, repairs);
+                    }
+                    def
+                }
+                None => {
+                    let output = not_registered(translation.tool);
+                    let result =
+                        CallResult::failure(id, &shown_name(&name), output, ExitStatus::Usage);
+                    return finish(session, result, repairs);
+                }
+            },
+        };
         let args = match schema::normalize(def.name, &(def.schema)(), value) {
             Ok(normalized) => {
                 repairs.extend(normalized.repairs);
@@ -579,7 +708,12 @@ mod tests {
         let missing = registry.execute(&session, call("zzz"));
         assert_eq!(
             (missing.output.as_str(), missing.status),
-            ("Unknown tool: zzz", ExitStatus::Usage)
+            ("Unknown tool: zzz. Available tools: a.", ExitStatus::Usage)
+        );
+        let respelled = registry.execute(&session, call("A"));
+        assert_eq!(
+            (respelled.output.as_str(), &respelled.metadata["repairs"]),
+            ("ran", &json!(["tool A read as a"]))
         );
         let ran = registry.execute(&session, call("a"));
         assert_eq!(

@@ -4,7 +4,8 @@
 //! turns argument text into a JSON value, repairing those two mistakes and saying which
 //! repairs it made; text it cannot repair is reported so the registry can route the call
 //! to the `invalid` tool. Empty arguments mean `{}` (a deliberate difference from the
-//! reference, which routes them to `invalid`).
+//! reference, which routes them to `invalid`). Arguments encoded twice (a JSON string whose
+//! text is a JSON object) are decoded by [`decode_twice`], whichever way they came.
 
 use serde_json::Value;
 
@@ -54,6 +55,32 @@ pub fn parse_arguments(text: &str) -> Result<Parsed, String> {
         }
     }
     Err(first_error)
+}
+
+/// The repair line of arguments that were a JSON string holding an object.
+pub const DECODED_TWICE: &str = "arguments were JSON-encoded twice; decoded";
+
+/// Decodes arguments that are a JSON string whose text is a JSON object (a caller
+/// serialised them twice), with the repairs that took; any other value is returned as it
+/// is, with none. The text may need the repairs of [`parse_arguments`] itself.
+pub fn decode_twice(value: Value) -> (Value, Vec<String>) {
+    let Value::String(text) = &value else {
+        return (value, Vec::new());
+    };
+    if text.trim().is_empty() {
+        return (value, Vec::new());
+    }
+    match parse_arguments(text) {
+        Ok(Parsed {
+            value: inner @ Value::Object(_),
+            repairs,
+        }) => {
+            let mut all = vec![DECODED_TWICE.to_string()];
+            all.extend(repairs);
+            (inner, all)
+        }
+        _ => (value, Vec::new()),
+    }
 }
 
 /// Strips a leading ```` ``` ```` fence (with an optional `json` tag in any case) and a
@@ -165,6 +192,30 @@ mod tests {
     fn empty_arguments_are_an_empty_object() {
         assert_eq!(repaired(""), json!({}));
         assert_eq!(repaired("   "), json!({}));
+    }
+
+    #[test]
+    fn arguments_encoded_twice_are_decoded() {
+        let text = serde_json::to_string(&json!({"a": 1}).to_string()).unwrap();
+        let parsed = parse_arguments(&text).unwrap();
+        assert_eq!(parsed.value, json!("{\"a\":1}"));
+        assert_eq!(
+            decode_twice(parsed.value),
+            (json!({"a": 1}), vec![DECODED_TWICE.to_string()])
+        );
+        let (value, repairs) = decode_twice(json!("```json\n{\"a\": 1,}\n```"));
+        assert_eq!(value, json!({"a": 1}));
+        assert_eq!(repairs.len(), 3);
+        // Only an object is decoded: other strings stay for the schema to refuse.
+        for other in [
+            json!("[1, 2]"),
+            json!("hello"),
+            json!("42"),
+            json!(""),
+            json!({"a": 1}),
+        ] {
+            assert_eq!(decode_twice(other.clone()), (other, Vec::new()));
+        }
     }
 
     #[test]

@@ -106,29 +106,10 @@ impl ToolDef {
     /// (no file has a NUL byte in its path or a path longer than the kernel takes, and an
     /// empty `file_path` names none); never whether a path exists.
     pub fn check_arguments(&self, args: &Map<String, Value>) -> Option<String> {
-        if let Some(check) = self.precheck {
-            return check(args);
+        match self.precheck {
+            Some(check) => check(args),
+            None => check_paths(args),
         }
-        ["file_path", "path"].iter().find_map(|key| {
-            let value = args.get(*key)?.as_str()?;
-            // A path with a NUL byte, or longer than the kernel takes, names no file on any
-            // system; an empty file path would silently mean the working directory.
-            if value.contains('\0') {
-                Some(format!("{key}: a path cannot contain a NUL byte"))
-            } else if value.len() > MAX_PATH_BYTES {
-                Some(format!(
-                    "{key}: the path is {} bytes long; the system takes at most {MAX_PATH_BYTES}",
-                    value.len()
-                ))
-            } else if *key == "file_path" && value.trim().is_empty() {
-                Some(format!(
-                    "{key}: empty; give the path of a file, absolute or relative to the \
-                     working directory"
-                ))
-            } else {
-                None
-            }
-        })
     }
 
     /// The accesses a call with these (checked) arguments needs, in order.
@@ -139,6 +120,33 @@ impl ToolDef {
             None => vec![Access::new(self.permission, self.name)],
         }
     }
+}
+
+/// The syntax of a call's `file_path` or `path` (no file has a NUL byte in its path or a
+/// path longer than the kernel takes, and an empty `file_path` names none); never whether
+/// a path exists. What [`ToolDef::check_arguments`] checks for a tool without a precheck,
+/// and what a tool's own precheck may check too.
+pub fn check_paths(args: &Map<String, Value>) -> Option<String> {
+    ["file_path", "path"].iter().find_map(|key| {
+        let value = args.get(*key)?.as_str()?;
+        // A path with a NUL byte, or longer than the kernel takes, names no file on any
+        // system; an empty file path would silently mean the working directory.
+        if value.contains('\0') {
+            Some(format!("{key}: a path cannot contain a NUL byte"))
+        } else if value.len() > MAX_PATH_BYTES {
+            Some(format!(
+                "{key}: the path is {} bytes long; the system takes at most {MAX_PATH_BYTES}",
+                value.len()
+            ))
+        } else if *key == "file_path" && value.trim().is_empty() {
+            Some(format!(
+                "{key}: empty; give the path of a file, absolute or relative to the \
+                 working directory"
+            ))
+        } else {
+            None
+        }
+    })
 }
 
 /// The checkpoint rule ([`ToolDef::checkpoint`]) of a tool that changes the one file its

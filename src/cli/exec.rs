@@ -23,7 +23,8 @@ pub fn command() -> Command {
              ({\"id\", \"name\", \"arguments\"} or {\"type\": \"function\", \"function\": {...}}) \
              or the Anthropic shape ({\"type\": \"tool_use\", \"id\", \"name\", \"input\"}), and \
              print its result. Arguments sent as a string are repaired when they carry a markdown \
-             fence or trailing commas.",
+             fence or trailing commas, and decoded when they were encoded twice. Other agents' \
+             tool and parameter names are translated (OTHER AGENTS' NAMES in tinytool(1)).",
         )
         .arg(
             Arg::new("jsonl")

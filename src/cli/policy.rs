@@ -5,6 +5,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{Map, Value, json};
 
 use super::Output;
+use crate::aliases::{self, Untranslatable};
 use crate::exit::ExitStatus;
 use crate::gate::{self, PolicyGate};
 use crate::policy::{Action, AskMode, Policy};
@@ -172,12 +173,23 @@ fn explain(
 ) -> ExitStatus {
     let tool = m.get_one::<String>("tool").map_or("", String::as_str);
     let text = m.get_one::<String>("args").map_or("{}", String::as_str);
-    let Some(def) = registry.get(tool) else {
-        return super::usage(&format!("Unknown tool: {tool}"));
+    // The call is read as a call would be: another spelling or agent's name is translated.
+    let Some(called) = registry.recognise(tool) else {
+        return super::usage(&registry.unknown_tool(session, tool, &[]));
     };
     let parsed = match repair::parse_arguments(text) {
         Ok(parsed) => parsed.value,
         Err(err) => return super::usage(&format!("the arguments are not JSON: {err}")),
+    };
+    let (mut parsed, _) = repair::decode_twice(parsed);
+    let translated = match aliases::translate(&called, &mut parsed) {
+        Ok(translation) => translation.tool,
+        Err(Untranslatable::Tool(message) | Untranslatable::Argument(message)) => {
+            return super::usage(&message);
+        }
+    };
+    let Some(def) = registry.get(translated) else {
+        return super::usage(&format!("Unknown tool: {translated}"));
     };
     let args = match schema::normalize(def.name, &(def.schema)(), parsed) {
         Ok(normalized) => normalized.args,

@@ -472,8 +472,17 @@ impl<'a> Core<'a> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err("tools/call needs params.name".into());
         };
-        if self.registry.get(name).is_none() || NOT_SERVED.contains(&name) {
-            return Err(format!("Unknown tool: {name}"));
+        // Another spelling or another agent's name goes to the flow, which translates it
+        // and says how; exit and invalid are not served by any name.
+        let served = match self.registry.recognise(name) {
+            None => false,
+            Some(called) => !matches!(
+                called.fixed_target(),
+                Some(crate::aliases::Becomes::Tool(tool)) if NOT_SERVED.contains(&tool)
+            ),
+        };
+        if !served {
+            return Err(self.registry.unknown_tool(self.session, name, NOT_SERVED));
         }
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),

@@ -62,9 +62,23 @@ fn edit_with_opencode_parameter_names_works_and_lists_the_aliases() {
 fn an_alias_next_to_its_canonical_name_is_not_guessed() {
     let room = Room::new();
     room.write("a.txt", "x\n");
+    room.write("b.txt", "y\n");
+    // The same value twice has one reading: the alias is dropped and says so.
     let run = room.call("read", json!({"filePath": "a.txt", "file_path": "a.txt"}));
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        run.json()["metadata"]["repairs"],
+        json!(["filePath and file_path both given, equal: filePath dropped"])
+    );
+    // Two values have two: neither is chosen, both are named.
+    let run = room.call("read", json!({"filePath": "a.txt", "file_path": "b.txt"}));
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.output().contains("filePath"), "{}", run.output());
+    assert_eq!(
+        run.output(),
+        "Invalid arguments: both filePath (\"a.txt\") and file_path (\"b.txt\") given: they \
+         are one parameter of read here, and which one you meant cannot be told; send \
+         file_path alone"
+    );
 }
 
 #[test]

@@ -32,6 +32,7 @@ mod mcp;
 mod mcp_http;
 mod mcp_interop;
 mod not_project;
+mod other_agents;
 mod own_files;
 mod own_folder;
 mod path_slips;

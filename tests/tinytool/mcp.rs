@@ -996,3 +996,50 @@ fn a_huge_grep_include_is_an_error_result_and_the_server_goes_on() {
     assert_eq!(next["result"]["isError"], false, "{next}");
     assert_eq!(client.finish(), 0);
 }
+
+#[test]
+fn other_agents_names_and_arguments_encoded_twice_are_served() {
+    let room = Room::new();
+    room.write("a.txt", "one\ntwo\n");
+    let mut client = Client::start(&room, &[]);
+    init(&mut client, "2025-06-18", json!({}));
+    // Claude Code's Read, whose offset counts from 1.
+    let read = client.request(
+        2,
+        "tools/call",
+        json!({"name": "Read", "arguments": {"file_path": "a.txt", "offset": 2}}),
+    );
+    assert_eq!(
+        read["result"]["content"],
+        json!([{"type": "text", "text": "2\ttwo\n"}])
+    );
+    assert_eq!(
+        read["result"]["structuredContent"]["metadata"]["repairs"][0],
+        "tool Read read as read"
+    );
+    let encoded = client.request(
+        3,
+        "tools/call",
+        json!({"name": "read", "arguments": json!({"file_path": "a.txt"}).to_string()}),
+    );
+    assert_eq!(encoded["result"]["isError"], false, "{encoded}");
+    assert_eq!(
+        encoded["result"]["structuredContent"]["metadata"]["repairs"],
+        json!(["arguments were JSON-encoded twice; decoded"])
+    );
+    let unknown = client.request(4, "tools/call", json!({"name": "grpe", "arguments": {}}));
+    assert_eq!(unknown["error"]["code"], -32602);
+    let message = unknown["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Unknown tool: grpe. Did you mean grep? Available tools: read,"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("plan_exit, skill, checkpoint."),
+        "{message}"
+    );
+    // The tools MCP does not serve are not served by another spelling either.
+    let exit = client.request(5, "tools/call", json!({"name": "EXIT", "arguments": {}}));
+    assert_eq!(exit["error"]["code"], -32602, "{exit}");
+    client.finish();
+}

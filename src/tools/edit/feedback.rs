@@ -77,8 +77,9 @@ pub fn message(
 ) -> String {
     match refusal {
         Refusal::EmptyOld => format!(
-            "old_string is empty but {shown} is not: old_string must be the exact text to \
-             replace. To replace the whole file, use write."
+            "old_string is empty but {shown} is not: an empty old_string only creates a file \
+             that does not exist, it never overwrites one. To change part of it, give the exact \
+             text to replace as old_string; to replace the whole file, use write."
         ),
         Refusal::Ambiguous {
             count,

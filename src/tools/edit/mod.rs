@@ -22,6 +22,12 @@
 //! `write` does; `metadata.strategy` is `created`); on an existing non-empty file it stays
 //! refused, since where it would go is ambiguous.
 //!
+//! Besides one replacement, a call may carry `edits` (several, applied in order, each to
+//! the text the one before left, all or nothing: one lock, one write, one checkpoint) or
+//! `insert_line` (`new_string` as whole lines after that line); `changes` reads the form.
+//! A failing edit of `edits` writes nothing and says which it was; an insert past the end
+//! of the file is refused with the lines there are.
+//!
 //! A file the caller may not read (`secrets`: `.env` under the default policy) is edited
 //! like any other, but no output shows its content: a refusal says why without the
 //! closest region, and the diff is replaced by `[content of a secret file not shown]`.
@@ -31,10 +37,14 @@
 //! diff (unified, 3 lines of context, LF endings, cut at 256 KB), formatter, and — only when
 //! what was written is not `new_string` as given — reindented_lines
 //! (`new_string` lines re-indented to the matched block) and file_lines_kept (lines
-//! `old_string` and `new_string` share, written as the file has them), and repairs
-//! (`read_shaped`: read's marks taken out of the strings when they were not found as given).
-//! Of a refusal: reason (`identical`, `empty_old_string`, `not_found`, `ambiguous`,
-//! `stale`).
+//! `old_string` and `new_string` share, written as the file has them). With `edits`:
+//! path, edits_applied, replacements (all of them), edits (per edit: strategy, adjustments,
+//! spans in the text that edit saw, replacements), diff, formatter. An insert: path,
+//! strategy `insert`, start_line/end_line of the inserted lines, spans, replacements (1),
+//! diff, formatter. Of a refusal: reason (`identical`, `empty_old_string`, `not_found`,
+//! `ambiguous`, `stale`, `insert_line`), and with `edits` failed_edit (its index). Each
+//! replacement not found as given is retried with read's marks taken out of its strings
+//! (`read_shaped`); what that repaired is in `repairs`.
 //!
 //! A fuzzy match (strategies 8–10) forgives one differing line only where the difference
 //! is whitespace, inside a comment (`comments`), or on a line `new_string` keeps (the file's
@@ -42,6 +52,7 @@
 //! `stale`: the model would overwrite a change it has not seen.
 
 mod cascade;
+mod changes;
 pub mod comments;
 pub mod feedback;
 mod levenshtein;
@@ -53,7 +64,6 @@ mod strategies;
 
 use std::io::ErrorKind;
 
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::aftercare;
@@ -61,9 +71,10 @@ use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
 use crate::schema;
 use crate::session::CallContext;
-use crate::textdoc::{self, TextDoc};
-use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput, parse_args};
+use crate::textdoc::{self, Splice, TextDoc};
+use crate::tool::{Access, ToolDef, ToolDoc, ToolOutput};
 use cascade::Refusal;
+use changes::Change;
 
 /// The `edit` tool's definition.
 pub fn definition() -> ToolDef {
@@ -84,12 +95,15 @@ pub fn definition() -> ToolDef {
             ending in read's cut mark, is read as meant. Ambiguous or unmatched edits are refused \
             with the closest region of the file shown. The file's line endings, BOM and final \
             newline are kept (a `[BOM]` copied from read's line 1 is no text and is ignored). An empty old_string creates a file that does not exist yet \
-            (with its parent directories).",
+            (with its parent directories). Several replacements in one file: `edits`, a list \
+            of {old_string, new_string, replace_all} applied in order, each to the text the \
+            one before left; if one fails nothing is written. To insert lines without \
+            replacing any: insert_line N with new_string (after line N; 0 inserts at the top).",
         permission: "edit",
         schema: parameters,
         execute,
         access: Some(access),
-        precheck: None,
+        precheck: Some(precheck),
         checkpoint: Some(crate::tool::checkpoint_of_file_path),
         needs: None,
         doc: ToolDoc {
@@ -109,7 +123,12 @@ pub fn definition() -> ToolDef {
                 old_string's first line, in the file's indent unit: tabs stay tabs). \
                 metadata.reindented_lines counts the new_string lines written at another \
                 indentation than given, metadata.file_lines_kept the shared lines written as \
-                the file has them where new_string has them otherwise.",
+                the file has them where new_string has them otherwise. With edits: `Applied N \
+                edits to PATH:` and a line per edit (`edits[0]: Replaced in PATH at line L.`, its \
+                lines those of the text that edit saw), with metadata.edits_applied, \
+                metadata.edits (strategy, adjustments, spans, replacements of each) and the \
+                diff of the whole change. With insert_line: `Inserted N lines in PATH after \
+                line L (now lines A-B).`, metadata.strategy `insert`.",
             errors: "`old_string and new_string are identical`; `File not found: PATH` with \
                 `Did you mean: PATH?` naming the file probably meant, as read does; \
                 `PATH is not a regular file: it is a FIFO` (or a socket or device: never \
@@ -129,7 +148,12 @@ pub fn definition() -> ToolDef {
                 letters or digits); with fewer than four matching non-blank lines the differing \
                 line must also be at least half similar to the file's. So a 3-line block whose \
                 middle line differs in content is refused as a different block, with the \
-                closest region shown, however well its first and last lines match.",
+                closest region shown, however well its first and last lines match. \
+                With edits: the failing edit's refusal, after `edits[I] (the Nth of M) failed, \
+                so nothing was written`; an item without old_string or new_string, with \
+                unknown fields or identical strings is refused before anything is read. \
+                With insert_line: `insert_line L is past the end of PATH (N lines): give 0 \
+                (at the top) to N (at the end)`; old_string or replace_all given with it.",
             examples: &[
                 (
                     "Rename a call",
@@ -138,6 +162,14 @@ pub fn definition() -> ToolDef {
                 (
                     "Replace every occurrence",
                     "tinytool edit --file-path notes.md --old-string teh --new-string the --replace-all",
+                ),
+                (
+                    "Two replacements, both or neither",
+                    "tinytool edit --file-path src/lib.rs --edits '[{\"old_string\":\"fn a(\",\"new_string\":\"fn b(\"},{\"old_string\":\"a()\",\"new_string\":\"b()\",\"replace_all\":true}]'",
+                ),
+                (
+                    "Insert a line after line 3",
+                    "tinytool edit --file-path notes.md --insert-line 3 --new-string '- one more'",
                 ),
             ],
         },
@@ -157,15 +189,43 @@ fn parameters() -> Value {
             },
             "new_string": {
                 "type": "string",
-                "description": "The text to put in its place (must differ from old_string)."
+                "description": "The text to put in its place (must differ from old_string); with insert_line, the lines to insert."
             },
             "replace_all": {
                 "type": "boolean",
                 "description": "Replace every occurrence of old_string (default false)."
+            },
+            "edits": {
+                "type": "array",
+                "description": "Several replacements instead of old_string/new_string, applied in order, each to the text the one before left; if one fails, nothing is written.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "old_string": {"type": "string", "description": "The text to replace."},
+                        "new_string": {"type": "string", "description": "Its replacement."},
+                        "replace_all": {"type": "boolean", "description": "Every occurrence (default false)."}
+                    },
+                    "required": ["old_string", "new_string"],
+                    "additionalProperties": false
+                }
+            },
+            "insert_line": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Insert new_string as whole lines after this line (1-based; 0: at the top) instead of replacing old_string."
             }
         }),
-        &["file_path", "old_string", "new_string"],
+        &["file_path"],
     )
+}
+
+/// The form of the call (`changes`) and its path's syntax, before the policy is asked.
+fn precheck(args: &Map<String, Value>) -> Option<String> {
+    crate::tool::check_paths(args).or_else(|| {
+        changes::changes(args)
+            .err()
+            .map(|problem| format!("Invalid arguments: {problem}"))
+    })
 }
 
 /// An edit needs `edit` of the resolved path.
@@ -173,29 +233,26 @@ fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
     Access::file_path(ctx, "edit", args)
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EditArgs {
-    file_path: String,
-    old_string: String,
-    new_string: String,
-    #[serde(default)]
-    replace_all: bool,
-}
-
 fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
-    let args: EditArgs = match parse_args(args) {
-        Ok(args) => args,
-        Err(output) => return Ok(output),
+    let changes = match changes::changes(&args) {
+        Ok(changes) => changes,
+        Err(problem) => return Ok(ToolOutput::error(format!("Invalid arguments: {problem}"))),
     };
-    if args.old_string == args.new_string {
+    let Some(file_path) = args.get("file_path").and_then(Value::as_str) else {
+        return Ok(ToolOutput::error(
+            "Invalid arguments: missing required parameter `file_path`",
+        ));
+    };
+    if let [Change::Replace { old, new, .. }] = changes.as_slice()
+        && old == new
+    {
         return Ok(ToolOutput::error(
             "old_string and new_string are identical: there is nothing to change. Give the new \
              text in new_string.",
         )
         .with("reason", "identical"));
     }
-    let path = ctx.resolve(&args.file_path);
+    let path = ctx.resolve(file_path);
     let shown = ctx.display(&path);
     // Learned without opening: a FIFO would block the call until killed.
     match atomic::kind(&path) {
@@ -206,7 +263,10 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         }
         Ok(Kind::Special(what)) => return Ok(ToolOutput::error(atomic::not_regular(&shown, what))),
         Ok(Kind::File | Kind::Symlink) => {}
-        Ok(Kind::Missing) if args.old_string.is_empty() => return Ok(create(ctx, &path, &args)),
+        Ok(Kind::Missing) if matches!(changes.first(), Some(Change::Replace { old, .. }) if old.is_empty()) =>
+        {
+            return Ok(create(ctx, &path, &changes));
+        }
         Ok(Kind::Missing) => {
             let mut message = format!("File not found: {shown}");
             if let Some(suggestion) = ctx.did_you_mean(&path, crate::suggest::Want::Existing) {
@@ -252,54 +312,16 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "Cannot edit {shown}: it is not UTF-8 text. Use write to replace it entirely."
         )));
     };
-    // Text copied from line 1 of read's output may carry its BOM marker; the BOM is not
-    // in `doc.text` (it is kept aside and written back), so neither is the marker.
-    let bom = doc.conventions.bom;
-    let marker_is_text = doc.text.starts_with(textdoc::BOM_MARKER);
-    let old_string = textdoc::strip_bom_marker(&args.old_string, bom, marker_is_text);
-    let new_string = if old_string.len() < args.old_string.len()
-        || (!old_string.is_empty() && doc.text.starts_with(old_string))
-    {
-        textdoc::strip_bom_marker(&args.new_string, bom, marker_is_text)
-    } else {
-        &args.new_string
+    let applied = match apply(ctx, &path, &doc, &doc.text, &changes, &shown) {
+        Ok(applied) => applied,
+        Err(refusal) => return Ok(refusal),
     };
-    let mut repairs = Vec::new();
-    let mut found = cascade::run(&doc.text, old_string, new_string, args.replace_all);
-    if let Err(Refusal::NotFound | Refusal::Stale { .. }) = found
-        && let Some(repaired) = read_shaped::repair(
-            &doc.text,
-            &old_string.replace("\r\n", "\n"),
-            &new_string.replace("\r\n", "\n"),
-        )
-        && let Ok(edit) = cascade::run(&doc.text, &repaired.old, &repaired.new, args.replace_all)
-    {
-        found = Ok(edit);
-        repairs = repaired.repairs;
-    }
-    let edit = match found {
-        Ok(edit) => edit,
-        Err(refusal) => {
-            let file = lines::FileLines::new(&doc.text);
-            // The text has CRLF set aside; the view shows each line's CR where the file has one.
-            let crlf = |i: usize| file.has_break(i) && doc.is_crlf_at(file.end(i));
-            let message = if crate::secrets::is_secret(ctx, &path) {
-                hidden_refusal(&refusal, &shown)
-            } else {
-                feedback::message(&refusal, &file, &crlf, old_string, &shown)
-            };
-            let reason = match refusal {
-                Refusal::EmptyOld => "empty_old_string",
-                Refusal::NotFound => "not_found",
-                Refusal::Ambiguous { .. } => "ambiguous",
-                Refusal::Stale { .. } => "stale",
-            };
-            return Ok(ToolOutput::error(message)
-                .with("path", shown)
-                .with("reason", reason));
-        }
+    // One change is rendered from its own splices; several from the one splice between the
+    // original and the final text: either way no byte outside what changed is rewritten.
+    let updated = match &applied.single {
+        Some(splices) => doc.render(splices, None),
+        None => doc.render(&[changes::difference(&doc.text, &applied.text)], None),
     };
-    let updated = doc.render(&edit.splices, None);
     if let Some(refusal) = crate::secrets::declassifying(ctx, &path, &updated, &shown) {
         return Ok(ToolOutput::error(refusal)
             .with("path", shown)
@@ -314,14 +336,14 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     } else {
         crate::textdoc::unified_diff(&doc.text, &new_text, &old_name, &new_name)
     };
-    let mut text = summary(&edit, &shown);
-    for repair in &repairs {
+    let mut text = applied.summary(&shown);
+    for repair in &applied.repairs {
         text.push_str(&format!("\nRead as meant: {repair}"));
     }
     let mut formatter = None;
     if updated == bytes {
         text.push_str("\nThe new text equals what was there: the file is unchanged.");
-        if old_string.len() < args.old_string.len() {
+        if applied.bom_marker {
             text.push_str(
                 " (`[BOM]` in read's output stands for the file's byte order mark, which is no \
                  text: edit keeps it.)",
@@ -338,38 +360,351 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         formatter = formatted.metadata();
         aftercare::file_modified(ctx, &path, "edit");
     }
-    let (start_line, end_line) = edit.spans.first().copied().unwrap_or((1, 1));
-    let spans: Vec<Value> = edit.spans.iter().map(|(a, b)| json!([a, b])).collect();
-    let mut output = ToolOutput::text(text)
-        .with("path", shown)
-        .with("strategy", edit.strategy)
-        .with("adjustments", json!(edit.adjustments))
-        .with("start_line", start_line)
-        .with("end_line", end_line)
-        .with("spans", spans)
-        .with("replacements", edit.splices.len())
-        .with("diff", bounded_diff(diff));
-    // Say when what was written is not new_string as given.
-    if edit.writing.reindented > 0 {
-        output = output.with("reindented_lines", edit.writing.reindented);
-    }
-    if edit.writing.kept_from_file > 0 {
-        output = output.with("file_lines_kept", edit.writing.kept_from_file);
-    }
+    let mut output = applied.metadata(
+        ToolOutput::text(text).with("path", shown),
+        bounded_diff(diff),
+    );
     if let Some(meta) = formatter {
         output = output.with("formatter", meta);
     }
-    if !repairs.is_empty() {
-        output = output.with("repairs", json!(repairs));
+    if !applied.repairs.is_empty() {
+        output = output.with("repairs", json!(applied.repairs));
     }
     Ok(output)
 }
 
+/// What one change did.
+enum Step {
+    /// A replacement, as the cascade made it.
+    Replaced(cascade::Edit),
+    /// An insert: the line it went after and how many lines it added.
+    Inserted { after: u64, lines: u64 },
+}
+
+/// A call's changes applied to a text.
+struct Applied {
+    /// The text after them all.
+    text: String,
+    /// Each change's step, in order.
+    steps: Vec<Step>,
+    /// With one change, its splices of the original text.
+    single: Option<Vec<Splice>>,
+    /// What was repaired in the strings (`read_shaped`), each line saying which edit.
+    repairs: Vec<String>,
+    /// A `[BOM]` marker copied from read's line 1 was taken out of an old_string.
+    bom_marker: bool,
+}
+
+impl Applied {
+    /// The first lines of the output.
+    fn summary(&self, shown: &str) -> String {
+        match self.steps.as_slice() {
+            [Step::Replaced(edit)] => summary(edit, shown),
+            [Step::Inserted { after, lines }] => inserted(shown, *after, *lines),
+            steps => {
+                let mut text = format!("Applied {} edits to {shown}:", steps.len());
+                for (i, step) in steps.iter().enumerate() {
+                    let line = match step {
+                        Step::Replaced(edit) => summary(edit, shown),
+                        Step::Inserted { after, lines } => inserted(shown, *after, *lines),
+                    };
+                    text.push_str(&format!("\nedits[{i}]: {}", line.replace('\n', "\n  ")));
+                }
+                text
+            }
+        }
+    }
+
+    /// The metadata of a success (path already in `output`), with its diff.
+    fn metadata(&self, output: ToolOutput, diff: String) -> ToolOutput {
+        match self.steps.as_slice() {
+            [Step::Replaced(edit)] => {
+                let (start_line, end_line) = edit.spans.first().copied().unwrap_or((1, 1));
+                let spans: Vec<Value> = edit.spans.iter().map(|(a, b)| json!([a, b])).collect();
+                let mut output = output
+                    .with("strategy", edit.strategy)
+                    .with("adjustments", json!(edit.adjustments))
+                    .with("start_line", start_line)
+                    .with("end_line", end_line)
+                    .with("spans", spans)
+                    .with("replacements", edit.splices.len())
+                    .with("diff", diff);
+                // Say when what was written is not new_string as given.
+                if edit.writing.reindented > 0 {
+                    output = output.with("reindented_lines", edit.writing.reindented);
+                }
+                if edit.writing.kept_from_file > 0 {
+                    output = output.with("file_lines_kept", edit.writing.kept_from_file);
+                }
+                output
+            }
+            [Step::Inserted { after, lines }] => output
+                .with("strategy", "insert")
+                .with("adjustments", json!([]))
+                .with("start_line", after + 1)
+                .with("end_line", after + lines)
+                .with("spans", json!([[after + 1, after + lines]]))
+                .with("replacements", 1)
+                .with("diff", diff),
+            steps => {
+                let mut total = 0;
+                let each: Vec<Value> = steps
+                    .iter()
+                    .map(|step| match step {
+                        Step::Replaced(edit) => {
+                            total += edit.splices.len();
+                            json!({
+                                "strategy": edit.strategy,
+                                "adjustments": edit.adjustments,
+                                "spans": edit.spans.iter().map(|(a, b)| json!([a, b])).collect::<Vec<_>>(),
+                                "replacements": edit.splices.len(),
+                            })
+                        }
+                        Step::Inserted { after, lines } => {
+                            total += 1;
+                            json!({
+                                "strategy": "insert",
+                                "spans": [[after + 1, after + lines]],
+                                "replacements": 1,
+                            })
+                        }
+                    })
+                    .collect();
+                output
+                    .with("edits_applied", steps.len())
+                    .with("replacements", total)
+                    .with("edits", each)
+                    .with("diff", diff)
+            }
+        }
+    }
+}
+
+/// The output line of an insert.
+fn inserted(shown: &str, after: u64, lines: u64) -> String {
+    let plural = if lines == 1 { "" } else { "s" };
+    let place = if after == 0 {
+        "at the top".to_string()
+    } else {
+        format!("after line {after}")
+    };
+    let now = if lines == 1 {
+        format!("line {}", after + 1)
+    } else {
+        format!("lines {}-{}", after + 1, after + lines)
+    };
+    format!("Inserted {lines} line{plural} in {shown} {place} (now {now}).")
+}
+
+/// Applies `changes` in order to `text` (the file's normalised text, or what a created
+/// file starts with); the refusal of the first that cannot be made, with nothing written.
+fn apply(
+    ctx: &CallContext,
+    path: &std::path::Path,
+    doc: &TextDoc,
+    text: &str,
+    changes: &[Change],
+    shown: &str,
+) -> Result<Applied, ToolOutput> {
+    let several = changes.len() > 1;
+    let mut current = text.to_string();
+    let mut steps = Vec::new();
+    let mut single = None;
+    let mut repairs = Vec::new();
+    let mut bom_marker = false;
+    for (i, change) in changes.iter().enumerate() {
+        let (splices, step) = match change {
+            Change::Replace { old, new, all } => match replace(doc, &current, old, new, *all) {
+                Ok((edit, repaired, marker)) => {
+                    let which = if several {
+                        format!("edits[{i}]: ")
+                    } else {
+                        String::new()
+                    };
+                    repairs.extend(repaired.into_iter().map(|r| format!("{which}{r}")));
+                    bom_marker |= marker;
+                    (edit.splices.clone(), Step::Replaced(edit))
+                }
+                Err(refusal) => {
+                    // Line endings are the file's only before the first change.
+                    let original = i == 0 && current == doc.text;
+                    let output = refused(ctx, path, doc, &current, original, &refusal, old, shown);
+                    return Err(failed_step(output, i, changes.len(), several));
+                }
+            },
+            Change::Insert { after, text } => match changes::insertion(&current, *after, text) {
+                Some((splice, lines)) => (
+                    vec![splice],
+                    Step::Inserted {
+                        after: *after,
+                        lines,
+                    },
+                ),
+                None => {
+                    let lines = changes::line_count(&current);
+                    let output = ToolOutput::error(format!(
+                        "insert_line {after} is past the end of {shown} ({lines} line{}): give \
+                         0 (at the top) to {lines} (at the end)",
+                        if lines == 1 { "" } else { "s" }
+                    ))
+                    .with("path", shown)
+                    .with("reason", "insert_line");
+                    return Err(failed_step(output, i, changes.len(), several));
+                }
+            },
+        };
+        current = changes::spliced(&current, &splices);
+        if !several {
+            single = Some(splices);
+        }
+        steps.push(step);
+    }
+    Ok(Applied {
+        text: current,
+        steps,
+        single,
+        repairs,
+        bom_marker,
+    })
+}
+
+/// One replacement in `current`: the cascade on the strings as given (without a `[BOM]`
+/// marker copied from read's first line, which is no text), then, when they are not found,
+/// with read's marks taken out (`read_shaped`). Returns the edit, the repairs, and whether a
+/// BOM marker was dropped.
+fn replace(
+    doc: &TextDoc,
+    current: &str,
+    old: &str,
+    new: &str,
+    all: bool,
+) -> Result<(cascade::Edit, Vec<String>, bool), Refusal> {
+    // The BOM is not in the text (it is kept aside and written back), so neither is the
+    // marker read shows for it.
+    let bom = doc.conventions.bom;
+    let marker_is_text = current.starts_with(textdoc::BOM_MARKER);
+    let old_string = textdoc::strip_bom_marker(old, bom, marker_is_text);
+    let marker = old_string.len() < old.len();
+    let new_string = if marker || (!old_string.is_empty() && current.starts_with(old_string)) {
+        textdoc::strip_bom_marker(new, bom, marker_is_text)
+    } else {
+        new
+    };
+    let refusal = match cascade::run(current, old_string, new_string, all) {
+        Ok(edit) => return Ok((edit, Vec::new(), marker)),
+        Err(refusal) => refusal,
+    };
+    if let Refusal::NotFound | Refusal::Stale { .. } = refusal
+        && let Some(repaired) = read_shaped::repair(
+            current,
+            &old_string.replace("\r\n", "\n"),
+            &new_string.replace("\r\n", "\n"),
+        )
+        && let Ok(edit) = cascade::run(current, &repaired.old, &repaired.new, all)
+    {
+        return Ok((edit, repaired.repairs, marker));
+    }
+    Err(refusal)
+}
+
+/// The refusal of a replacement the cascade could not make in `text`.
+#[allow(clippy::too_many_arguments)]
+fn refused(
+    ctx: &CallContext,
+    path: &std::path::Path,
+    doc: &TextDoc,
+    text: &str,
+    original: bool,
+    refusal: &Refusal,
+    old: &str,
+    shown: &str,
+) -> ToolOutput {
+    let file = lines::FileLines::new(text);
+    // The text has CRLF set aside; the view shows each line's CR where the file has one.
+    let crlf = |i: usize| original && file.has_break(i) && doc.is_crlf_at(file.end(i));
+    let message = if crate::secrets::is_secret(ctx, path) {
+        hidden_refusal(refusal, shown)
+    } else {
+        feedback::message(refusal, &file, &crlf, old, shown)
+    };
+    let reason = match refusal {
+        Refusal::EmptyOld => "empty_old_string",
+        Refusal::NotFound => "not_found",
+        Refusal::Ambiguous { .. } => "ambiguous",
+        Refusal::Stale { .. } => "stale",
+    };
+    ToolOutput::error(message)
+        .with("path", shown)
+        .with("reason", reason)
+}
+
+/// A refusal of the `i`th of `count` changes: with `edits`, it says which, and that
+/// nothing was written.
+fn failed_step(output: ToolOutput, i: usize, count: usize, several: bool) -> ToolOutput {
+    if !several {
+        return output;
+    }
+    let ToolOutput {
+        body,
+        is_error,
+        metadata,
+    } = output;
+    let text = match body {
+        crate::tool::Body::Text(text) => text,
+        _ => String::new(),
+    };
+    let seen = if i == 0 {
+        String::new()
+    } else {
+        " Its line numbers are those of the text the edits before it left.".to_string()
+    };
+    let mut failed = ToolOutput {
+        body: crate::tool::Body::Text(format!(
+            "edits[{i}] (the {} of {count}) failed, so nothing was written: the edits apply \
+             all or none.{seen}\n{text}",
+            ordinal(i + 1)
+        )),
+        is_error,
+        metadata,
+    };
+    failed = failed.with("failed_edit", i);
+    failed
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// An empty `old_string` on a missing file creates it with
 /// `new_string` (and its parent directories), as `write` would; the lock is taken as for
-/// any edit, and a file that appeared meanwhile is not overwritten.
-fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOutput {
+/// any edit, and a file that appeared meanwhile is not overwritten. With `edits`, the
+/// others apply to that text before anything is written.
+fn create(ctx: &CallContext, path: &std::path::Path, changes: &[Change]) -> ToolOutput {
     let shown = ctx.display(path);
+    let Some(Change::Replace { new: first, .. }) = changes.first() else {
+        return ToolOutput::error(format!("File not found: {shown}"));
+    };
+    let rest = &changes[1..];
+    let content = if rest.is_empty() {
+        first.clone()
+    } else {
+        let start = first.replace("\r\n", "\n");
+        let Some(doc) = TextDoc::decode(start.as_bytes()) else {
+            // A Rust string is UTF-8: decoding it cannot fail.
+            return ToolOutput::error(format!("Cannot edit {shown}: new_string is not UTF-8"));
+        };
+        match apply(ctx, path, &doc, &start, rest, &shown) {
+            Ok(applied) => applied.text,
+            Err(refusal) => return refusal,
+        }
+    };
     if let Err(err) = atomic::create_parents(path) {
         return ToolOutput::error(format!(
             "Error creating directory: {}: {err}",
@@ -392,7 +727,7 @@ fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOut
         .with("path", shown)
         .with("reason", "empty_old_string");
     }
-    let bytes = crate::textdoc::Conventions::default().apply_whole(&args.new_string);
+    let bytes = crate::textdoc::Conventions::default().apply_whole(&content);
     if let Err(err) = atomic::write(path, &bytes, atomic::mode_for(path)) {
         return ToolOutput::error(format!("Error writing file: {shown}: {err}"));
     }
@@ -401,8 +736,13 @@ fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOut
     let new_text = String::from_utf8_lossy(&bytes).into_owned();
     let diff = crate::textdoc::unified_diff("", &new_text, "/dev/null", &format!("b/{shown}"));
     let lines = new_text.lines().count().max(1);
+    let edits = if rest.is_empty() {
+        String::new()
+    } else {
+        format!(", then the {} other edits applied to it", rest.len())
+    };
     let mut output = ToolOutput::text(format!(
-        "Created {shown} with new_string ({} bytes): old_string was empty and the file did not exist.{}",
+        "Created {shown} with new_string ({} bytes): old_string was empty and the file did not exist{edits}.{}",
         bytes.len(),
         formatted.note()
     ))
@@ -415,6 +755,9 @@ fn create(ctx: &CallContext, path: &std::path::Path, args: &EditArgs) -> ToolOut
     .with("spans", json!([[1, lines]]))
     .with("replacements", 1)
     .with("diff", bounded_diff(diff));
+    if !rest.is_empty() {
+        output = output.with("edits_applied", changes.len());
+    }
     if let Some(meta) = formatted.metadata() {
         output = output.with("formatter", meta);
     }
@@ -427,8 +770,9 @@ fn hidden_refusal(refusal: &Refusal, shown: &str) -> String {
     let hidden = crate::secrets::HIDDEN;
     match refusal {
         Refusal::EmptyOld => format!(
-            "old_string is empty but {shown} is not: old_string must be the exact text to \
-             replace. To replace the whole file, use write."
+            "old_string is empty but {shown} is not: an empty old_string only creates a file \
+             that does not exist, it never overwrites one. To change part of it, give the exact \
+             text to replace as old_string; to replace the whole file, use write."
         ),
         Refusal::NotFound | Refusal::Stale { .. } => format!(
             "old_string not found in {shown}. {hidden}: the policy does not allow reading it, \
