@@ -87,8 +87,8 @@ fn unknown_tools_and_unknown_parameters() {
     assert_eq!(
         run.output(),
         "Unknown tool: nosuchtool. Available tools: read, write, edit, apply_patch, bash, grep, \
-         glob, question, webfetch, task, todowrite, report_findings, monitor, notepad, \
-         plan_enter, plan_exit, exit, skill, checkpoint."
+         glob, webfetch, todowrite, report_findings, monitor, notepad, plan_enter, plan_exit, \
+         exit, checkpoint."
     );
     let run = room.exec(json!({"name": "read", "arguments": {"pth": "a.txt"}}));
     assert_eq!(run.code, 1);

@@ -1035,7 +1035,7 @@ fn other_agents_names_and_arguments_encoded_twice_are_served() {
         "{message}"
     );
     assert!(
-        message.ends_with("plan_exit, skill, checkpoint."),
+        message.ends_with("plan_exit, checkpoint."),
         "{message}"
     );
     // The tools MCP does not serve are not served by another spelling either.

@@ -60,8 +60,8 @@ fn an_unknown_name_lists_the_tools_and_the_closest_one() {
     assert_eq!(
         run.output(),
         "Unknown tool: Foo. Available tools: read, write, edit, apply_patch, bash, grep, glob, \
-         question, webfetch, task, todowrite, report_findings, monitor, notepad, plan_enter, \
-         plan_exit, exit, skill, checkpoint."
+         webfetch, todowrite, report_findings, monitor, notepad, plan_enter, plan_exit, exit, \
+         checkpoint."
     );
     let run = call(&room, "grpe", json!({"pattern": "x"}));
     assert_eq!(run.code, 2);
