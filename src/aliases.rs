@@ -1612,23 +1612,9 @@ mod tests {
     use crate::tools::ALL_NAMES;
     use serde_json::json;
 
-    const TOOLS: &[&str] = &[
-        "read",
-        "write",
-        "edit",
-        "apply_patch",
-        "bash",
-        "grep",
-        "glob",
-        "webfetch",
-        "task",
-        "todowrite",
-        "websearch",
-    ];
-
     /// Translates a call by name: the tool, the arguments and the repairs.
     fn call(name: &str, mut args: Value) -> Result<(String, Value, Vec<String>), Untranslatable> {
-        let called = recognise(name, TOOLS)
+        let called = recognise(name, ALL_NAMES)
             .ok_or_else(|| Untranslatable::Tool(format!("not recognised: {name}")))?;
         let t = translate(&called, &mut args)?;
         Ok((t.tool.to_string(), args, t.repairs))
@@ -1678,33 +1664,36 @@ mod tests {
             tool: t,
             respelled: respelled.map(String::from),
         };
-        assert_eq!(recognise("read", TOOLS), Some(tool("read", None)));
-        assert_eq!(recognise("READ", TOOLS), Some(tool("read", Some("READ"))));
+        assert_eq!(recognise("read", ALL_NAMES), Some(tool("read", None)));
         assert_eq!(
-            recognise("Apply_Patch", TOOLS),
+            recognise("READ", ALL_NAMES),
+            Some(tool("read", Some("READ")))
+        );
+        assert_eq!(
+            recognise("Apply_Patch", ALL_NAMES),
             Some(tool("apply_patch", Some("Apply_Patch")))
         );
         assert_eq!(
-            recognise("ApplyPatch", TOOLS),
+            recognise("ApplyPatch", ALL_NAMES),
             Some(tool("apply_patch", Some("ApplyPatch")))
         );
         assert_eq!(
-            recognise("Read", TOOLS),
+            recognise("Read", ALL_NAMES),
             Some(Called::Peer {
                 name: "Read",
                 sent: "Read".into()
             })
         );
         assert_eq!(
-            recognise("MULTIEDIT", TOOLS),
+            recognise("MULTIEDIT", ALL_NAMES),
             Some(Called::Peer {
                 name: "MultiEdit",
                 sent: "MULTIEDIT".into()
             })
         );
-        assert_eq!(recognise("nosuchtool", TOOLS), None);
-        assert_eq!(recognise("", TOOLS), None);
-        assert_eq!(recognise("__", TOOLS), None);
+        assert_eq!(recognise("nosuchtool", ALL_NAMES), None);
+        assert_eq!(recognise("", ALL_NAMES), None);
+        assert_eq!(recognise("__", ALL_NAMES), None);
     }
 
     #[test]
