@@ -42,8 +42,9 @@
 //! Deleting a missing file counts as already done only when some other part of the patch
 //! shows it was applied; on its own it is an error.
 //!
-//! Add File over an existing file and a move onto an existing file overwrite it (as Codex
-//! does), keeping the existing file's conventions; deleting a directory fails. Directories
+//! In the envelope, Add File over an existing file and a move onto an existing file
+//! overwrite it (as Codex does), keeping the existing file's conventions; a unified diff's
+//! new file or rename onto an existing file is refused, as git refuses it; deleting a directory fails. Directories
 //! a deletion or a move leaves empty are removed (inside the project directory only). A
 //! FIFO, socket or device is refused by every operation and never opened.
 //!
@@ -469,6 +470,15 @@ fn apply_op(
                     if new == bytes && mode == old_mode {
                         return Ok(Step::AlreadyApplied);
                     }
+                    if format == Format::Unified {
+                        // A diff's new file is one that was not there: overwriting a file
+                        // the diff never saw would lose it (git apply refuses it too).
+                        return Err(format!(
+                            "Cannot create {}: it already exists, and the diff adds it as a new \
+                             file. Change it with a hunk, or delete it first in the same patch.",
+                            show(target)
+                        ));
+                    }
                     state.set(target, Entry::File { bytes: new, mode })?;
                     Ok(Step::Applied(Vec::new(), Vec::new()))
                 }
@@ -599,6 +609,16 @@ fn apply_op(
                             ));
                         }
                         Entry::Link(_) => return Err(unresolved_link(&show(dest))),
+                        Entry::File { .. } if format == Format::Unified => {
+                            return Err(format!(
+                                "Cannot move {} to {}: {} already exists, and a diff's rename \
+                                 does not replace a file (git apply refuses it too). Delete it \
+                                 first in the same patch.",
+                                show(source),
+                                show(dest),
+                                show(dest)
+                            ));
+                        }
                         Entry::Absent | Entry::File { .. } => {}
                     }
                     state.set(source, Entry::Absent)?;

@@ -94,7 +94,10 @@ pub fn definition() -> ToolDef {
                 `timeout=10``: the one line that differs when all others are there), a hunk \
                 that `fits N places (lines a-b, c-d)` (a unified header's line number decides \
                 only when it names one of them exactly, a scope line only when its block holds \
-                one), `File to update not found`, `File to delete not found` (each with `Did \
+                one), `Cannot create PATH: it already exists` (a unified diff's new file, or \
+                rename, onto an existing file: git refuses it too, while the envelope's Add File \
+                and Move to overwrite, as Codex's do), `File to update not found`, `File to \
+                delete not found` (each with `Did \
                 you mean: PATH?` naming the file probably meant, as read does), `Cannot delete \
                 PATH: it is a directory`, `PATH is not a regular file: \
                 it is a FIFO` (or a socket or device: never opened), or what the file system \

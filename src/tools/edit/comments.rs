@@ -69,6 +69,11 @@ fn directive(rest: &str) -> bool {
         })
 }
 
+/// Whether a line has a comment.
+pub fn has_comment(line: &str) -> bool {
+    split(line).1.is_some()
+}
+
 /// Whether a line has code outside its comment.
 pub fn has_code(line: &str) -> bool {
     !split(line).0.trim().is_empty()

@@ -32,7 +32,7 @@
 
 use std::ops::Range;
 
-use super::comments::differs_in_code;
+use super::comments::{differs_in_code, has_comment};
 use super::levenshtein::{similar_at_least, similarity};
 use super::lines::{Block, FileLines, collapse, indent, is_blank};
 use super::punctuation::{fold, fold_with_origin, has_foldable};
@@ -325,9 +325,13 @@ fn gated(input: Input) -> Vec<(usize, Gate)> {
         return Vec::new();
     };
     let wanted: Vec<String> = old.lines.iter().map(|l| collapse(l)).collect();
+    // Only a first line with a comment can differ from the file's by a comment slip.
+    let first_has_comment = has_comment(&old.lines[first]);
     let mut out = Vec::new();
     for i in first..file.len() {
-        if file.collapsed(i) != wanted[first] && !comment_slip(file.line(i), &old.lines[first]) {
+        if file.collapsed(i) != wanted[first]
+            && !(first_has_comment && comment_slip(file.line(i), &old.lines[first]))
+        {
             continue;
         }
         let start = i - first;
@@ -393,7 +397,8 @@ fn gate_collapsed(file: &FileLines, start: usize, old: &Block, wanted: &[String]
     let mut interior_support = 0usize;
     let mut slips = 0usize;
     for (j, wanted) in wanted.iter().enumerate() {
-        if comment_slip(file.line(start + j), &old.lines[j]) {
+        if file.collapsed(start + j) != wanted && comment_slip(file.line(start + j), &old.lines[j])
+        {
             // Differs only inside a comment: neither evidence nor a difference.
             slips += 1;
             continue;
