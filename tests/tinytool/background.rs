@@ -904,7 +904,9 @@ fn a_monitors_lines_a_read_leaves_out_are_all_in_its_named_file() {
     // A crash's first error scrolls away under 300 later lines before anyone reads.
     let id = start_monitor(
         &room,
-        "echo 'first error: port taken' >&2; seq 1 300; echo done",
+        // The pause keeps the two streams' lines in the order written: lines of stdout and
+        // stderr written in the same instant may be read in either order.
+        "echo 'first error: port taken' >&2; sleep 0.2; seq 1 300; echo done",
     );
     // Nobody reads until it ended (a read before would take the first lines).
     wait_end(&room, &id);
