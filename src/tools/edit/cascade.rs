@@ -243,13 +243,12 @@ fn decide(
         }
         group
     };
-    // A fuzzy match forgives one differing line only where new_string keeps it (the file's
-    // line is kept): a line the edit replaces must be what the model read.
+    // A fuzzy match never forgives a line that differs in code: the model's picture of the
+    // file is stale there, whether the edit replaces that line or only leans on it.
     for c in &chosen {
         if let Region::Lines { start, .. } = c.region
             && FUZZY.contains(&c.strategy)
             && let Some(j) = strategies::differing_code(file, start, &variant.old)
-            && !reindent::keeps(&variant.old, &variant.new, j)
         {
             return Err(Refusal::Stale {
                 line: start + j + 1,

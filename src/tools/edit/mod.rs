@@ -46,10 +46,10 @@
 //! replacement not found as given is retried with read's marks taken out of its strings
 //! (`read_shaped`); what that repaired is in `repairs`.
 //!
-//! A fuzzy match (strategies 8–10) forgives one differing line only where the difference
-//! is whitespace, inside a comment (`comments`), or on a line `new_string` keeps (the file's
-//! line is then kept). A line that differs in code and that the edit replaces is refused as
-//! `stale`: the model would overwrite a change it has not seen.
+//! A fuzzy match (strategies 8–10) forgives its differing line only where the difference
+//! is whitespace or inside a comment (`comments`). A line that differs in code is refused
+//! as `stale`, whether the edit replaces it (it would overwrite a change the model has not
+//! seen) or keeps it (the model's picture of the file is wrong there).
 
 mod cascade;
 mod changes;
@@ -89,8 +89,8 @@ pub fn definition() -> ToolDef {
             dashes/quotes/ellipses/spaces versus ASCII ones or blank boundary lines are \
             tolerated, and a block with a single differing interior line is \
             still found — but only when exactly one region of the file fits, and never when \
-            that line differs in code and new_string replaces it (the file changed since you \
-            read it: the refusal names the line); new_string is then re-indented to the \
+            that line differs in code (the file changed since you read it: the refusal names \
+            the line); new_string is then re-indented to the \
             file's indentation. Text copied from read with its line-number prefixes, or \
             ending in read's cut mark, is read as meant. Ambiguous or unmatched edits are refused \
             with the closest region of the file shown. The file's line endings, BOM and final \
@@ -139,7 +139,7 @@ pub fn definition() -> ToolDef {
                 `old_string appears N times in PATH` with the regions (add context or use \
                 replace_all); `old_string not found in PATH as written: line N reads `X`, \
                 old_string expects `Y`` (a stale copy: the one line of the block that differs \
-                in code, outside comments, where new_string changes it); an empty old_string on an existing non-empty file; a file that is not UTF-8. \
+                in code, outside comments); an empty old_string on an existing non-empty file; a file that is not UTF-8. \
                 Nothing is changed on error. \
                 The fuzzy gate: a block whose lines do not all match (whitespace aside) is \
                 accepted only when its first and last non-blank lines match, at most one line \

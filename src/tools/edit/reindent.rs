@@ -201,11 +201,6 @@ pub fn written(
     (text, writing)
 }
 
-/// Whether `new` repeats line `j` of `old` unchanged (so the file's line is kept there).
-pub fn keeps(old: &Block, new: &Block, j: usize) -> bool {
-    unchanged_lines(old, new).contains(&Some(j))
-}
-
 /// For each line of `new`, the index of the line of `old` it repeats unchanged, found by a
 /// line diff (so a line moved elsewhere does not count).
 fn unchanged_lines(old: &Block, new: &Block) -> Vec<Option<usize>> {
