@@ -1251,6 +1251,8 @@ fn write_new_lines(
     let above = |end: usize| (0..end).rev().find(nonblank);
     let below = |start: usize| (start..old.len()).find(nonblank);
     let mut runs: Vec<Run> = Vec::new();
+    // Which old lines are context (in the new lines too).
+    let mut context = vec![false; old.len()];
     for op in similar::capture_diff_slices(similar::Algorithm::Myers, old, new) {
         match op {
             similar::DiffOp::Equal {
@@ -1260,6 +1262,7 @@ fn write_new_lines(
             } => {
                 for k in 0..len {
                     out[new_index + k] = found[old_index + k].to_string();
+                    context[old_index + k] = true;
                 }
             }
             similar::DiffOp::Insert {
@@ -1317,8 +1320,15 @@ fn write_new_lines(
             spaces => spaces,
         });
         let scale = shifted.then(|| depth_scale(found, old)).flatten();
+        let eaten = prefix_eaten(old, new, &context, &runs, unit);
         for run in &runs {
             let Some(a) = run.anchor else { continue };
+            // The context line's indentation as the model meant it.
+            let given = if eaten && context[a] {
+                format!(" {}", indent(&old[a]))
+            } else {
+                indent(&old[a]).to_string()
+            };
             for n in run.lines.clone() {
                 let line = &new[n];
                 if line.trim().is_empty() {
@@ -1326,12 +1336,10 @@ fn write_new_lines(
                     continue;
                 }
                 let written = match scale {
-                    Some(scale) => scaled(line, indent(&old[a]), indent(found[a]), scale, unit),
-                    None => None,
+                    Some(scale) if !eaten => scaled(line, &given, indent(found[a]), scale, unit),
+                    _ => None,
                 }
-                .unwrap_or_else(|| {
-                    follow_indent(line, indent(&old[a]), indent(found[a]), patch_unit, unit)
-                });
+                .unwrap_or_else(|| follow_indent(line, &given, indent(found[a]), patch_unit, unit));
                 if written != *line {
                     note(&mut changed, line, &written);
                     out[n] = written;
@@ -1385,6 +1393,45 @@ fn write_new_lines(
             "{why}{changed} added line{plural} re-indented {how}"
         )),
     )
+}
+
+/// Whether the model wrote its context lines with one space too few: the envelope's ` `
+/// prefix was its indentation's first space (every context line is one short of a whole
+/// level of the file's unit, every added line is at a whole level). Such a hunk's context
+/// is measured with the space given back.
+fn prefix_eaten(
+    old: &[String],
+    new: &[String],
+    context: &[bool],
+    runs: &[Run],
+    unit: Unit,
+) -> bool {
+    let Unit::Spaces(step) = unit else {
+        return false;
+    };
+    if step < 2 {
+        return false;
+    }
+    let spaces = |line: &str| {
+        let own = indent(line);
+        (!own.contains('\t')).then_some(own.len())
+    };
+    let mut contexts = old
+        .iter()
+        .zip(context)
+        .filter(|(line, is)| **is && !line.trim().is_empty())
+        .map(|(line, _)| spaces(line))
+        .peekable();
+    let mut added = runs
+        .iter()
+        .flat_map(|run| run.lines.clone())
+        .filter(|&n| !new[n].trim().is_empty())
+        .map(|n| spaces(&new[n]))
+        .peekable();
+    contexts.peek().is_some()
+        && added.peek().is_some()
+        && contexts.all(|w| w.is_some_and(|w| (w + 1) % step == 0))
+        && added.all(|w| w.is_some_and(|w| w % step == 0))
 }
 
 /// A line that opens a block or goes on on the next line: what follows it may be deeper.
