@@ -33,11 +33,12 @@
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::Path;
 
-use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::binary;
+use crate::media::{self, Image, Part};
+use crate::notebook;
 use crate::schema;
 use crate::session::CallContext;
 use crate::suggest::Want;
@@ -48,8 +49,6 @@ use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 const DEFAULT_LIMIT: u64 = 2_000;
 /// Characters of a line shown before it is cut with `...`.
 pub const MAX_LINE_CHARS: usize = 2_000;
-/// Largest image returned as a data URI.
-const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The `read` tool's definition.
 pub fn definition() -> ToolDef {
@@ -189,8 +188,14 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "{shown} is not a regular file (a device, socket or pipe cannot be read)"
         )));
     }
-    if let Some(mime) = image_mime(&path) {
-        return read_image(&path, &shown, mime, meta.len());
+    if is_image(&path) {
+        return read_image(ctx, &path, &shown, meta.len());
+    }
+    if path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("ipynb"))
+    {
+        return read_notebook(ctx, &path, &shown, meta.len(), &args);
     }
     // Through the checked directories only: a directory swapped for a symlink since the
     // path was resolved and judged is refused, not followed.
@@ -493,41 +498,141 @@ fn format_line(
     (line, lossy)
 }
 
-fn image_mime(path: &Path) -> Option<&'static str> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "jpg" | "jpeg" => Some("image/jpeg"),
-        "png" => Some("image/png"),
-        "gif" => Some("image/gif"),
-        "webp" => Some("image/webp"),
-        _ => None,
-    }
+/// Whether `path` names an image by its extension (its content decides which kind).
+fn is_image(path: &Path) -> bool {
+    path.extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| {
+            matches!(
+                ext.to_ascii_lowercase().as_str(),
+                "jpg" | "jpeg" | "png" | "gif" | "webp"
+            )
+        })
 }
 
-fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result<ToolOutput> {
-    if size > MAX_IMAGE_BYTES {
+/// A notebook's cells `offset..` (at most `limit`) as text and images (`notebook::page`).
+fn read_notebook(
+    ctx: &CallContext,
+    path: &Path,
+    shown: &str,
+    size: u64,
+    args: &ReadArgs,
+) -> anyhow::Result<ToolOutput> {
+    if size > notebook::MAX_FILE_BYTES {
         return Ok(ToolOutput::error(format!(
-            "Image too large: {shown} is {size} bytes; read returns images of at most {MAX_IMAGE_BYTES} bytes (5 MB)"
+            "Notebook too large: {shown} is {size} bytes; read takes notebooks of at most {} bytes",
+            notebook::MAX_FILE_BYTES
         )));
+    }
+    if args.char_offset > 0 {
+        return Ok(ToolOutput::error(
+            "char_offset does not apply to a notebook: its offset and limit count cells",
+        ));
     }
     let mut bytes = Vec::with_capacity(size as usize);
     crate::beneath::open_read(path, false)?
-        .take(MAX_IMAGE_BYTES + 1)
+        .take(notebook::MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_IMAGE_BYTES {
-        return Ok(ToolOutput::error(format!(
-            "Image too large: {shown} grew past {MAX_IMAGE_BYTES} bytes while being read"
-        )));
+    let parsed = match notebook::parse(&bytes) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            return Ok(
+                ToolOutput::error(format!("Cannot read notebook {shown}: {why}"))
+                    .with("path", shown),
+            );
+        }
+    };
+    let total = parsed.cells.len();
+    if total == 0 {
+        return Ok(ToolOutput::text("(empty notebook)")
+            .with("path", shown)
+            .with("cells", 0));
     }
-    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let offset = usize::try_from(args.offset).unwrap_or(usize::MAX);
+    if offset >= total {
+        return Ok(ToolOutput::error(format!(
+            "Offset {offset} is beyond the notebook's last cell ({total} cells; offset counts \
+             cells from 0, so the last valid offset is {})",
+            total - 1
+        ))
+        .with("cells", total));
+    }
+    let limits = &ctx.session.limits;
+    let limit = usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT)).unwrap_or(usize::MAX);
+    let budget = limits.max_bytes.saturating_sub(FOOTER_ROOM).max(1);
+    let page = notebook::page(&parsed, offset, limit, budget, &ctx.session.config.images);
     Ok(ToolOutput {
-        body: Body::Image(format!("data:{mime};base64,{data}")),
+        body: Body::Parts(page.parts),
         is_error: false,
         metadata: Map::new(),
     }
     .with("path", shown)
-    .with("mime", mime)
-    .with("bytes", bytes.len()))
+    .with("cells", total)
+    .with("start_cell", offset)
+    .with("end_cell", page.end)
+    .with("images", page.images))
+}
+
+/// An image file as an image part, made fit to send (`media::fit`: judged by its content,
+/// refused over the pixel cap before decoding, downscaled over the byte cap).
+fn read_image(
+    ctx: &CallContext,
+    path: &Path,
+    shown: &str,
+    size: u64,
+) -> anyhow::Result<ToolOutput> {
+    let caps = ctx.session.config.images;
+    let too_large = |size: u64| {
+        ToolOutput::error(format!(
+            "Image too large: {shown} is {size} bytes; read takes image files of at most {} bytes \
+             (and sends at most {} bytes of one, downscaling larger ones: images.max_bytes in \
+             config.json)",
+            media::MAX_FILE_BYTES,
+            caps.max_bytes
+        ))
+    };
+    if size > media::MAX_FILE_BYTES {
+        return Ok(too_large(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    crate::beneath::open_read(path, false)?
+        .take(media::MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > media::MAX_FILE_BYTES {
+        return Ok(too_large(bytes.len() as u64));
+    }
+    let original = bytes.len();
+    let fitted = match media::fit(bytes, &caps) {
+        Ok(fitted) => fitted,
+        Err(why) => {
+            return Ok(
+                ToolOutput::error(format!("Cannot read image {shown}: {why}")).with("path", shown),
+            );
+        }
+    };
+    let label = fitted.label(shown, &caps);
+    let (width, height) = fitted.size;
+    let mut output = ToolOutput {
+        body: Body::Parts(vec![Part::Image(Image::new(
+            fitted.mime,
+            &fitted.bytes,
+            label,
+        ))]),
+        is_error: false,
+        metadata: Map::new(),
+    }
+    .with("path", shown)
+    .with("mime", fitted.mime)
+    .with("bytes", fitted.bytes.len())
+    .with("width", width)
+    .with("height", height);
+    if let Some((w, h, _)) = fitted.downscaled_from {
+        output = output.with(
+            "downscaled_from",
+            json!({"width": w, "height": h, "bytes": original}),
+        );
+    }
+    Ok(output)
 }
 
 #[cfg(test)]

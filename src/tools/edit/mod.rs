@@ -69,6 +69,7 @@ use serde_json::{Map, Value, json};
 use crate::aftercare;
 use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
+use crate::notebook;
 use crate::schema;
 use crate::session::CallContext;
 use crate::textdoc::{self, Splice, TextDoc};
@@ -213,6 +214,15 @@ fn parameters() -> Value {
                 "type": "integer",
                 "minimum": 0,
                 "description": "Insert new_string as whole lines after this line (1-based; 0: at the top) instead of replacing old_string."
+            },
+            "cell": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "For a Jupyter notebook (.ipynb): edit only this cell's source, the cell's 0-based index as read shows it (`[cell N: ...]`); old_string, edits and insert_line then apply to that source alone."
+            },
+            "cell_id": {
+                "type": "string",
+                "description": "For a Jupyter notebook: edit only the source of the cell with this id (instead of cell)."
             }
         }),
         &["file_path"],
@@ -221,11 +231,17 @@ fn parameters() -> Value {
 
 /// The form of the call (`changes`) and its path's syntax, before the policy is asked.
 fn precheck(args: &Map<String, Value>) -> Option<String> {
-    crate::tool::check_paths(args).or_else(|| {
-        changes::changes(args)
-            .err()
-            .map(|problem| format!("Invalid arguments: {problem}"))
-    })
+    crate::tool::check_paths(args)
+        .or_else(|| {
+            changes::changes(args)
+                .err()
+                .map(|problem| format!("Invalid arguments: {problem}"))
+        })
+        .or_else(|| {
+            notebook::selector(args)
+                .err()
+                .map(|problem| format!("Invalid arguments: {problem}"))
+        })
 }
 
 /// An edit needs `edit` of the resolved path.
@@ -242,6 +258,10 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         return Ok(ToolOutput::error(
             "Invalid arguments: missing required parameter `file_path`",
         ));
+    };
+    let cell = match notebook::selector(&args) {
+        Ok(cell) => cell,
+        Err(problem) => return Ok(ToolOutput::error(format!("Invalid arguments: {problem}"))),
     };
     if let [Change::Replace { old, new, .. }] = changes.as_slice()
         && old == new
@@ -263,7 +283,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         }
         Ok(Kind::Special(what)) => return Ok(ToolOutput::error(atomic::not_regular(&shown, what))),
         Ok(Kind::File | Kind::Symlink) => {}
-        Ok(Kind::Missing) if matches!(changes.first(), Some(Change::Replace { old, .. }) if old.is_empty()) =>
+        Ok(Kind::Missing)
+            if cell.is_none()
+                && matches!(changes.first(), Some(Change::Replace { old, .. }) if old.is_empty()) =>
         {
             return Ok(create(ctx, &path, &changes));
         }
@@ -307,6 +329,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
+    if let Some(cell) = cell {
+        return Ok(edit_cell(ctx, &path, &shown, &bytes, &cell, &changes));
+    }
     let Some(doc) = TextDoc::decode(&bytes) else {
         return Ok(ToolOutput::error(format!(
             "Cannot edit {shown}: it is not UTF-8 text. Use write to replace it entirely."
@@ -316,25 +341,54 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(applied) => applied,
         Err(refusal) => return Ok(refusal),
     };
-    // One change is rendered from its own splices; several from the one splice between the
-    // original and the final text: either way no byte outside what changed is rewritten.
-    let updated = match &applied.single {
-        Some(splices) => doc.render(splices, None),
-        None => doc.render(&[changes::difference(&doc.text, &applied.text)], None),
-    };
-    if let Some(refusal) = crate::secrets::declassifying(ctx, &path, &updated, &shown) {
-        return Ok(ToolOutput::error(refusal)
-            .with("path", shown)
-            .with("reason", "secret"));
-    }
+    let updated = applied.rendered(&doc);
     let new_text = TextDoc::decode(&updated)
         .map(|d| d.text)
         .unwrap_or_default();
-    let (old_name, new_name) = (format!("a/{shown}"), format!("b/{shown}"));
-    let diff = if crate::secrets::is_secret(ctx, &path) {
+    let diff = Diff {
+        old: &doc.text,
+        new: &new_text,
+        name: shown.clone(),
+    };
+    Ok(finish(
+        ctx,
+        &path,
+        shown.clone(),
+        &bytes,
+        &updated,
+        &applied,
+        diff,
+    ))
+}
+
+/// The texts the diff of an edit compares, and the name it shows for them.
+struct Diff<'a> {
+    old: &'a str,
+    new: &'a str,
+    name: String,
+}
+
+/// Writes what an edit made of the file (`updated`, from `bytes`) and says what it did:
+/// the refusal of a change that would show a secret, the write, the formatter, the diff.
+fn finish(
+    ctx: &CallContext,
+    path: &std::path::Path,
+    shown: String,
+    bytes: &[u8],
+    updated: &[u8],
+    applied: &Applied,
+    diff: Diff,
+) -> ToolOutput {
+    if let Some(refusal) = crate::secrets::declassifying(ctx, path, updated, &shown) {
+        return ToolOutput::error(refusal)
+            .with("path", shown)
+            .with("reason", "secret");
+    }
+    let (old_name, new_name) = (format!("a/{}", diff.name), format!("b/{}", diff.name));
+    let diff = if crate::secrets::is_secret(ctx, path) {
         crate::secrets::hidden_diff(&old_name, &new_name)
     } else {
-        crate::textdoc::unified_diff(&doc.text, &new_text, &old_name, &new_name)
+        crate::textdoc::unified_diff(diff.old, diff.new, &old_name, &new_name)
     };
     let mut text = applied.summary(&shown);
     for repair in &applied.repairs {
@@ -350,15 +404,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             );
         }
     } else {
-        if let Err(err) = atomic::write(&path, &updated, atomic::mode_for(&path)) {
-            return Ok(ToolOutput::error(format!(
-                "Error writing file: {shown}: {err}"
-            )));
+        if let Err(err) = atomic::write(path, updated, atomic::mode_for(path)) {
+            return ToolOutput::error(format!("Error writing file: {shown}: {err}"));
         }
-        let formatted = aftercare::format(ctx, &path);
+        let formatted = aftercare::format(ctx, path);
         text.push_str(&formatted.note());
         formatter = formatted.metadata();
-        aftercare::file_modified(ctx, &path, "edit");
+        aftercare::file_modified(ctx, path, "edit");
     }
     let mut output = applied.metadata(
         ToolOutput::text(text).with("path", shown),
@@ -370,7 +422,60 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     if !applied.repairs.is_empty() {
         output = output.with("repairs", json!(applied.repairs));
     }
-    Ok(output)
+    output
+}
+
+/// An edit of one notebook cell's source (`cell` or `cell_id`): the changes apply to that
+/// source alone, and only its `"source"` value is rewritten in the file
+/// (`notebook::replace_source`), written the way it was.
+fn edit_cell(
+    ctx: &CallContext,
+    path: &std::path::Path,
+    shown: &str,
+    bytes: &[u8],
+    cell: &notebook::Selector,
+    changes: &[Change],
+) -> ToolOutput {
+    let cannot = |why: String| {
+        ToolOutput::error(format!("Cannot edit a cell of {shown}: {why}")).with("path", shown)
+    };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return cannot("the file is not UTF-8 text, so no notebook".into());
+    };
+    let parsed = match notebook::parse(bytes) {
+        Ok(parsed) => parsed,
+        Err(why) => return cannot(why),
+    };
+    let index = match parsed.find(cell) {
+        Ok(index) => index,
+        Err(why) => return cannot(why),
+    };
+    let source = &parsed.cells[index].source;
+    let Some(doc) = TextDoc::decode(source.as_bytes()) else {
+        return cannot("the cell's source is not text".into());
+    };
+    let named = format!("{shown} (cell {index})");
+    let applied = match apply(ctx, path, &doc, &doc.text, changes, &named) {
+        Ok(applied) => applied,
+        Err(refusal) => return refusal.with("cell", index),
+    };
+    let new_source = String::from_utf8_lossy(&applied.rendered(&doc)).into_owned();
+    let updated = match notebook::replace_source(text, index, &new_source) {
+        Ok(updated) => updated,
+        Err(why) => return cannot(why),
+    };
+    let diff = Diff {
+        old: source,
+        new: &new_source,
+        name: format!("{shown}#cell{index}"),
+    };
+    let mut output = finish(ctx, path, named, bytes, updated.as_bytes(), &applied, diff)
+        .with("path", shown)
+        .with("cell", index);
+    if let Some(id) = &parsed.cells[index].id {
+        output = output.with("cell_id", id.as_str());
+    }
+    output
 }
 
 /// What one change did.
@@ -396,6 +501,16 @@ struct Applied {
 }
 
 impl Applied {
+    /// What the text becomes, with `doc`'s conventions. One change is rendered from its own
+    /// splices; several from the one splice between the original and the final text: either
+    /// way no byte outside what changed is rewritten.
+    fn rendered(&self, doc: &TextDoc) -> Vec<u8> {
+        match &self.single {
+            Some(splices) => doc.render(splices, None),
+            None => doc.render(&[changes::difference(&doc.text, &self.text)], None),
+        }
+    }
+
     /// The first lines of the output.
     fn summary(&self, shown: &str) -> String {
         match self.steps.as_slice() {
