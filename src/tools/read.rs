@@ -24,8 +24,11 @@
 //! Deliberate differences from the reference: a trailing newline does not produce an extra
 //! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
 //!
-//! Images (`.jpg`, `.jpeg`, `.png`, `.gif`, `.webp`) come back as a data URI of at most
-//! 5 MB of image, never previewed. Binary files are refused, judged by their first 8,192
+//! Images (`.jpg`, `.jpeg`, `.png`, `.gif`, `.webp`) come back as an image part
+//! (`media::fit`: judged by content, refused over `images.max_pixels` before decoding,
+//! downscaled over `images.max_bytes`), the text saying `[image 1: LABEL]`; notebooks
+//! (`.ipynb`) as their cells, source then outputs, images as image parts, paged by cells
+//! (`notebook::page`). Neither is previewed. Binary files are refused, judged by their first 8,192
 //! bytes ([`crate::binary`]: a known signature such as gzip, zip or ELF, or more than 30%
 //! non-text bytes, where invalid UTF-8 counts as non-text). A mostly-text file with a few
 //! invalid bytes (Latin-1 accents) is shown with them replaced and `metadata.lossy`.
@@ -59,8 +62,11 @@ pub fn definition() -> ToolDef {
             2000 lines from the start unless offset/limit say otherwise; lines longer than \
             2000 characters are cut with `...` and a note (`char_offset` reads on). A page holds as many whole lines as fit 51200 \
             bytes; when the file goes on, its last line gives the offset to continue with. \
-            Images (.png, .jpg, .jpeg, .gif, .webp) are returned as a base64 data URI. \
-            Binary files and directories are refused.",
+            Images (.png, .jpg, .jpeg, .gif, .webp) are returned as an image you can see \
+            (downscaled when large). Jupyter notebooks (.ipynb) are returned as their cells, \
+            each `[cell N: TYPE, id ID]` with its source and then its outputs (text, and \
+            images as images); offset and limit then count cells. Binary files and \
+            directories are refused.",
         permission: "read",
         schema: parameters,
         execute,
@@ -80,7 +86,19 @@ pub fn definition() -> ToolDef {
                 lossy when bytes were not UTF-8. A UTF-8 byte order mark at the start of the \
                 file shows as `[BOM]` at the start of line 1, once (the character itself is \
                 invisible); the file is not changed, and edit and write keep the mark and take \
-                a `[BOM]` copied into their text back off.",
+                a `[BOM]` copied into their text back off. An image is an image part of the \
+                result (under exec in the shape of the call's provider, over MCP an image \
+                block), the output text saying `[image 1: PATH, MIME, WxH, N bytes]`; an image \
+                over images.max_bytes (3932160 by default) is downscaled until it fits and the \
+                text says from what size; metadata: path, mime, bytes, width, height, \
+                downscaled_from. A notebook reads as `[cell N: TYPE, id ID, execution_count \
+                C]` followed by the cell's source (no line numbers, so edit's old_string can \
+                be copied from it), then `[output N.M: KIND]` and each output: its image as \
+                an image part, else its text (stream, text/plain, an error's traceback without \
+                colour codes), each cut at 8192 bytes; offset and limit count cells, whole \
+                cells fill the page and `[cells A-B of T shown, R more; continue with \
+                offset=B+1]` ends it when cells are left; images of one read are capped at \
+                images.max_bytes in all. metadata: path, cells, start_cell, end_cell, images.",
             errors: "`File not found: PATH`, with `Did you mean: PATH?` (or `Did you mean one \
                 of: ...?`) naming the file probably meant: with `\\` read as `/`, without the \
                 project's folder name or other leading folders, an absolute path's tail found in \
@@ -93,7 +111,13 @@ pub fn definition() -> ToolDef {
                 zstd, bzip2, 7z, ELF, Mach-O, PE, wasm, class, SQLite, PDF, ...) or more than \
                 30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of \
                 file (M lines; the last valid offset is M-1)` (offsets are 0-based; for an \
-                empty file only offset 0 reads, as `(empty file)`); an image over 5 MB.",
+                empty file only offset 0 reads, as `(empty file)`); `Cannot read image PATH: \
+                ...` for a file that is not a PNG, JPEG, GIF or WebP by its content, a broken \
+                header, data that does not decode, or more pixels than images.max_pixels \
+                (32000000 by default, refused before decoding); `Image too large` for an \
+                image file over 67108864 bytes; `Cannot read notebook PATH: ...` naming the \
+                line and column of bad JSON, an nbformat 3 notebook or the cell whose field is \
+                wrong.",
             examples: &[
                 (
                     "Read the first 40 lines of a file",

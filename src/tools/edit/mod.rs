@@ -28,6 +28,11 @@
 //! A failing edit of `edits` writes nothing and says which it was; an insert past the end
 //! of the file is refused with the lines there are.
 //!
+//! With `cell` (an index) or `cell_id`, the file is a Jupyter notebook and the changes
+//! apply to that cell's source alone (`notebook`): its lines are the text every change
+//! sees (line numbers count from the cell's first line), and only the cell's `"source"`
+//! value is rewritten in the file, the way it was written; the diff is the cell's.
+//!
 //! A file the caller may not read (`secrets`: `.env` under the default policy) is edited
 //! like any other, but no output shows its content: a refusal says why without the
 //! closest region, and the diff is replaced by `[content of a secret file not shown]`.
@@ -99,7 +104,10 @@ pub fn definition() -> ToolDef {
             (with its parent directories). Several replacements in one file: `edits`, a list \
             of {old_string, new_string, replace_all} applied in order, each to the text the \
             one before left; if one fails nothing is written. To insert lines without \
-            replacing any: insert_line N with new_string (after line N; 0 inserts at the top).",
+            replacing any: insert_line N with new_string (after line N; 0 inserts at the top). \
+            In a Jupyter notebook (.ipynb), cell N (as read shows it) or cell_id applies the \
+            change to that cell's source alone; the rest of the notebook is kept byte for \
+            byte.",
         permission: "edit",
         schema: parameters,
         execute,
@@ -112,7 +120,9 @@ pub fn definition() -> ToolDef {
                 replace_all), a note naming the strategy when old_string did not match exactly, \
                 the formatter's note when one is configured, and `Read as meant: …` per repair \
                 (read's line numbers removed from old_string, a line read cut matched to the \
-                whole line). metadata: repairs, path, strategy (created, exact, \
+                whole line). With cell or cell_id the summary names `PATH (cell N)` and its \
+                lines are the cell's; metadata adds cell (its index) and cell_id, and the diff \
+                is of the cell's source (`b/PATH#cellN`). metadata: repairs, path, strategy (created, exact, \
                 line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
                 escape-normalized, trimmed-boundary, unicode-normalized, context-aware, block-anchor-relaxed, \
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
@@ -154,7 +164,12 @@ pub fn definition() -> ToolDef {
                 so nothing was written`; an item without old_string or new_string, with \
                 unknown fields or identical strings is refused before anything is read. \
                 With insert_line: `insert_line L is past the end of PATH (N lines): give 0 \
-                (at the top) to N (at the end)`; old_string or replace_all given with it.",
+                (at the top) to N (at the end)`; old_string or replace_all given with it. \
+                With cell or cell_id: `Cannot edit a cell of PATH: ...` for a file that is no \
+                notebook (bad JSON with its line and column, nbformat 3, a malformed cell), \
+                `cell N does not exist: the notebook has T cells (0 to T-1)`, `no cell has id \
+                ...; the ids are ...`; both given is refused; a refusal of the change names \
+                `PATH (cell N)` and the cell's lines.",
             examples: &[
                 (
                     "Rename a call",
