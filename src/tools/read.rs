@@ -62,11 +62,8 @@ pub fn definition() -> ToolDef {
             2000 lines from the start unless offset/limit say otherwise; lines longer than \
             2000 characters are cut with `...` and a note (`char_offset` reads on). A page holds as many whole lines as fit 51200 \
             bytes; when the file goes on, its last line gives the offset to continue with. \
-            Images (.png, .jpg, .jpeg, .gif, .webp) are returned as an image you can see \
-            (downscaled when large). Jupyter notebooks (.ipynb) are returned as their cells, \
-            each `[cell N: TYPE, id ID]` with its source and then its outputs (text, and \
-            images as images); offset and limit then count cells. Binary files and \
-            directories are refused.",
+            Images come back as images, .ipynb notebooks as cells (offset and limit count \
+            cells); binaries are refused.",
         permission: "read",
         schema: parameters,
         execute,
