@@ -26,7 +26,8 @@
 //! decoding anything, an image of more than [`Caps::max_pixels`] pixels is refused before
 //! any decoding (a decompression bomb costs a header read), one of at most
 //! [`Caps::max_bytes`] bytes is sent as it is, and a larger one is decoded within those
-//! limits and downscaled until it fits (JPEG stays JPEG, the others become PNG).
+//! limits and downscaled until it fits (JPEG stays JPEG, the others become PNG; an EXIF
+//! orientation is applied to the pixels, since the metadata that carried it is not kept).
 
 use std::io::Cursor;
 
@@ -280,9 +281,10 @@ fn downscale(
     bytes: &[u8],
     format: image::ImageFormat,
     mime: &'static str,
-    (width, height): (u32, u32),
+    original: (u32, u32),
     caps: &Caps,
 ) -> Result<Fitted, String> {
+    let (width, height) = original;
     let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(width);
@@ -291,9 +293,15 @@ fn downscale(
     // widest the decoders produce), and nothing near a bomb's claim.
     limits.max_alloc = Some(caps.max_pixels.saturating_mul(16).max(64 * 1024 * 1024));
     reader.limits(limits);
-    let decoded = reader
-        .decode()
-        .map_err(|err| format!("the {} data does not decode: {err}", short(mime)))?;
+    let broken =
+        |err: image::ImageError| format!("the {} data does not decode: {err}", short(mime));
+    let mut decoder = reader.into_decoder().map_err(broken)?;
+    // A photo's EXIF orientation would be lost with its metadata: turn the pixels instead.
+    let orientation = image::ImageDecoder::orientation(&mut decoder)
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let mut decoded = image::DynamicImage::from_decoder(decoder).map_err(broken)?;
+    decoded.apply_orientation(orientation);
+    let (width, height) = (decoded.width(), decoded.height());
     let (out_mime, jpeg) = if format == image::ImageFormat::Jpeg {
         ("image/jpeg", true)
     } else {
@@ -316,7 +324,7 @@ fn downscale(
                 mime: out_mime,
                 bytes: encoded,
                 size: (w, h),
-                downscaled_from: Some((width, height, bytes.len())),
+                downscaled_from: Some((original.0, original.1, bytes.len())),
             });
         }
         scale *= (caps.max_bytes as f64 / encoded.len() as f64).sqrt() * 0.9;
@@ -401,6 +409,27 @@ mod tests {
         let back = image::load_from_memory(&fitted.bytes).unwrap();
         assert_eq!((back.width(), back.height()), (w, h));
         assert!(fitted.label("n.png", &caps).contains("images.max_bytes"));
+    }
+
+    #[test]
+    fn a_large_jpeg_stays_a_jpeg() {
+        let png = noise_png(120, 80);
+        let decoded = image::load_from_memory(&png).unwrap();
+        let mut jpeg = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 100)
+            .encode_image(&decoded.to_rgb8())
+            .unwrap();
+        let caps = Caps {
+            max_bytes: jpeg.len() as u64 / 3,
+            ..Caps::default()
+        };
+        let fitted = fit(jpeg, &caps).unwrap();
+        assert_eq!(fitted.mime, "image/jpeg");
+        assert!(fitted.bytes.len() as u64 <= caps.max_bytes);
+        assert_eq!(
+            image::guess_format(&fitted.bytes).unwrap(),
+            image::ImageFormat::Jpeg
+        );
     }
 
     #[test]
