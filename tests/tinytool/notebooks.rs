@@ -247,3 +247,21 @@ fn edit_changes_one_cells_source_and_keeps_the_files_format() {
     assert!(run.output().contains("not both"), "{}", run.output());
     assert_eq!(room.read("a.ipynb"), unchanged);
 }
+
+#[test]
+fn claude_codes_notebook_edit_is_refused_with_the_edit_to_send() {
+    let room = Room::new();
+    room.write("a.ipynb", notebook());
+    let run = room.exec(
+        json!({"type": "tool_use", "id": "t", "name": "NotebookEdit",
+        "input": {"notebook_path": "a.ipynb", "cell_id": "calc", "new_source": "x = 1"}}),
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.output()
+            .contains("edit: file_path (the notebook), cell_id"),
+        "{}",
+        run.output()
+    );
+    assert_eq!(room.read("a.ipynb"), notebook());
+}
