@@ -605,6 +605,43 @@ mod tests {
     }
 
     #[test]
+    fn image_and_message_caps_are_the_users_to_raise() {
+        let file = |text: &str| serde_json::from_str::<File>(text).unwrap();
+        let mut config = Config::default();
+        assert_eq!(config.max_message_bytes, MAX_MESSAGE_BYTES);
+        config
+            .apply(
+                file(
+                    r#"{"images": {"max_bytes": 9000000}, "mcp": {"max_message_bytes": 20000000}}"#,
+                ),
+                true,
+            )
+            .unwrap();
+        config
+            .apply(
+                file(r#"{"images": {"max_bytes": 99000000, "max_pixels": 1000}, "mcp": {"max_message_bytes": 99000000}}"#),
+                false,
+            )
+            .unwrap();
+        assert_eq!(
+            (
+                config.images.max_bytes,
+                config.images.max_pixels,
+                config.max_message_bytes
+            ),
+            (9_000_000, 1000, 20_000_000)
+        );
+        let err = config
+            .apply(file(r#"{"mcp": {"max_message_bytes": 10}}"#), true)
+            .unwrap_err();
+        assert!(
+            err.contains("mcp.max_message_bytes: 10 is too small"),
+            "{err}"
+        );
+        assert!(serde_json::from_str::<File>(r#"{"images": {"max_width": 1}}"#).is_err());
+    }
+
+    #[test]
     fn skill_paths_remember_which_file_named_them() {
         let mut config = Config::default();
         let file = |text: &str| serde_json::from_str::<File>(text).unwrap();
