@@ -313,3 +313,32 @@ fn an_image_over_the_byte_cap_is_downscaled_and_says_so() {
         "{output}"
     );
 }
+
+#[test]
+fn over_http_too_a_large_image_is_one_message_under_the_cap() {
+    use crate::mcp_http::{Server, events, header};
+    let room = Room::new();
+    room.write("noise.png", noise_png(1300, 1300));
+    let server = Server::start(&room, &[]);
+    let session = server.initialize();
+    let (status, headers, body) = server.post(
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "read", "arguments": {"file_path": "noise.png"}}}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let streamed = header(&headers, "content-type").is_some_and(|t| t.contains("event-stream"));
+    let messages: Vec<Value> = if streamed {
+        events(&body)
+    } else {
+        vec![serde_json::from_str(&body).unwrap()]
+    };
+    let answer = messages.iter().find(|m| m["id"] == 2).unwrap();
+    assert!(answer.to_string().len() < EIGHT_MIB);
+    let data = answer["result"]["content"][0]["data"].as_str().unwrap();
+    assert_eq!(body.matches(data).count(), 1);
+    assert!(image_size(data).0 < 1300);
+}
