@@ -606,7 +606,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__edit)
-            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --edits --insert-line --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --edits --insert-line --cell --cell-id --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -657,6 +657,14 @@ _tinytool() {
                     return 0
                     ;;
                 --insert-line)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cell)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cell-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -100,6 +100,8 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l replace-all -
 false\t''"
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l edits -d 'Several replacements instead of old_string/new_string, applied in order, each to the text the one before left; if one fails, nothing is written.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l insert-line -d 'Insert new_string as whole lines after this line (1-based; 0: at the top) instead of replacing old_string.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l cell -d 'For a Jupyter notebook (.ipynb): edit only this cell\'s source, the cell\'s 0-based index as read shows it (`[cell N: ...]`); old_string, edits and insert_line then apply to that source alone.' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l cell-id -d 'For a Jupyter notebook: edit only the source of the cell with this id (instead of cell).' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand edit" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'

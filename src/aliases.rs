@@ -135,6 +135,10 @@ const fn command(
 /// The way out of listing a folder, for the agents' listing tools.
 const LIST_WITH_GLOB: &str = "list a folder with glob: pattern `*` and path set to the folder \
      (`**/*` for its whole tree)";
+/// The way out of Claude Code's `NotebookEdit`, whose `new_source` replaces a whole cell.
+const NOTEBOOK_WITH_EDIT: &str = "change a cell's source with edit: file_path (the notebook), \
+     cell_id (or cell, the index read shows as `[cell N: ...]`), old_string (copied from the \
+     cell as read shows it) and new_string; adding or removing cells is not supported";
 /// The way out of the text editor's `undo_edit`.
 const UNDO_WITH_CHECKPOINT: &str = "checkpoints take back a whole call, not the last edit of \
      one file: list them with the checkpoint tool (action `list`), then call it with action \
@@ -180,6 +184,7 @@ pub const PEER_TOOLS: &[PeerTool] = &[
     peer("Task", CLAUDE_CODE, "task"),
     peer("Agent", CLAUDE_CODE, "task"),
     refused("LS", CLAUDE_CODE, LIST_WITH_GLOB),
+    refused("NotebookEdit", CLAUDE_CODE, NOTEBOOK_WITH_EDIT),
     noted(
         "multiedit",
         OPENCODE,

@@ -13,7 +13,9 @@
 //!   "after_hook": ["my-hook", "--json"],
 //!   "checkpoints": {"enabled": true, "max_file_bytes": 16777216, "max_bytes": 1073741824,
 //!                   "keep_days": 7},
-//!   "not_project": {"add": ["dist"], "keep": ["vendor"]}
+//!   "not_project": {"add": ["dist"], "keep": ["vendor"]},
+//!   "images": {"max_bytes": 3932160, "max_pixels": 32000000},
+//!   "mcp": {"max_message_bytes": 8388608}
 //! }
 //! ```
 //!
@@ -24,9 +26,14 @@
 //! the checkpoints that let the user undo. The sandbox's secret scan always uses the
 //! built-in list.
 //!
+//! `images` caps what `read` sends of an image (`media`): one over `max_bytes` is
+//! downscaled until it fits, one of more than `max_pixels` pixels is refused before it is
+//! decoded. `mcp.max_message_bytes` caps every message the MCP server writes: a result that
+//! would be larger is cut with a note (`mcp::results`).
+//!
 //! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
-//! line and column. The project file overrides the user file key by key (`output.*` may
-//! only be lowered by it; `skills.paths`
+//! line and column. The project file overrides the user file key by key (`output.*`,
+//! `images.*` and `mcp.*` may only be lowered by it; `skills.paths`
 //! adds to it, and a skill found there is read under the policy like any file the project
 //! points at), except for `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`,
 //! which are taken from the user file only (and `subagents.*.writable`, dropped from the
@@ -41,7 +48,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 /// The merged configuration in effect.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Formatter command per file glob (`{file}` is replaced by the path), in file order.
     pub formatters: Vec<(String, Vec<String>)>,
@@ -75,7 +82,17 @@ pub struct Config {
     pub not_project_added_by_project: Vec<String>,
     /// `not_project.keep` of either config: built-in names walked after all.
     pub not_project_kept: Vec<String>,
+    /// `images.*`: what read sends of an image.
+    pub images: crate::media::Caps,
+    /// `mcp.max_message_bytes`: the largest message the MCP server writes.
+    pub max_message_bytes: usize,
 }
+
+/// The largest MCP message by default: 8 MiB, under the 10 MiB a TypeScript SDK client
+/// reads on stdio.
+pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+/// The smallest `mcp.max_message_bytes` taken: room for an error and a note.
+const MIN_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// The `checkpoints` section in effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +106,30 @@ pub struct Checkpoints {
     pub max_bytes: u64,
     /// Checkpoints older than this many days are pruned.
     pub keep_days: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            formatters: Vec::new(),
+            from_project: Default::default(),
+            subagents: BTreeMap::new(),
+            task_deadline_ms: None,
+            skill_paths: Vec::new(),
+            max_lines: None,
+            max_bytes: None,
+            keep_bytes: None,
+            allow_hosts: Vec::new(),
+            websearch_endpoint: None,
+            after_hook: None,
+            checkpoints: Checkpoints::default(),
+            not_project_added: Vec::new(),
+            not_project_added_by_project: Vec::new(),
+            not_project_kept: Vec::new(),
+            images: crate::media::Caps::default(),
+            max_message_bytes: MAX_MESSAGE_BYTES,
+        }
+    }
 }
 
 impl Default for Checkpoints {
@@ -148,6 +189,23 @@ struct File {
     checkpoints: Option<CheckpointsSection>,
     #[serde(default)]
     not_project: Option<NotProjectSection>,
+    #[serde(default)]
+    images: Option<ImagesSection>,
+    #[serde(default)]
+    mcp: Option<McpSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImagesSection {
+    max_bytes: Option<u64>,
+    max_pixels: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpSection {
+    max_message_bytes: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -383,6 +441,31 @@ impl Config {
                 c.enabled = enabled;
             }
         }
+        if let Some(images) = file.images {
+            // A project may lower the caps, never raise them: a cloned repository must not
+            // send the client more than the user allows.
+            let pick = |current: u64, new: Option<u64>| match new.filter(|n| *n > 0) {
+                Some(n) if trusted => n,
+                Some(n) => n.min(current),
+                None => current,
+            };
+            self.images.max_bytes = pick(self.images.max_bytes, images.max_bytes);
+            self.images.max_pixels = pick(self.images.max_pixels, images.max_pixels);
+        }
+        if let Some(mcp) = file.mcp
+            && let Some(max) = mcp.max_message_bytes
+        {
+            if max < MIN_MESSAGE_BYTES {
+                return Err(format!(
+                    "mcp.max_message_bytes: {max} is too small (at least {MIN_MESSAGE_BYTES})"
+                ));
+            }
+            self.max_message_bytes = if trusted {
+                max
+            } else {
+                max.min(self.max_message_bytes)
+            };
+        }
         if let Some(section) = file.not_project {
             for (key, names) in [("add", &section.add), ("keep", &section.keep)] {
                 if let Some(bad) = names.iter().find(|n| !is_folder_name(n)) {
@@ -519,6 +602,43 @@ mod tests {
         assert!(config.allow_hosts.is_empty());
         assert!(config.after_hook.is_none());
         assert_eq!(config.max_bytes, Some(100));
+    }
+
+    #[test]
+    fn image_and_message_caps_are_the_users_to_raise() {
+        let file = |text: &str| serde_json::from_str::<File>(text).unwrap();
+        let mut config = Config::default();
+        assert_eq!(config.max_message_bytes, MAX_MESSAGE_BYTES);
+        config
+            .apply(
+                file(
+                    r#"{"images": {"max_bytes": 9000000}, "mcp": {"max_message_bytes": 20000000}}"#,
+                ),
+                true,
+            )
+            .unwrap();
+        config
+            .apply(
+                file(r#"{"images": {"max_bytes": 99000000, "max_pixels": 1000}, "mcp": {"max_message_bytes": 99000000}}"#),
+                false,
+            )
+            .unwrap();
+        assert_eq!(
+            (
+                config.images.max_bytes,
+                config.images.max_pixels,
+                config.max_message_bytes
+            ),
+            (9_000_000, 1000, 20_000_000)
+        );
+        let err = config
+            .apply(file(r#"{"mcp": {"max_message_bytes": 10}}"#), true)
+            .unwrap_err();
+        assert!(
+            err.contains("mcp.max_message_bytes: 10 is too small"),
+            "{err}"
+        );
+        assert!(serde_json::from_str::<File>(r#"{"images": {"max_width": 1}}"#).is_err());
     }
 
     #[test]

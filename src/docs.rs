@@ -126,8 +126,11 @@ const FILES: &[(&str, &str)] = &[
     (
         "$XDG_CONFIG_HOME/tinytool/config.json",
         "The user configuration (else `~/.config/tinytool/config.json`): formatters, \
-         subagents, skill paths, output limits, webfetch hosts, the websearch endpoint and \
-         the after-hook. Bad JSON or an unknown key is a usage error naming the file, line \
+         subagents, skill paths, output limits, webfetch hosts, the websearch endpoint, \
+         the after-hook, what read sends of an image (`images.max_bytes`, 3932160 by \
+         default: a larger image is downscaled until it fits; `images.max_pixels`, \
+         32000000: a larger one is refused before decoding) and the largest MCP message \
+         (`mcp.max_message_bytes`, 8388608). Bad JSON or an unknown key is a usage error naming the file, line \
          and column.",
     ),
     (
@@ -148,7 +151,8 @@ const FILES: &[(&str, &str)] = &[
         "DIR/.tinytool/config.json",
         "The project configuration; it overrides the user file key by key, except \
          `webfetch.allow_hosts`, `websearch.endpoint` and `after_hook`, which are taken from \
-         the user file only.",
+         the user file only, and the output, image and message caps, which it may only \
+         lower.",
     ),
     (
         "DIR/.tinytool/policy.json",
@@ -400,7 +404,13 @@ fn main_page(cmd: &Command, tools: &[&ToolDef], see_also: &[String]) -> ManPage 
          the spill file holding the whole output (see FILES); read and grep open it under \
          the default policy, and so does a bash line that only reads it (`tail`, `sed -n`, \
          `grep`). `read` is never previewed: it pages itself and its last line says which \
-         offset continues. With `--text` only the output text is printed. A closed \
+         offset continues. A result that holds images (an image or notebook read) also has \
+         `content`: its text and images in order, each image once, in the shape of the \
+         call's provider under `exec` (Anthropic image blocks for a `tool_use`, \
+         `input_image` items for a Responses `function_call`, `image_url` parts for Chat \
+         Completions, `inlineData` or `inline_data` parts for Gemini) and MCP's image blocks \
+         otherwise; `output` says `[image N: LABEL]` where each image stands and never \
+         holds its data. With `--text` only the output text is printed. A closed \
          output pipe counts as success.",
     );
 

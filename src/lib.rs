@@ -33,6 +33,8 @@ mod interleave;
 mod journal;
 mod locks;
 mod mcp;
+pub mod media;
+mod notebook;
 mod paths;
 mod pending;
 mod policy;

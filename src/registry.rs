@@ -67,6 +67,11 @@ pub struct CallResult {
     pub truncated: bool,
     /// Structured facts about the call.
     pub metadata: Map<String, Value>,
+    /// The text and images of a result that holds images, in order (`output` is their
+    /// text, with a placeholder for each image); empty for a text result. Each way out
+    /// renders them in its receiver's shape (`media::render`).
+    #[serde(skip)]
+    pub parts: Vec<crate::media::Part>,
     /// How the call ended, for the exit status.
     #[serde(skip)]
     pub status: ExitStatus,
@@ -104,6 +109,7 @@ impl CallResult {
             is_error: true,
             truncated: false,
             metadata: Map::new(),
+            parts: Vec::new(),
             status,
         }
     }
@@ -113,9 +119,27 @@ impl CallResult {
         self.tool == "exit" && !self.is_error
     }
 
-    /// The result as one line of JSON (no trailing newline).
+    /// The result as one line of JSON (no trailing newline); a result with images gets
+    /// `content`, its parts in MCP's neutral shape.
     pub fn to_json_line(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|err| {
+        self.to_json_line_in(crate::media::Shape::Mcp)
+    }
+
+    /// The result as one line of JSON (no trailing newline); a result with images gets
+    /// `content`, its parts in `shape` (`media::render`).
+    pub fn to_json_line_in(&self, shape: crate::media::Shape) -> String {
+        let encoded = if self.parts.is_empty() {
+            serde_json::to_string(self)
+        } else {
+            serde_json::to_value(self).and_then(|mut value| {
+                if let Value::Object(fields) = &mut value {
+                    let content = crate::media::render(&self.parts, &self.output, shape);
+                    fields.insert("content".into(), Value::Array(content));
+                }
+                serde_json::to_string(&value)
+            })
+        };
+        encoded.unwrap_or_else(|err| {
             format!(r#"{{"tool":"","output":"cannot encode result: {err}","is_error":true}}"#)
         })
     }
@@ -456,9 +480,13 @@ impl Registry {
             mut is_error,
             mut metadata,
         } = output;
+        let mut parts = Vec::new();
         let (mut text, mut truncated, exempt) = match body {
             Body::Text(text) => (text, false, false),
-            Body::Image(uri) => (uri, false, true),
+            Body::Parts(given) => {
+                parts = given;
+                (crate::media::text_of(&parts), false, true)
+            }
             Body::Paged(text) => (text, false, true),
             Body::Captured(capture) => render(*capture, &mut metadata),
         };
@@ -468,6 +496,8 @@ impl Registry {
             text = new_text;
             is_error = new_is_error;
             truncated = false;
+            // The hook's text replaces the output, images and all.
+            parts.clear();
         }
         if session.events.is_enabled() {
             ctx.publish(
@@ -496,6 +526,7 @@ impl Registry {
             is_error,
             truncated,
             metadata,
+            parts,
             status: if refused {
                 ExitStatus::Refused
             } else if is_error {

@@ -189,8 +189,10 @@ pub enum Body {
     Text(String),
     /// Text streamed into a bounded capture (read, bash): rendered by the registry.
     Captured(Box<Capture>),
-    /// An image as a data URI: never previewed.
-    Image(String),
+    /// Text and images (an image read, a notebook's cells): the result's text is
+    /// `media::text_of` them, where each image stands as a placeholder. Never previewed: the
+    /// tool fit them to the limits itself.
+    Parts(Vec<crate::media::Part>),
     /// Text the tool already fit to the output limits itself (read's pages): never
     /// previewed.
     Paged(String),

@@ -7,6 +7,7 @@ use std::io::{ErrorKind, Write};
 use serde_json::Value;
 
 use crate::exit::ExitStatus;
+use crate::media::Shape;
 use crate::registry::CallResult;
 
 /// Standard output in the chosen mode.
@@ -35,12 +36,20 @@ impl Output {
         self.closed
     }
 
-    /// Writes one call result and returns the status it stands for.
+    /// Writes one call result and returns the status it stands for; images (its `content`)
+    /// in MCP's neutral shape.
     pub fn result(&mut self, result: &CallResult) -> ExitStatus {
+        self.result_in(result, Shape::Mcp)
+    }
+
+    /// Writes one call result with its images (`content`) in `shape`, and returns the
+    /// status it stands for. `--text` prints the text alone, with a placeholder for each
+    /// image.
+    pub fn result_in(&mut self, result: &CallResult, shape: Shape) -> ExitStatus {
         let mut line = if self.text_mode {
             result.output.clone()
         } else {
-            result.to_json_line()
+            result.to_json_line_in(shape)
         };
         if !line.ends_with('\n') {
             line.push('\n');

@@ -8,7 +8,7 @@
 //! | `initialize` | the client's protocol revision when it is one of [`PROTOCOL_VERSIONS`], else the newest of them; server name and version; the tools and resources capabilities |
 //! | `server/discover` | every revision served, the capabilities, the instructions (see `modern`) |
 //! | `tools/list` | the tools (hidden tools, `invalid` and `exit` left out), in the registry's fixed order, each with a title, annotations, `inputSchema` and `outputSchema` (see `results`) |
-//! | `tools/call` | the registry's one execution flow, on the worker pool: `content` (the output text, or an image from `read`; a `resource_link` to a spill file), `isError`, `structuredContent` = the whole result |
+//! | `tools/call` | the registry's one execution flow, on the worker pool: `content` (the output text, or the text and images of an image or notebook read; a `resource_link` to a spill file), `isError`, `structuredContent` = the whole result, each image only referred to; cut to fit one message (`mcp.max_message_bytes`, see `results`) |
 //! | `resources/read`, `resources/list`, `resources/templates/list` | spill files, `tinytool://output/NAME` only (see `resources`) |
 //! | `ping` | `{}` (not in 2026-07-28, which removed it) |
 //! | `notifications/cancelled` | a queued call is dropped unrun, a running one stopped (its process group killed); neither is answered |
@@ -364,7 +364,7 @@ impl<'a> Core<'a> {
         }
         if method == "resources/read"
             && let Some(uri) = params.get("uri").and_then(Value::as_str)
-            && let Err(text) = resources::read(&self.session.dir, uri)
+            && let Err(text) = resources::read(&self.session.dir, uri, self.room(id, 1))
         {
             // Resource not found (and any unreadable one) names the URI in `data`.
             return json!({"jsonrpc": "2.0", "id": id, "error": {
@@ -405,7 +405,8 @@ impl<'a> Core<'a> {
             "resources/templates/list" => Ok(resources::templates()),
             "resources/read" => match params.get("uri").and_then(Value::as_str) {
                 Some(uri) => {
-                    resources::read(&self.session.dir, uri).map_err(|e| (INVALID_PARAMS, e))
+                    let room = self.room(id, 1);
+                    resources::read(&self.session.dir, uri, room).map_err(|e| (INVALID_PARAMS, e))
                 }
                 None => Err((INVALID_PARAMS, "resources/read needs params.uri".into())),
             },
@@ -625,14 +626,15 @@ impl<'a> Core<'a> {
         if cancel.is_set() {
             return;
         }
+        let room = self.room(&call.id, 1);
         let answer = match &context.modern {
             Some(retry) => match retry.input_required() {
                 Some(required) => required,
-                None => modern::complete("tools/call", results::call_result(&result, true)),
+                None => modern::complete("tools/call", results::call_result(&result, true, room)),
             },
             None => {
                 let links = call.conn.version().as_str() >= "2025-06-18";
-                results::call_result(&result, links)
+                results::call_result(&result, links, room)
             }
         };
         call.out.result(&call.id, answer);
@@ -706,8 +708,20 @@ impl<'a> Core<'a> {
         })
     }
 
+    /// Bytes of JSON a result for request `id` may take, when `shares` results go in one
+    /// message: the message cap (`mcp.max_message_bytes`) less the envelope, shared.
+    fn room(&self, id: &Value, shares: usize) -> usize {
+        /// The envelope around a result: `jsonrpc`, the id, `resultType`, the server's
+        /// `_meta`, an HTTP event's framing.
+        const ENVELOPE: usize = 4096;
+        let cap = self.session.config.max_message_bytes;
+        let id_len = serde_json::to_vec(id).map_or(cap, |bytes| bytes.len());
+        (cap / shares.max(1)).saturating_sub(ENVELOPE + id_len)
+    }
+
     /// Answers a batch: one array with every request's answer.
     pub fn batch(&self, conn: &Arc<Conn>, out: &Out, items: Vec<Value>) {
+        let shares = items.len();
         let (tx, rx) = mpsc::channel::<Value>();
         {
             let collect = Out::replies_only(move |message: &Value| {
@@ -736,7 +750,8 @@ impl<'a> Core<'a> {
                                     &collect,
                                 );
                                 let links = conn.version().as_str() >= "2025-06-18";
-                                collect.result(&id, results::call_result(&result, links));
+                                let room = self.room(&id, shares);
+                                collect.result(&id, results::call_result(&result, links, room));
                             }
                             Err(text) => collect.error(&id, INVALID_PARAMS, &text),
                         }

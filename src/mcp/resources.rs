@@ -12,6 +12,9 @@
 //! The spill files of calls that saw secrets (`.tinytool/sealed/NAME`, out of commands'
 //! reach) are `tinytool://sealed-output/NAME` the same way.
 //!
+//! A file larger than the room one message has (`mcp.max_message_bytes`) is served cut,
+//! with a note naming the file to page through with `read` instead.
+//!
 //! Any other URI, a NAME outside the grammar, or a file that is missing or not a regular
 //! file directly under `<dir>/.tinytool/outputs/` (a symlink included) is `-32602`, with
 //! the URI in `data.uri`.
@@ -59,8 +62,9 @@ pub fn link_for(metadata: &Map<String, Value>) -> Option<Value> {
     }))
 }
 
-/// The `resources/read` result for `uri`, or the error message of a `-32602`.
-pub fn read(dir: &Path, uri: &str) -> Result<Value, String> {
+/// The `resources/read` result for `uri` in at most `room` bytes of JSON, or the error
+/// message of a `-32602`.
+pub fn read(dir: &Path, uri: &str, room: usize) -> Result<Value, String> {
     let unknown = || format!("Resource not found: {uri}");
     let (folder, name) = KINDS
         .iter()
@@ -80,7 +84,33 @@ pub fn read(dir: &Path, uri: &str) -> Result<Value, String> {
     }
     let bytes = std::fs::read(&path).map_err(|err| format!("cannot read {uri}: {err}"))?;
     let text = String::from_utf8_lossy(&bytes);
-    Ok(json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}))
+    let answer =
+        |text: &str| json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]});
+    let whole = answer(&text);
+    let size = serde_json::to_vec(&whole).map_or(usize::MAX, |b| b.len());
+    if size <= room {
+        return Ok(whole);
+    }
+    let note = format!(
+        "\n[cut: {folder}{name} is {} bytes, more than one MCP message has room for \
+         (mcp.max_message_bytes in config.json); read it with the read tool, page by page]",
+        bytes.len()
+    );
+    let mut keep = room.saturating_sub(note.len() + uri.len() * 2 + 256);
+    for _ in 0..8 {
+        let mut end = keep.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = answer(&format!("{}{note}", &text[..end]));
+        let now = serde_json::to_vec(&cut).map_or(usize::MAX, |b| b.len());
+        if now <= room {
+            return Ok(cut);
+        }
+        // Escapes made it larger than its bytes: shrink in proportion, and a little more.
+        keep = (keep as f64 * room as f64 / now as f64 * 0.95) as usize;
+    }
+    Ok(answer(note.trim_start()))
 }
 
 /// The `resources/templates/list` result: the URI templates served.
@@ -102,6 +132,23 @@ pub fn templates() -> Value {
 mod tests {
     use super::*;
 
+    const ROOM: usize = 1 << 20;
+
+    #[test]
+    fn a_file_larger_than_a_message_is_served_cut_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(FOLDER)).unwrap();
+        // Control characters take six bytes each in JSON.
+        let text = "a\u{1}".repeat(20_000);
+        std::fs::write(dir.path().join(FOLDER).join("big.txt"), &text).unwrap();
+        let served = read(dir.path(), "tinytool://output/big.txt", 10_000).unwrap();
+        assert!(serde_json::to_vec(&served).unwrap().len() <= 10_000);
+        let shown = served["contents"][0]["text"].as_str().unwrap();
+        assert!(shown.starts_with("a\u{1}a") && shown.ends_with("page by page]"));
+        let whole = read(dir.path(), "tinytool://output/big.txt", ROOM).unwrap();
+        assert_eq!(whole["contents"][0]["text"], text);
+    }
+
     #[test]
     fn names_follow_the_grammar() {
         for good in ["a", "bash-1a2b.txt", "X_1.log"] {
@@ -118,7 +165,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(FOLDER)).unwrap();
         std::fs::write(dir.path().join(FOLDER).join("bash-1.txt"), "whole").unwrap();
         std::fs::write(dir.path().join("secret"), "no").unwrap();
-        let ok = read(dir.path(), "tinytool://output/bash-1.txt").unwrap();
+        let ok = read(dir.path(), "tinytool://output/bash-1.txt", ROOM).unwrap();
         assert_eq!(ok["contents"][0]["text"], "whole");
         for bad in [
             "tinytool://output/../../secret",
@@ -126,21 +173,28 @@ mod tests {
             "file:///etc/passwd",
             "tinytool://output/",
         ] {
-            assert!(read(dir.path(), bad).is_err(), "{bad}");
+            assert!(read(dir.path(), bad, ROOM).is_err(), "{bad}");
         }
         std::os::unix::fs::symlink(
             dir.path().join("secret"),
             dir.path().join(FOLDER).join("link"),
         )
         .unwrap();
-        assert!(read(dir.path(), "tinytool://output/link").is_err());
+        assert!(read(dir.path(), "tinytool://output/link", ROOM).is_err());
         // A sealed spill file has a URI of its own, and its name is no way out either.
         std::fs::create_dir_all(dir.path().join(SEALED_FOLDER)).unwrap();
         std::fs::write(dir.path().join(SEALED_FOLDER).join("out-1.txt"), "key").unwrap();
-        let sealed = read(dir.path(), "tinytool://sealed-output/out-1.txt").unwrap();
+        let sealed = read(dir.path(), "tinytool://sealed-output/out-1.txt", ROOM).unwrap();
         assert_eq!(sealed["contents"][0]["text"], "key");
-        assert!(read(dir.path(), "tinytool://output/out-1.txt").is_err());
-        assert!(read(dir.path(), "tinytool://sealed-output/../outputs/bash-1.txt").is_err());
+        assert!(read(dir.path(), "tinytool://output/out-1.txt", ROOM).is_err());
+        assert!(
+            read(
+                dir.path(),
+                "tinytool://sealed-output/../outputs/bash-1.txt",
+                ROOM
+            )
+            .is_err()
+        );
         let mut meta = Map::new();
         meta.insert("full_output".into(), json!(".tinytool/sealed/out-1.txt"));
         assert_eq!(

@@ -1,22 +1,33 @@
 //! How tools and their results look over MCP: the tool entries of `tools/list` (title,
 //! annotations, `inputSchema`, `outputSchema`) and the `tools/call` result.
 //!
-//! A result says everything twice, so a client that reads only one half still gets it all:
+//! A result says its text twice, so a client that reads only one half still gets it all,
+//! and its images once:
 //!
 //! ```text
-//! content            = [ text OUTPUT | image ] [ resource_link tinytool://output/NAME ]
+//! content            = ( [ text OUTPUT ] | PARTS ) [ resource_link tinytool://output/NAME ]
+//! PARTS              = ( text | image )+   (an image read: image, text OUTPUT)
 //! structuredContent  = { "tool": NAME, "output": OUTPUT, "is_error": BOOL,
 //!                        "truncated": BOOL, "metadata": { ... } }
 //! isError            = is_error
 //! ```
 //!
-//! `structuredContent` is the `exec` result object without its `id`, and validates against
-//! the `outputSchema` every tool declares ([`output_schema`]). The `resource_link` is added
-//! when the output was previewed and the whole output was kept in a spill file
-//! (`metadata.full_output`, see `resources`).
+//! `structuredContent` is the `exec` result object without its `id` (and without its
+//! `content`), and validates against the `outputSchema` every tool declares
+//! ([`output_schema`]). Where a result holds an image, OUTPUT says `[image N: LABEL]`: it
+//! refers to the N-th image block of `content`, never repeats its data (see `media`). The
+//! `resource_link` is added when the output was previewed and the whole output was kept in
+//! a spill file (`metadata.full_output`, see `resources`).
+//!
+//! Every result fits the room its message has (`mcp.max_message_bytes`, 8 MiB by default,
+//! less the envelope): a result that would not is cut, never sent broken. Images go first,
+//! from the last, each replaced by a note saying it was left out and why; then the text is
+//! cut to what fits, with a note; `truncated` is set and `metadata.message_cut` says how
+//! large the result would have been and the cap.
 
 use serde_json::{Map, Value, json};
 
+use crate::media::{self, Part, Shape};
 use crate::registry::CallResult;
 use crate::tool::ToolDef;
 
@@ -115,21 +126,25 @@ fn annotations(name: &str) -> Map<String, Value> {
     hints
 }
 
-/// A call result in MCP's shape; `links` says whether the client's revision knows
-/// `resource_link` content (2025-06-18 and later).
-pub fn call_result(result: &CallResult, links: bool) -> Value {
-    let image = result
-        .metadata
-        .get("mime")
-        .and_then(Value::as_str)
-        .filter(|m| m.starts_with("image/"))
-        .and_then(|mime| {
-            let data = result
-                .output
-                .strip_prefix(&format!("data:{mime};base64,"))?;
-            Some(json!({"type": "image", "data": data, "mimeType": mime}))
-        });
-    let mut content = vec![image.unwrap_or_else(|| json!({"type": "text", "text": result.output}))];
+/// A call result in MCP's shape, in at most `room` bytes of JSON (see the module doc);
+/// `links` says whether the client's revision knows `resource_link` content (2025-06-18
+/// and later).
+pub fn call_result(result: &CallResult, links: bool, room: usize) -> Value {
+    let value = shaped(result, links);
+    let size = encoded_len(&value);
+    if size <= room {
+        return value;
+    }
+    cut(result, links, room, size)
+}
+
+/// A call result in MCP's shape, whatever its size.
+fn shaped(result: &CallResult, links: bool) -> Value {
+    let mut content = if result.parts.is_empty() {
+        vec![json!({"type": "text", "text": result.output})]
+    } else {
+        media::render(&result.parts, &result.output, Shape::Mcp)
+    };
     if links && let Some(link) = resources::link_for(&result.metadata) {
         content.push(link);
     }
@@ -138,6 +153,85 @@ pub fn call_result(result: &CallResult, links: bool) -> Value {
         "isError": result.is_error,
         "structuredContent": structured(result),
     })
+}
+
+/// Bytes of `value` as JSON.
+fn encoded_len(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
+}
+
+/// What stands for the part of a result cut to fit a message.
+fn cut_note(size: usize, room: usize) -> String {
+    format!(
+        "[cut: this result was {size} bytes of JSON, more than the {room} bytes one MCP message \
+         has room for (mcp.max_message_bytes in config.json raises the cap)]"
+    )
+}
+
+/// `result` cut to fit `room` bytes (see the module doc); `size` is its whole size.
+fn cut(result: &CallResult, links: bool, room: usize, size: usize) -> Value {
+    let mut small = result.clone();
+    small.truncated = true;
+    small
+        .metadata
+        .insert("message_cut".into(), json!({"bytes": size, "room": room}));
+    // Images first, from the last: each leaves a note where it stood.
+    while let Some(last) = small
+        .parts
+        .iter()
+        .rposition(|p| matches!(p, Part::Image(_)))
+    {
+        if let Part::Image(image) = &small.parts[last] {
+            let note = format!(
+                "[image left out: {}; {}]\n",
+                image.label,
+                cut_note(size, room)
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+            );
+            small.parts[last] = Part::Text(note);
+        }
+        small.output = media::text_of(&small.parts);
+        let value = shaped(&small, links);
+        if encoded_len(&value) <= room {
+            return value;
+        }
+    }
+    // Then the text: it is in the content and in structuredContent, escaped.
+    small.parts.clear();
+    let note = cut_note(size, room);
+    let full = std::mem::take(&mut small.output);
+    let bare = encoded_len(&shaped(&small, links));
+    let mut keep = room.saturating_sub(bare + 2 * note.len() + 64) / 2;
+    for _ in 0..8 {
+        let end = floor_char_boundary(&full, keep);
+        small.output = format!("{}\n{note}", &full[..end]);
+        let value = shaped(&small, links);
+        let now = encoded_len(&value);
+        if now <= room {
+            return value;
+        }
+        // Escapes made it larger than its bytes: shrink in proportion, and a little more.
+        let over = now.saturating_sub(bare) as f64;
+        let wanted = room.saturating_sub(bare) as f64;
+        keep = (keep as f64 * wanted / over.max(1.0) * 0.95) as usize;
+    }
+    // Nothing of the text fits (the metadata alone is too large): the note alone.
+    small.output = note;
+    small.metadata = Map::new();
+    small
+        .metadata
+        .insert("message_cut".into(), json!({"bytes": size, "room": room}));
+    shaped(&small, false)
+}
+
+/// The largest char boundary of `text` at or below `at`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// The `structuredContent` of a result (see the module doc).
@@ -154,6 +248,62 @@ pub fn structured(result: &CallResult) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::media::Image;
+
+    fn result(parts: Vec<Part>, output: String) -> CallResult {
+        let mut result =
+            CallResult::failure(None, "read", output, crate::exit::ExitStatus::Success);
+        result.is_error = false;
+        result.parts = parts;
+        result
+    }
+
+    #[test]
+    fn an_image_is_sent_once_and_the_structured_output_refers_to_it() {
+        let parts = vec![Part::Image(Image::new(
+            "image/png",
+            &[7u8; 3000],
+            "a.png".into(),
+        ))];
+        let r = result(parts.clone(), media::text_of(&parts));
+        let value = call_result(&r, true, 1 << 20);
+        let data = value["content"][0]["data"].as_str().unwrap();
+        assert_eq!(value.to_string().matches(data).count(), 1);
+        assert_eq!(value["content"][1]["text"], "[image 1: a.png]\n");
+        assert_eq!(value["structuredContent"]["output"], "[image 1: a.png]\n");
+    }
+
+    #[test]
+    fn a_result_over_its_room_loses_its_last_images_then_its_text_never_its_shape() {
+        let image = |n: u8| Part::Image(Image::new("image/png", &[n; 30_000], format!("i{n}")));
+        let parts = vec![Part::Text("cell\n".into()), image(1), image(2)];
+        let r = result(parts.clone(), media::text_of(&parts));
+        let value = call_result(&r, true, 60_000);
+        assert!(value.to_string().len() <= 60_000);
+        let content = value["content"].as_array().unwrap();
+        assert_eq!(content[1]["type"], "image");
+        assert!(
+            content[2]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("[image left out: i2; cut:")
+        );
+        assert_eq!(value["structuredContent"]["truncated"], true);
+        assert!(
+            value["structuredContent"]["metadata"]["message_cut"]["bytes"]
+                .as_u64()
+                .unwrap()
+                > 80_000
+        );
+        // Text that escapes to six times its bytes is cut to fit, with the note.
+        let r = result(Vec::new(), "\u{1}".repeat(100_000));
+        let value = call_result(&r, false, 70_000);
+        let len = value.to_string().len();
+        assert!(len <= 70_000 && len > 35_000, "{len}");
+        let text = value["content"][0]["text"].as_str().unwrap();
+        assert!(text.ends_with("raises the cap)]"));
+        assert_eq!(value["structuredContent"]["output"], text);
+    }
 
     #[test]
     fn every_tool_has_a_title_and_four_explicit_hints() {

@@ -1172,7 +1172,7 @@ mod tests {
         let text = match output.body {
             Body::Text(text) | Body::Paged(text) => text,
             Body::Captured(capture) => capture.finish().text,
-            Body::Image(_) => unreachable!(),
+            Body::Parts(_) => unreachable!(),
         };
         (text, output.metadata, output.is_error)
     }

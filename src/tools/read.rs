@@ -24,8 +24,11 @@
 //! Deliberate differences from the reference: a trailing newline does not produce an extra
 //! numbered line, there is no 10 MB cut-off, and negative offsets or limits are refused.
 //!
-//! Images (`.jpg`, `.jpeg`, `.png`, `.gif`, `.webp`) come back as a data URI of at most
-//! 5 MB of image, never previewed. Binary files are refused, judged by their first 8,192
+//! Images (`.jpg`, `.jpeg`, `.png`, `.gif`, `.webp`) come back as an image part
+//! (`media::fit`: judged by content, refused over `images.max_pixels` before decoding,
+//! downscaled over `images.max_bytes`), the text saying `[image 1: LABEL]`; notebooks
+//! (`.ipynb`) as their cells, source then outputs, images as image parts, paged by cells
+//! (`notebook::page`). Neither is previewed. Binary files are refused, judged by their first 8,192
 //! bytes ([`crate::binary`]: a known signature such as gzip, zip or ELF, or more than 30%
 //! non-text bytes, where invalid UTF-8 counts as non-text). A mostly-text file with a few
 //! invalid bytes (Latin-1 accents) is shown with them replaced and `metadata.lossy`.
@@ -33,11 +36,12 @@
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::Path;
 
-use base64::Engine;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::binary;
+use crate::media::{self, Image, Part};
+use crate::notebook;
 use crate::schema;
 use crate::session::CallContext;
 use crate::suggest::Want;
@@ -48,8 +52,6 @@ use crate::tool::{Access, Body, ToolDef, ToolDoc, ToolOutput, parse_args};
 const DEFAULT_LIMIT: u64 = 2_000;
 /// Characters of a line shown before it is cut with `...`.
 pub const MAX_LINE_CHARS: usize = 2_000;
-/// Largest image returned as a data URI.
-const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The `read` tool's definition.
 pub fn definition() -> ToolDef {
@@ -60,8 +62,8 @@ pub fn definition() -> ToolDef {
             2000 lines from the start unless offset/limit say otherwise; lines longer than \
             2000 characters are cut with `...` and a note (`char_offset` reads on). A page holds as many whole lines as fit 51200 \
             bytes; when the file goes on, its last line gives the offset to continue with. \
-            Images (.png, .jpg, .jpeg, .gif, .webp) are returned as a base64 data URI. \
-            Binary files and directories are refused.",
+            Images come back as images, .ipynb notebooks as cells (offset and limit count \
+            cells); binaries are refused.",
         permission: "read",
         schema: parameters,
         execute,
@@ -81,7 +83,19 @@ pub fn definition() -> ToolDef {
                 lossy when bytes were not UTF-8. A UTF-8 byte order mark at the start of the \
                 file shows as `[BOM]` at the start of line 1, once (the character itself is \
                 invisible); the file is not changed, and edit and write keep the mark and take \
-                a `[BOM]` copied into their text back off.",
+                a `[BOM]` copied into their text back off. An image is an image part of the \
+                result (under exec in the shape of the call's provider, over MCP an image \
+                block), the output text saying `[image 1: PATH, MIME, WxH, N bytes]`; an image \
+                over images.max_bytes (3932160 by default) is downscaled until it fits and the \
+                text says from what size; metadata: path, mime, bytes, width, height, \
+                downscaled_from. A notebook reads as `[cell N: TYPE, id ID, execution_count \
+                C]` followed by the cell's source (no line numbers, so edit's old_string can \
+                be copied from it), then `[output N.M: KIND]` and each output: its image as \
+                an image part, else its text (stream, text/plain, an error's traceback without \
+                colour codes), each cut at 8192 bytes; offset and limit count cells, whole \
+                cells fill the page and `[cells A-B of T shown, R more; continue with \
+                offset=B+1]` ends it when cells are left; images of one read are capped at \
+                images.max_bytes in all. metadata: path, cells, start_cell, end_cell, images.",
             errors: "`File not found: PATH`, with `Did you mean: PATH?` (or `Did you mean one \
                 of: ...?`) naming the file probably meant: with `\\` read as `/`, without the \
                 project's folder name or other leading folders, an absolute path's tail found in \
@@ -94,7 +108,13 @@ pub fn definition() -> ToolDef {
                 zstd, bzip2, 7z, ELF, Mach-O, PE, wasm, class, SQLite, PDF, ...) or more than \
                 30% non-text bytes in the first 8192 (invalid UTF-8 counts); `Offset N is beyond end of \
                 file (M lines; the last valid offset is M-1)` (offsets are 0-based; for an \
-                empty file only offset 0 reads, as `(empty file)`); an image over 5 MB.",
+                empty file only offset 0 reads, as `(empty file)`); `Cannot read image PATH: \
+                ...` for a file that is not a PNG, JPEG, GIF or WebP by its content, a broken \
+                header, data that does not decode, or more pixels than images.max_pixels \
+                (32000000 by default, refused before decoding); `Image too large` for an \
+                image file over 67108864 bytes; `Cannot read notebook PATH: ...` naming the \
+                line and column of bad JSON, an nbformat 3 notebook or the cell whose field is \
+                wrong.",
             examples: &[
                 (
                     "Read the first 40 lines of a file",
@@ -189,8 +209,14 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "{shown} is not a regular file (a device, socket or pipe cannot be read)"
         )));
     }
-    if let Some(mime) = image_mime(&path) {
-        return read_image(&path, &shown, mime, meta.len());
+    if is_image(&path) {
+        return read_image(ctx, &path, &shown, meta.len());
+    }
+    if path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("ipynb"))
+    {
+        return read_notebook(ctx, &path, &shown, meta.len(), &args);
     }
     // Through the checked directories only: a directory swapped for a symlink since the
     // path was resolved and judged is refused, not followed.
@@ -493,41 +519,141 @@ fn format_line(
     (line, lossy)
 }
 
-fn image_mime(path: &Path) -> Option<&'static str> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "jpg" | "jpeg" => Some("image/jpeg"),
-        "png" => Some("image/png"),
-        "gif" => Some("image/gif"),
-        "webp" => Some("image/webp"),
-        _ => None,
-    }
+/// Whether `path` names an image by its extension (its content decides which kind).
+fn is_image(path: &Path) -> bool {
+    path.extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| {
+            matches!(
+                ext.to_ascii_lowercase().as_str(),
+                "jpg" | "jpeg" | "png" | "gif" | "webp"
+            )
+        })
 }
 
-fn read_image(path: &Path, shown: &str, mime: &str, size: u64) -> anyhow::Result<ToolOutput> {
-    if size > MAX_IMAGE_BYTES {
+/// A notebook's cells `offset..` (at most `limit`) as text and images (`notebook::page`).
+fn read_notebook(
+    ctx: &CallContext,
+    path: &Path,
+    shown: &str,
+    size: u64,
+    args: &ReadArgs,
+) -> anyhow::Result<ToolOutput> {
+    if size > notebook::MAX_FILE_BYTES {
         return Ok(ToolOutput::error(format!(
-            "Image too large: {shown} is {size} bytes; read returns images of at most {MAX_IMAGE_BYTES} bytes (5 MB)"
+            "Notebook too large: {shown} is {size} bytes; read takes notebooks of at most {} bytes",
+            notebook::MAX_FILE_BYTES
         )));
+    }
+    if args.char_offset > 0 {
+        return Ok(ToolOutput::error(
+            "char_offset does not apply to a notebook: its offset and limit count cells",
+        ));
     }
     let mut bytes = Vec::with_capacity(size as usize);
     crate::beneath::open_read(path, false)?
-        .take(MAX_IMAGE_BYTES + 1)
+        .take(notebook::MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_IMAGE_BYTES {
-        return Ok(ToolOutput::error(format!(
-            "Image too large: {shown} grew past {MAX_IMAGE_BYTES} bytes while being read"
-        )));
+    let parsed = match notebook::parse(&bytes) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            return Ok(
+                ToolOutput::error(format!("Cannot read notebook {shown}: {why}"))
+                    .with("path", shown),
+            );
+        }
+    };
+    let total = parsed.cells.len();
+    if total == 0 {
+        return Ok(ToolOutput::text("(empty notebook)")
+            .with("path", shown)
+            .with("cells", 0));
     }
-    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let offset = usize::try_from(args.offset).unwrap_or(usize::MAX);
+    if offset >= total {
+        return Ok(ToolOutput::error(format!(
+            "Offset {offset} is beyond the notebook's last cell ({total} cells; offset counts \
+             cells from 0, so the last valid offset is {})",
+            total - 1
+        ))
+        .with("cells", total));
+    }
+    let limits = &ctx.session.limits;
+    let limit = usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT)).unwrap_or(usize::MAX);
+    let budget = limits.max_bytes.saturating_sub(FOOTER_ROOM).max(1);
+    let page = notebook::page(&parsed, offset, limit, budget, &ctx.session.config.images);
     Ok(ToolOutput {
-        body: Body::Image(format!("data:{mime};base64,{data}")),
+        body: Body::Parts(page.parts),
         is_error: false,
         metadata: Map::new(),
     }
     .with("path", shown)
-    .with("mime", mime)
-    .with("bytes", bytes.len()))
+    .with("cells", total)
+    .with("start_cell", offset)
+    .with("end_cell", page.end)
+    .with("images", page.images))
+}
+
+/// An image file as an image part, made fit to send (`media::fit`: judged by its content,
+/// refused over the pixel cap before decoding, downscaled over the byte cap).
+fn read_image(
+    ctx: &CallContext,
+    path: &Path,
+    shown: &str,
+    size: u64,
+) -> anyhow::Result<ToolOutput> {
+    let caps = ctx.session.config.images;
+    let too_large = |size: u64| {
+        ToolOutput::error(format!(
+            "Image too large: {shown} is {size} bytes; read takes image files of at most {} bytes \
+             (and sends at most {} bytes of one, downscaling larger ones: images.max_bytes in \
+             config.json)",
+            media::MAX_FILE_BYTES,
+            caps.max_bytes
+        ))
+    };
+    if size > media::MAX_FILE_BYTES {
+        return Ok(too_large(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    crate::beneath::open_read(path, false)?
+        .take(media::MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > media::MAX_FILE_BYTES {
+        return Ok(too_large(bytes.len() as u64));
+    }
+    let original = bytes.len();
+    let fitted = match media::fit(bytes, &caps) {
+        Ok(fitted) => fitted,
+        Err(why) => {
+            return Ok(
+                ToolOutput::error(format!("Cannot read image {shown}: {why}")).with("path", shown),
+            );
+        }
+    };
+    let label = fitted.label(shown, &caps);
+    let (width, height) = fitted.size;
+    let mut output = ToolOutput {
+        body: Body::Parts(vec![Part::Image(Image::new(
+            fitted.mime,
+            &fitted.bytes,
+            label,
+        ))]),
+        is_error: false,
+        metadata: Map::new(),
+    }
+    .with("path", shown)
+    .with("mime", fitted.mime)
+    .with("bytes", fitted.bytes.len())
+    .with("width", width)
+    .with("height", height);
+    if let Some((w, h, _)) = fitted.downscaled_from {
+        output = output.with(
+            "downscaled_from",
+            json!({"width": w, "height": h, "bytes": original}),
+        );
+    }
+    Ok(output)
 }
 
 #[cfg(test)]

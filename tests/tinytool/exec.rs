@@ -249,3 +249,81 @@ fn a_responses_function_call_item_is_answered_with_its_call_id() {
     }));
     assert_eq!(gemini.json()["output"], "1\tx\n");
 }
+
+/// Each SDK's tool call as it serializes it, on one `exec --jsonl` stream: the name, the
+/// arguments and the id of every one come back in its result.
+#[test]
+fn every_sdk_call_shape_keeps_its_name_arguments_and_id() {
+    let room = Room::new();
+    room.write("a.txt", "first\nsecond\n");
+    let args = json!({"file_path": "a.txt", "limit": 1});
+    let text = args.to_string();
+    let shapes: Vec<(&str, serde_json::Value, serde_json::Value)> = vec![
+        (
+            "OpenAI Chat Completions message.tool_calls[i]",
+            json!({"id": "call_chat", "type": "function", "function": {"name": "read", "arguments": text}}),
+            json!("call_chat"),
+        ),
+        (
+            "OpenAI Responses output item (function_call)",
+            json!({"type": "function_call", "id": "fc_item", "call_id": "call_resp", "name": "read",
+                "arguments": text, "status": "completed"}),
+            json!("call_resp"),
+        ),
+        (
+            "OpenAI flat (Agents SDK, Realtime)",
+            json!({"id": "call_flat", "name": "read", "arguments": text}),
+            json!("call_flat"),
+        ),
+        (
+            "Anthropic content block (tool_use)",
+            json!({"type": "tool_use", "id": "toolu_01A", "name": "read", "input": args, "caller": null}),
+            json!("toolu_01A"),
+        ),
+        (
+            "Gemini REST / JavaScript Part",
+            json!({"functionCall": {"id": "gem-rest", "name": "read", "args": args}, "thoughtSignature": "c2ln"}),
+            json!("gem-rest"),
+        ),
+        (
+            "Gemini Python Part.model_dump() (snake_case, unset fields null)",
+            json!({"video_metadata": null, "thought": null, "inline_data": null, "file_data": null,
+                "thought_signature": null, "function_call": {"id": "gem-py", "args": args, "name": "read"},
+                "code_execution_result": null, "executable_code": null, "function_response": null,
+                "text": null}),
+            json!("gem-py"),
+        ),
+        (
+            "Gemini Python Part.model_dump(by_alias=True, exclude_none=True)",
+            json!({"functionCall": {"id": "gem-alias", "args": args, "name": "read"}}),
+            json!("gem-alias"),
+        ),
+        (
+            "Gemini FunctionCall alone",
+            json!({"id": "gem-bare", "name": "read", "args": args}),
+            json!("gem-bare"),
+        ),
+        (
+            "a numeric id",
+            json!({"id": 7, "name": "read", "arguments": args}),
+            json!(7),
+        ),
+    ];
+    let input: String = shapes
+        .iter()
+        .map(|(_, call, _)| format!("{call}\n"))
+        .collect();
+    let run = room.run(&["exec", "--jsonl"], Some(&input));
+    let results = run.lines();
+    assert_eq!(results.len(), shapes.len(), "{}", run.stdout);
+    for ((what, _, id), result) in shapes.iter().zip(&results) {
+        assert_eq!(&result["id"], id, "{what}");
+        assert_eq!(result["tool"], "read", "{what}");
+        // The arguments arrived: limit 1 shows one line of two.
+        assert_eq!(
+            result["output"],
+            "1\tfirst\n[lines 1-1 of 2 shown, 1 more lines; continue with offset=1]\n",
+            "{what}"
+        );
+    }
+}

@@ -128,7 +128,7 @@ fn calls_go_through_the_registry_and_refusals_are_results() {
     let room = Room::new();
     room.write("a.txt", "hello\n");
     room.write(".env", "K=1\n");
-    room.write("pic.png", b"\x89PNG\r\n\x1a\n1234");
+    room.write("pic.png", crate::util::plain_png(3, 2));
     let mut client = Client::start(&room, &[]);
     init(&mut client, "2025-11-25", json!({}));
     let read = client.request(
@@ -183,6 +183,13 @@ fn calls_go_through_the_registry_and_refusals_are_results() {
     );
     assert_eq!(image["result"]["content"][0]["type"], "image");
     assert_eq!(image["result"]["content"][0]["mimeType"], "image/png");
+    // The image is sent once: structuredContent refers to it, and so does the text after it.
+    let data = image["result"]["content"][0]["data"].as_str().unwrap();
+    let output = image["result"]["structuredContent"]["output"]
+        .as_str()
+        .unwrap();
+    assert!(output.starts_with("[image 1: pic.png, image/png, 3x2, ") && !output.contains(data));
+    assert_eq!(image["result"]["content"][1]["text"], output);
     // No tool ends the server: `exit` is not served over MCP.
     let exit = client.request(7, "tools/call", json!({"name": "exit", "arguments": {}}));
     assert_eq!(exit["error"]["code"], -32602);

@@ -601,14 +601,16 @@ fn codex_apply_patch_update_plan_and_view_image() {
         ])
     );
 
-    room.write("pic.png", b"\x89PNG\r\n\x1a\n1234");
+    room.write("pic.png", crate::util::plain_png(2, 2));
     let run = call(&room, "view_image", json!({"path": "pic.png"}));
     assert!(
         ok(&run)["output"]
             .as_str()
             .unwrap_or_default()
-            .starts_with("data:image/png;base64,")
+            .starts_with("[image 1: pic.png, image/png, 2x2, ")
     );
+    // Asked in OpenAI's shape, the image comes back as an OpenAI image part.
+    assert_eq!(run.json()["content"][0]["type"], "image_url");
 }
 
 #[test]

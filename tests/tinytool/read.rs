@@ -175,31 +175,18 @@ fn empty_files_and_lossy_bytes_are_reported() {
 }
 
 #[test]
-fn images_are_data_uris_never_previewed() {
+fn images_are_parts_never_previewed_nor_refused_for_their_size() {
+    // The rest of images (shapes, caps, bad ones) is in `images`.
     let room = Room::new();
-    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
-    png.extend(std::iter::repeat_n(7u8, 200_000));
-    room.write("pic.PNG", &png);
-    let run = room.call("read", json!({"file_path": "pic.PNG"}));
-    let result = run.json();
-    assert_eq!(result["truncated"], false);
-    assert_eq!(result["metadata"]["mime"], "image/png");
-    let uri = result["output"].as_str().unwrap();
-    assert!(uri.starts_with("data:image/png;base64,iVBORw0KGgo"));
-    use base64::Engine;
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(uri.split_once(",").unwrap().1)
-        .unwrap();
-    assert_eq!(decoded, png);
-}
-
-#[test]
-fn images_over_5_mb_are_refused_with_their_size() {
-    let room = Room::new();
-    room.write("big.jpg", vec![1u8; 5 * 1024 * 1024 + 1]);
-    let run = room.call("read", json!({"file_path": "big.jpg"}));
-    assert_eq!(run.code, 1);
-    assert!(run.output().contains("5242881 bytes"), "{}", run.output());
+    let png = crate::util::noise_png(300, 300);
+    room.write("pic.png", &png);
+    room.write_user("config.json", r#"{"output": {"max_bytes": 1000}}"#);
+    let result = room.call("read", json!({"file_path": "pic.png"})).json();
+    assert_eq!(
+        (result["is_error"].clone(), result["truncated"].clone()),
+        (json!(false), json!(false))
+    );
+    assert_eq!(result["metadata"]["bytes"], png.len());
 }
 
 #[test]

@@ -626,3 +626,69 @@ fn until_done(finished: impl Fn() -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A PNG of `width` x `height` RGB pixels of noise: incompressible, about three bytes a
+/// pixel (1,300 x 1,300 is a 5 MB file).
+pub fn noise_png(width: u32, height: u32) -> Vec<u8> {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let pixels: Vec<u8> = (0..width as usize * height as usize * 3)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 24) as u8
+        })
+        .collect();
+    encode_png(image::RgbImage::from_raw(width, height, pixels).unwrap())
+}
+
+/// A PNG of `width` x `height` pixels of one colour (a few hundred bytes).
+pub fn plain_png(width: u32, height: u32) -> Vec<u8> {
+    encode_png(image::RgbImage::from_pixel(
+        width,
+        height,
+        image::Rgb([40, 90, 200]),
+    ))
+}
+
+fn encode_png(image: image::RgbImage) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let encoder = image::codecs::png::PngEncoder::new_with_quality(
+        &mut bytes,
+        image::codecs::png::CompressionType::Fast,
+        image::codecs::png::FilterType::NoFilter,
+    );
+    image.write_with_encoder(encoder).unwrap();
+    bytes
+}
+
+/// A valid PNG header that claims `width` x `height` pixels over a few bytes of data: a
+/// decompression bomb's shape (the IHDR's CRC is right, so only the size is wrong).
+pub fn bomb_png(width: u32, height: u32) -> Vec<u8> {
+    let mut png = plain_png(4, 4);
+    png[16..20].copy_from_slice(&width.to_be_bytes());
+    png[20..24].copy_from_slice(&height.to_be_bytes());
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in &png[12..29] {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    png[29..33].copy_from_slice(&(!crc).to_be_bytes());
+    png
+}
+
+/// The width and height of an image given as base64.
+pub fn image_size(base64_data: &str) -> (u32, u32) {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(base64_data)
+        .unwrap();
+    let image = image::load_from_memory(&bytes).unwrap();
+    (image.width(), image.height())
+}

@@ -28,6 +28,11 @@
 //! A failing edit of `edits` writes nothing and says which it was; an insert past the end
 //! of the file is refused with the lines there are.
 //!
+//! With `cell` (an index) or `cell_id`, the file is a Jupyter notebook and the changes
+//! apply to that cell's source alone (`notebook`): its lines are the text every change
+//! sees (line numbers count from the cell's first line), and only the cell's `"source"`
+//! value is rewritten in the file, the way it was written; the diff is the cell's.
+//!
 //! A file the caller may not read (`secrets`: `.env` under the default policy) is edited
 //! like any other, but no output shows its content: a refusal says why without the
 //! closest region, and the diff is replaced by `[content of a secret file not shown]`.
@@ -69,6 +74,7 @@ use serde_json::{Map, Value, json};
 use crate::aftercare;
 use crate::atomic::{self, Kind};
 use crate::locks::PathLock;
+use crate::notebook;
 use crate::schema;
 use crate::session::CallContext;
 use crate::textdoc::{self, Splice, TextDoc};
@@ -98,7 +104,10 @@ pub fn definition() -> ToolDef {
             (with its parent directories). Several replacements in one file: `edits`, a list \
             of {old_string, new_string, replace_all} applied in order, each to the text the \
             one before left; if one fails nothing is written. To insert lines without \
-            replacing any: insert_line N with new_string (after line N; 0 inserts at the top).",
+            replacing any: insert_line N with new_string (after line N; 0 inserts at the top). \
+            In a Jupyter notebook (.ipynb), cell N (as read shows it) or cell_id applies the \
+            change to that cell's source alone; the rest of the notebook is kept byte for \
+            byte.",
         permission: "edit",
         schema: parameters,
         execute,
@@ -111,7 +120,9 @@ pub fn definition() -> ToolDef {
                 replace_all), a note naming the strategy when old_string did not match exactly, \
                 the formatter's note when one is configured, and `Read as meant: …` per repair \
                 (read's line numbers removed from old_string, a line read cut matched to the \
-                whole line). metadata: repairs, path, strategy (created, exact, \
+                whole line). With cell or cell_id the summary names `PATH (cell N)` and its \
+                lines are the cell's; metadata adds cell (its index) and cell_id, and the diff \
+                is of the cell's source (`b/PATH#cellN`). metadata: repairs, path, strategy (created, exact, \
                 line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
                 escape-normalized, trimmed-boundary, unicode-normalized, context-aware, block-anchor-relaxed, \
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
@@ -153,7 +164,12 @@ pub fn definition() -> ToolDef {
                 so nothing was written`; an item without old_string or new_string, with \
                 unknown fields or identical strings is refused before anything is read. \
                 With insert_line: `insert_line L is past the end of PATH (N lines): give 0 \
-                (at the top) to N (at the end)`; old_string or replace_all given with it.",
+                (at the top) to N (at the end)`; old_string or replace_all given with it. \
+                With cell or cell_id: `Cannot edit a cell of PATH: ...` for a file that is no \
+                notebook (bad JSON with its line and column, nbformat 3, a malformed cell), \
+                `cell N does not exist: the notebook has T cells (0 to T-1)`, `no cell has id \
+                ...; the ids are ...`; both given is refused; a refusal of the change names \
+                `PATH (cell N)` and the cell's lines.",
             examples: &[
                 (
                     "Rename a call",
@@ -213,6 +229,15 @@ fn parameters() -> Value {
                 "type": "integer",
                 "minimum": 0,
                 "description": "Insert new_string as whole lines after this line (1-based; 0: at the top) instead of replacing old_string."
+            },
+            "cell": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "For a Jupyter notebook (.ipynb): edit only this cell's source, the cell's 0-based index as read shows it (`[cell N: ...]`); old_string, edits and insert_line then apply to that source alone."
+            },
+            "cell_id": {
+                "type": "string",
+                "description": "For a Jupyter notebook: edit only the source of the cell with this id (instead of cell)."
             }
         }),
         &["file_path"],
@@ -221,11 +246,17 @@ fn parameters() -> Value {
 
 /// The form of the call (`changes`) and its path's syntax, before the policy is asked.
 fn precheck(args: &Map<String, Value>) -> Option<String> {
-    crate::tool::check_paths(args).or_else(|| {
-        changes::changes(args)
-            .err()
-            .map(|problem| format!("Invalid arguments: {problem}"))
-    })
+    crate::tool::check_paths(args)
+        .or_else(|| {
+            changes::changes(args)
+                .err()
+                .map(|problem| format!("Invalid arguments: {problem}"))
+        })
+        .or_else(|| {
+            notebook::selector(args)
+                .err()
+                .map(|problem| format!("Invalid arguments: {problem}"))
+        })
 }
 
 /// An edit needs `edit` of the resolved path.
@@ -242,6 +273,10 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         return Ok(ToolOutput::error(
             "Invalid arguments: missing required parameter `file_path`",
         ));
+    };
+    let cell = match notebook::selector(&args) {
+        Ok(cell) => cell,
+        Err(problem) => return Ok(ToolOutput::error(format!("Invalid arguments: {problem}"))),
     };
     if let [Change::Replace { old, new, .. }] = changes.as_slice()
         && old == new
@@ -263,7 +298,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         }
         Ok(Kind::Special(what)) => return Ok(ToolOutput::error(atomic::not_regular(&shown, what))),
         Ok(Kind::File | Kind::Symlink) => {}
-        Ok(Kind::Missing) if matches!(changes.first(), Some(Change::Replace { old, .. }) if old.is_empty()) =>
+        Ok(Kind::Missing)
+            if cell.is_none()
+                && matches!(changes.first(), Some(Change::Replace { old, .. }) if old.is_empty()) =>
         {
             return Ok(create(ctx, &path, &changes));
         }
@@ -307,6 +344,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             )));
         }
     };
+    if let Some(cell) = cell {
+        return Ok(edit_cell(ctx, &path, &shown, &bytes, &cell, &changes));
+    }
     let Some(doc) = TextDoc::decode(&bytes) else {
         return Ok(ToolOutput::error(format!(
             "Cannot edit {shown}: it is not UTF-8 text. Use write to replace it entirely."
@@ -316,25 +356,54 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(applied) => applied,
         Err(refusal) => return Ok(refusal),
     };
-    // One change is rendered from its own splices; several from the one splice between the
-    // original and the final text: either way no byte outside what changed is rewritten.
-    let updated = match &applied.single {
-        Some(splices) => doc.render(splices, None),
-        None => doc.render(&[changes::difference(&doc.text, &applied.text)], None),
-    };
-    if let Some(refusal) = crate::secrets::declassifying(ctx, &path, &updated, &shown) {
-        return Ok(ToolOutput::error(refusal)
-            .with("path", shown)
-            .with("reason", "secret"));
-    }
+    let updated = applied.rendered(&doc);
     let new_text = TextDoc::decode(&updated)
         .map(|d| d.text)
         .unwrap_or_default();
-    let (old_name, new_name) = (format!("a/{shown}"), format!("b/{shown}"));
-    let diff = if crate::secrets::is_secret(ctx, &path) {
+    let diff = Diff {
+        old: &doc.text,
+        new: &new_text,
+        name: shown.clone(),
+    };
+    Ok(finish(
+        ctx,
+        &path,
+        shown.clone(),
+        &bytes,
+        &updated,
+        &applied,
+        diff,
+    ))
+}
+
+/// The texts the diff of an edit compares, and the name it shows for them.
+struct Diff<'a> {
+    old: &'a str,
+    new: &'a str,
+    name: String,
+}
+
+/// Writes what an edit made of the file (`updated`, from `bytes`) and says what it did:
+/// the refusal of a change that would show a secret, the write, the formatter, the diff.
+fn finish(
+    ctx: &CallContext,
+    path: &std::path::Path,
+    shown: String,
+    bytes: &[u8],
+    updated: &[u8],
+    applied: &Applied,
+    diff: Diff,
+) -> ToolOutput {
+    if let Some(refusal) = crate::secrets::declassifying(ctx, path, updated, &shown) {
+        return ToolOutput::error(refusal)
+            .with("path", shown)
+            .with("reason", "secret");
+    }
+    let (old_name, new_name) = (format!("a/{}", diff.name), format!("b/{}", diff.name));
+    let diff = if crate::secrets::is_secret(ctx, path) {
         crate::secrets::hidden_diff(&old_name, &new_name)
     } else {
-        crate::textdoc::unified_diff(&doc.text, &new_text, &old_name, &new_name)
+        crate::textdoc::unified_diff(diff.old, diff.new, &old_name, &new_name)
     };
     let mut text = applied.summary(&shown);
     for repair in &applied.repairs {
@@ -350,15 +419,13 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             );
         }
     } else {
-        if let Err(err) = atomic::write(&path, &updated, atomic::mode_for(&path)) {
-            return Ok(ToolOutput::error(format!(
-                "Error writing file: {shown}: {err}"
-            )));
+        if let Err(err) = atomic::write(path, updated, atomic::mode_for(path)) {
+            return ToolOutput::error(format!("Error writing file: {shown}: {err}"));
         }
-        let formatted = aftercare::format(ctx, &path);
+        let formatted = aftercare::format(ctx, path);
         text.push_str(&formatted.note());
         formatter = formatted.metadata();
-        aftercare::file_modified(ctx, &path, "edit");
+        aftercare::file_modified(ctx, path, "edit");
     }
     let mut output = applied.metadata(
         ToolOutput::text(text).with("path", shown),
@@ -370,7 +437,60 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     if !applied.repairs.is_empty() {
         output = output.with("repairs", json!(applied.repairs));
     }
-    Ok(output)
+    output
+}
+
+/// An edit of one notebook cell's source (`cell` or `cell_id`): the changes apply to that
+/// source alone, and only its `"source"` value is rewritten in the file
+/// (`notebook::replace_source`), written the way it was.
+fn edit_cell(
+    ctx: &CallContext,
+    path: &std::path::Path,
+    shown: &str,
+    bytes: &[u8],
+    cell: &notebook::Selector,
+    changes: &[Change],
+) -> ToolOutput {
+    let cannot = |why: String| {
+        ToolOutput::error(format!("Cannot edit a cell of {shown}: {why}")).with("path", shown)
+    };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return cannot("the file is not UTF-8 text, so no notebook".into());
+    };
+    let parsed = match notebook::parse(bytes) {
+        Ok(parsed) => parsed,
+        Err(why) => return cannot(why),
+    };
+    let index = match parsed.find(cell) {
+        Ok(index) => index,
+        Err(why) => return cannot(why),
+    };
+    let source = &parsed.cells[index].source;
+    let Some(doc) = TextDoc::decode(source.as_bytes()) else {
+        return cannot("the cell's source is not text".into());
+    };
+    let named = format!("{shown} (cell {index})");
+    let applied = match apply(ctx, path, &doc, &doc.text, changes, &named) {
+        Ok(applied) => applied,
+        Err(refusal) => return refusal.with("cell", index),
+    };
+    let new_source = String::from_utf8_lossy(&applied.rendered(&doc)).into_owned();
+    let updated = match notebook::replace_source(text, index, &new_source) {
+        Ok(updated) => updated,
+        Err(why) => return cannot(why),
+    };
+    let diff = Diff {
+        old: source,
+        new: &new_source,
+        name: format!("{shown}#cell{index}"),
+    };
+    let mut output = finish(ctx, path, named, bytes, updated.as_bytes(), &applied, diff)
+        .with("path", shown)
+        .with("cell", index);
+    if let Some(id) = &parsed.cells[index].id {
+        output = output.with("cell_id", id.as_str());
+    }
+    output
 }
 
 /// What one change did.
@@ -396,6 +516,16 @@ struct Applied {
 }
 
 impl Applied {
+    /// What the text becomes, with `doc`'s conventions. One change is rendered from its own
+    /// splices; several from the one splice between the original and the final text: either
+    /// way no byte outside what changed is rewritten.
+    fn rendered(&self, doc: &TextDoc) -> Vec<u8> {
+        match &self.single {
+            Some(splices) => doc.render(splices, None),
+            None => doc.render(&[changes::difference(&doc.text, &self.text)], None),
+        }
+    }
+
     /// The first lines of the output.
     fn summary(&self, shown: &str) -> String {
         match self.steps.as_slice() {
