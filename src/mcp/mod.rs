@@ -300,6 +300,10 @@ impl<'a> Core<'a> {
             // Sent outside the queue's lock: a slow client must not hold up the workers.
             for (out, token, received, ahead) in notices {
                 let waited = received.elapsed().as_secs();
+                let before = match ahead {
+                    1 => "1 call starts".to_string(),
+                    n => format!("{n} calls start"),
+                };
                 out.send(&json!({
                     "jsonrpc": "2.0",
                     "method": "notifications/progress",
@@ -307,8 +311,7 @@ impl<'a> Core<'a> {
                         "progressToken": token,
                         "progress": waited,
                         "message": format!(
-                            "queued for {waited} s: {ahead} calls start before this one \
-                             ({} run at once)",
+                            "queued for {waited} s: {before} before this one ({} run at once)",
                             pool::WORKERS
                         ),
                     },

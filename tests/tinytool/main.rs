@@ -30,6 +30,7 @@ mod ignore_files;
 mod journal;
 mod mcp;
 mod mcp_http;
+mod mcp_http_limits;
 mod mcp_interop;
 mod not_project;
 mod other_agents;
