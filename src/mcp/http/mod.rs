@@ -766,6 +766,58 @@ mod tests {
     }
 
     #[test]
+    fn the_man_page_states_the_limits_in_force() {
+        use super::super::pool;
+        use server::*;
+        let page = include_str!("../mcp.roff").replace('\n', " ");
+        let facts = [
+            format!("pool of {} workers", pool::WORKERS),
+            format!(
+                "At most {} calls wait per session and {} in all",
+                pool::MAX_QUEUED_PER_LANE,
+                pool::MAX_QUEUED
+            ),
+            format!(
+                "{} run at once; up to {} more per session ({} in all)",
+                pool::WORKERS,
+                pool::MAX_QUEUED_PER_LANE,
+                pool::MAX_QUEUED
+            ),
+            format!(
+                "within {} seconds of its first byte",
+                REQUEST_TIME.as_secs()
+            ),
+            format!("plus 1 second per {} KiB", BODY_RATE / 1024),
+            format!(
+                "Heads over {} KiB or with more than {} fields",
+                MAX_HEAD / 1024,
+                MAX_HEADERS
+            ),
+            format!("bodies over {} MiB get 413", MAX_BODY >> 20),
+            format!(
+                "kept alive between requests for {} seconds",
+                IDLE_TIME.as_secs()
+            ),
+            format!(
+                "served at most {} connections at once; up to {} more wait",
+                MAX_CONNECTIONS_PER_CLIENT, MAX_WAITING_PER_CLIENT
+            ),
+            format!("at most {} connections are open in all", MAX_CONNECTIONS),
+            format!(
+                "within {} seconds ends its connection",
+                WRITE_TIME.as_secs()
+            ),
+            format!(".B Sessions At most {};", MAX_SESSIONS),
+        ];
+        for fact in facts {
+            assert!(
+                page.contains(&fact),
+                "tinytool-mcp(1) does not say {fact:?}"
+            );
+        }
+    }
+
+    #[test]
     fn off_loopback_a_token_is_required() {
         let open = Options {
             addr: "0.0.0.0:0".parse().unwrap(),

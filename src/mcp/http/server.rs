@@ -49,7 +49,7 @@ pub const WRITE_TIME: Duration = Duration::from_secs(30);
 /// The largest request head (request line and header fields).
 pub const MAX_HEAD: usize = 64 * 1024;
 /// The most header fields a request may have.
-const MAX_HEADERS: usize = 100;
+pub const MAX_HEADERS: usize = 100;
 /// The longest line of chunked framing (a chunk size and its extensions, a trailer).
 const MAX_CHUNK_LINE: usize = 4096;
 /// How long, and how many bytes, a connection closed after an early answer is drained.
