@@ -303,7 +303,7 @@ fn connect_from(source: Ipv4Addr, port: u16) -> TcpStream {
 
 /// Half a request: the head stops in the middle of a field, or the body in the middle.
 fn stall(stream: &mut TcpStream, n: usize) {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         stream
             .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
             .unwrap();
@@ -543,7 +543,7 @@ fn chunked_bodies_continue_and_kept_alive_connections_work() {
     reader.read_line(&mut line).unwrap();
     stream.write_all(init.as_bytes()).unwrap();
     // Then the answer, and the same connection carries a second request.
-    let mut read_answer = |reader: &mut BufReader<TcpStream>| {
+    let read_answer = |reader: &mut BufReader<TcpStream>| {
         let mut status = String::new();
         reader.read_line(&mut status).unwrap();
         let mut length = 0;
