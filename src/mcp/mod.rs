@@ -23,9 +23,12 @@
 //! `-32700` (and the server keeps serving).
 //!
 //! Calls run concurrently on a bounded pool (`pool`), so answers come in completion order,
-//! each with its id. A call whose request carries `_meta.progressToken` gets
-//! `notifications/progress` every [`PROGRESS_EVERY`] while it runs (the elapsed seconds as
-//! `progress`; for commands, the lines of output so far in `message`).
+//! each with its id; calls beyond the running ones wait in a bounded queue served
+//! round-robin between sessions, and a call the full queue cannot take is answered at
+//! once with [`SERVER_BUSY`]. A call whose request carries `_meta.progressToken` gets
+//! `notifications/progress` every [`PROGRESS_EVERY`] while it waits (how many calls start
+//! before it) and while it runs (for commands, the lines of output so far in `message`);
+//! `progress` is the seconds since the request arrived.
 //!
 //! No tool ends the server: `exit` is not served over MCP. On stdio the server ends at end
 //! of input, after answering every request received before it (a question asked then gets
@@ -78,6 +81,9 @@ const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
+/// The JSON-RPC "server error" of a call refused because the queue is full: the client
+/// may send it again later (see `pool`).
+const SERVER_BUSY: i64 = -32000;
 
 /// Where the messages of one exchange go: stdout on stdio, the response of one HTTP
 /// request over HTTP. Cloned into every thread that may answer; an HTTP response ends when
@@ -135,17 +141,29 @@ pub struct Conn {
     /// Prefix of this connection's keys in the shared pool (request ids are unique per
     /// connection only).
     prefix: String,
+    /// The pool lane its calls wait in: waiting calls are served one lane at a time,
+    /// round-robin (see `pool`).
+    lane: String,
 }
 
 impl Conn {
-    /// A connection whose calls are keyed in the pool under `prefix`.
+    /// A connection whose calls are keyed in the pool under `prefix`, in a lane of its
+    /// own.
     pub fn new(prefix: impl Into<String>) -> Conn {
+        let prefix = prefix.into();
+        Conn::in_lane(prefix.clone(), prefix)
+    }
+
+    /// A connection whose calls are keyed under `prefix` and wait in `lane` (one lane for
+    /// all the stateless requests of one client).
+    pub fn in_lane(prefix: impl Into<String>, lane: impl Into<String>) -> Conn {
         Conn {
             waiting: Mutex::new(HashMap::new()),
             input_ended: AtomicBool::new(false),
             version: Mutex::new(String::new()),
             elicit: AtomicBool::new(false),
             prefix: prefix.into(),
+            lane: lane.into(),
         }
     }
 
@@ -184,6 +202,8 @@ struct Queued {
     conn: Arc<Conn>,
     /// The 2026-07-28 retry state of the call (its `inputResponses`), when it is modern.
     modern: Option<modern::Retry>,
+    /// When the request arrived: its progress counts from here, waiting included.
+    received: Instant,
 }
 
 /// The server without its transport: the registry, the session, the worker pool.
@@ -253,13 +273,50 @@ impl<'a> Core<'a> {
         }
     }
 
-    /// Starts the pool's workers in `scope`.
+    /// Starts the pool's workers in `scope`, and the thread that tells waiting calls
+    /// where they stand; both end once the pool is closed.
     pub fn start_workers<'s>(&'s self, scope: &'s std::thread::Scope<'s, '_>) {
         for _ in 0..pool::WORKERS {
             scope.spawn(|| {
                 self.pool
                     .work(&|call, cancel| self.run_queued(call, cancel))
             });
+        }
+        scope.spawn(|| self.tell_waiting());
+    }
+
+    /// Every [`PROGRESS_EVERY`], a `notifications/progress` for each waiting call whose
+    /// request carries a progress token: how many calls start before it. Its `progress`
+    /// is the seconds since the request arrived, as the running call's is, so the values
+    /// only grow.
+    fn tell_waiting(&self) {
+        while self.pool.pause(PROGRESS_EVERY) {
+            let mut notices = Vec::new();
+            self.pool.for_each_waiting(|call, ahead| {
+                if let Some(token) = &call.token {
+                    notices.push((call.out.clone(), token.clone(), call.received, ahead));
+                }
+            });
+            // Sent outside the queue's lock: a slow client must not hold up the workers.
+            for (out, token, received, ahead) in notices {
+                let waited = received.elapsed().as_secs();
+                let before = match ahead {
+                    1 => "1 call starts".to_string(),
+                    n => format!("{n} calls start"),
+                };
+                out.send(&json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {
+                        "progressToken": token,
+                        "progress": waited,
+                        "message": format!(
+                            "queued for {waited} s: {before} before this one ({} run at once)",
+                            pool::WORKERS
+                        ),
+                    },
+                }));
+            }
         }
     }
 
@@ -512,16 +569,17 @@ impl<'a> Core<'a> {
             Some(meta) => {
                 // A modern request is its own connection: its revision and capabilities
                 // are its own, and it is keyed in the pool like its transport's requests.
-                let own = Conn::new(conn.prefix.clone());
+                let own = Conn::in_lane(conn.prefix.clone(), conn.lane.clone());
                 own.set_version(modern::VERSION);
                 own.elicit.store(meta.elicitation, Ordering::SeqCst);
                 (Arc::new(own), Some(modern::Retry::from_params(params)))
             }
             None => (conn.clone(), None),
         };
-        // Refused only once the server is shutting down, when nobody would read an answer.
-        self.pool.submit(Job {
+        let answer_to = id.clone();
+        let submitted = self.pool.submit(Job {
             key: conn.key(&id),
+            lane: conn.lane.clone(),
             payload: Queued {
                 id,
                 name,
@@ -530,8 +588,32 @@ impl<'a> Core<'a> {
                 out: out.clone(),
                 conn,
                 modern,
+                received: Instant::now(),
             },
         });
+        let (queued, limit, scope) = match submitted {
+            Ok(()) => return,
+            // Shutting down: nobody would read an answer.
+            Err(pool::Refused::Closing) => return,
+            Err(pool::Refused::LaneFull) => (
+                pool::MAX_QUEUED_PER_LANE,
+                pool::MAX_QUEUED_PER_LANE,
+                "of this session",
+            ),
+            Err(pool::Refused::Full) => (pool::MAX_QUEUED, pool::MAX_QUEUED, "in all"),
+        };
+        out.send(&json!({"jsonrpc": "2.0", "id": answer_to, "error": {
+            "code": SERVER_BUSY,
+            "message": format!(
+                "Server busy: {queued} calls {scope} are already waiting for one of the {} \
+                 workers (at most {} wait per session, {} in all); the call was not run: \
+                 send it again once an earlier call has answered",
+                pool::WORKERS,
+                pool::MAX_QUEUED_PER_LANE,
+                pool::MAX_QUEUED
+            ),
+            "data": {"queued": queued, "limit": limit, "workers": pool::WORKERS},
+        }}));
     }
 
     /// Whether a call becomes a task, and in which form: a 2025-11-25 call that asks for one
@@ -621,6 +703,7 @@ impl<'a> Core<'a> {
                 cancel.clone(),
                 call.token,
                 &call.out,
+                call.received,
             )
         });
         if cancel.is_set() {
@@ -641,7 +724,8 @@ impl<'a> Core<'a> {
     }
 
     /// Runs one call in its own scope: its cancellation flag, and progress notifications
-    /// on `out` while it runs when the client gave a token.
+    /// on `out` while it runs when the client gave a token (`progress`: the seconds since
+    /// the request was `received`).
     fn run_call(
         &self,
         name: &str,
@@ -649,6 +733,7 @@ impl<'a> Core<'a> {
         cancel: CancelFlag,
         token: Option<Value>,
         out: &Out,
+        received: Instant,
     ) -> CallResult {
         let call = ToolCall {
             id: None,
@@ -680,11 +765,9 @@ impl<'a> Core<'a> {
         std::thread::scope(|threads| {
             threads.spawn(move || {
                 // Wakes every PROGRESS_EVERY until the call ends (the sender is dropped).
-                let mut step = 0u64;
                 while let Err(mpsc::RecvTimeoutError::Timeout) =
                     done_rx.recv_timeout(PROGRESS_EVERY)
                 {
-                    step += 1;
                     let elapsed = start.elapsed().as_secs();
                     let message = if counted.load(Ordering::Relaxed) {
                         format!(
@@ -697,7 +780,7 @@ impl<'a> Core<'a> {
                     out.send(&json!({
                         "jsonrpc": "2.0",
                         "method": "notifications/progress",
-                        "params": {"progressToken": token, "progress": step * PROGRESS_EVERY.as_secs(), "message": message},
+                        "params": {"progressToken": token, "progress": received.elapsed().as_secs(), "message": message},
                     }));
                 }
             });
@@ -748,6 +831,7 @@ impl<'a> Core<'a> {
                                     CancelFlag::default(),
                                     None,
                                     &collect,
+                                    Instant::now(),
                                 );
                                 let links = conn.version().as_str() >= "2025-06-18";
                                 let room = self.room(&id, shares);

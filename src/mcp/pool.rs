@@ -1,13 +1,22 @@
-//! The bounded pool that runs `tools/call` requests concurrently.
+//! The bounded, fair pool that runs `tools/call` requests concurrently.
 //!
 //! [`WORKERS`] threads, whatever the CPU count: calls mostly wait (on processes, the
 //! network, the user), so the count bounds concurrency, not CPU use. Calls on one file
 //! still serialise through the file locks of the tools.
 //!
-//! Each job has a key (its request id as JSON text) and a cancellation flag of its own:
-//! cancelling a queued job removes it unrun; cancelling a running one sets its flag, and
-//! the process runner kills the command's process group. Answers are written by the job
-//! itself, so they come in completion order, each with its id.
+//! Calls beyond the running ones wait in a queue with one lane per client session (the
+//! stdio connection, an HTTP session, the stateless requests of one client address):
+//! workers take the next call from each lane in turn, round-robin, so a session that
+//! queued two hundred calls delays another session's call by at most one call per lane,
+//! not by all of its own. The queue is bounded: at most [`MAX_QUEUED_PER_LANE`] calls
+//! wait in one lane and [`MAX_QUEUED`] in all; a call beyond either is refused at once
+//! ([`Refused`]), which the protocol layer answers with a JSON-RPC error the client can
+//! retry (never by dropping the connection).
+//!
+//! Each job has a key (its connection's prefix and request id) and a cancellation flag
+//! of its own: cancelling a queued job removes it unrun; cancelling a running one sets its
+//! flag, and the process runner kills the command's process group. Answers are written by
+//! the job itself, so they come in completion order, each with its id.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -15,21 +24,108 @@ use std::time::Duration;
 
 use crate::session::CancelFlag;
 
-/// Worker threads of the pool.
+/// Worker threads of the pool: the calls that run at once.
 pub const WORKERS: usize = 16;
+/// Calls that may wait in one lane (one session) beyond the running ones.
+pub const MAX_QUEUED_PER_LANE: usize = 256;
+/// Calls that may wait in all lanes together.
+pub const MAX_QUEUED: usize = 1024;
 
-/// One queued call: its key and what the worker's handler needs to run it.
+/// One queued call: its key, its lane and what the worker's handler needs to run it.
 pub struct Job<T> {
-    /// The request id as JSON text.
+    /// The connection's prefix and the request id as JSON text.
     pub key: String,
+    /// The client session it is queued for (round-robin unit).
+    pub lane: String,
     /// The call.
     pub payload: T,
 }
 
+/// Why a job was not queued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The pool is shutting down: nobody would read an answer.
+    Closing,
+    /// Its lane already holds [`MAX_QUEUED_PER_LANE`] waiting calls.
+    LaneFull,
+    /// The queue already holds [`MAX_QUEUED`] waiting calls.
+    Full,
+}
+
 struct Queue<T> {
-    queued: VecDeque<(Job<T>, CancelFlag)>,
+    /// Waiting jobs by lane, each lane in arrival order.
+    lanes: HashMap<String, VecDeque<(Job<T>, CancelFlag)>>,
+    /// The lanes that have waiting jobs, in the order they are served next.
+    turn: VecDeque<String>,
+    /// Waiting jobs in all lanes.
+    waiting: usize,
     running: HashMap<String, CancelFlag>,
     closing: bool,
+}
+
+impl<T> Queue<T> {
+    /// The next job in round-robin order: the first lane's oldest, that lane then going
+    /// to the back of the turn.
+    fn pop(&mut self) -> Option<(Job<T>, CancelFlag)> {
+        while let Some(lane) = self.turn.pop_front() {
+            let Some(jobs) = self.lanes.get_mut(&lane) else {
+                continue;
+            };
+            let next = jobs.pop_front();
+            if jobs.is_empty() {
+                self.lanes.remove(&lane);
+            } else {
+                self.turn.push_back(lane);
+            }
+            if let Some(next) = next {
+                self.waiting -= 1;
+                return Some(next);
+            }
+        }
+        None
+    }
+
+    /// Removes the waiting jobs `drop` selects; returns how many.
+    fn remove(&mut self, mut drop: impl FnMut(&Job<T>) -> bool) -> usize {
+        let mut removed = 0;
+        for jobs in self.lanes.values_mut() {
+            let before = jobs.len();
+            jobs.retain(|(job, _)| !drop(job));
+            removed += before - jobs.len();
+        }
+        self.lanes.retain(|_, jobs| !jobs.is_empty());
+        let lanes = &self.lanes;
+        self.turn.retain(|lane| lanes.contains_key(lane));
+        self.waiting -= removed;
+        removed
+    }
+
+    /// Every waiting job with the number of jobs that will start before it.
+    fn positions(&self) -> Vec<(&Job<T>, usize)> {
+        let mut out = Vec::with_capacity(self.waiting);
+        for (turn_at, lane) in self.turn.iter().enumerate() {
+            let Some(jobs) = self.lanes.get(lane) else {
+                continue;
+            };
+            for (depth, (job, _)) in jobs.iter().enumerate() {
+                // Before the lane's job at `depth` starts, every lane ahead in the turn
+                // gives up to depth + 1 jobs, every lane behind up to depth, and its own
+                // lane the depth jobs in front of it.
+                let others: usize = self
+                    .turn
+                    .iter()
+                    .enumerate()
+                    .filter(|(at, _)| *at != turn_at)
+                    .filter_map(|(at, other)| {
+                        let rounds = if at < turn_at { depth + 1 } else { depth };
+                        self.lanes.get(other).map(|o| o.len().min(rounds))
+                    })
+                    .sum();
+                out.push((job, others + depth));
+            }
+        }
+        out
+    }
 }
 
 /// The queue the workers take jobs from.
@@ -37,7 +133,7 @@ pub struct Pool<T> {
     queue: Mutex<Queue<T>>,
     /// Signalled when a job is queued or the pool closes.
     ready: Condvar,
-    /// Signalled when a job ends.
+    /// Signalled when a job ends or the pool closes.
     idle: Condvar,
 }
 
@@ -45,7 +141,9 @@ impl<T> Default for Pool<T> {
     fn default() -> Self {
         Pool {
             queue: Mutex::new(Queue {
-                queued: VecDeque::new(),
+                lanes: HashMap::new(),
+                turn: VecDeque::new(),
+                waiting: 0,
                 running: HashMap::new(),
                 closing: false,
             }),
@@ -57,30 +155,48 @@ impl<T> Default for Pool<T> {
 
 impl<T> Pool<T> {
     fn lock(&self) -> MutexGuard<'_, Queue<T>> {
-        // A panicking job cannot leave the queue half-updated (every update is one
-        // statement), so a poisoned lock is still usable.
+        // A panicking job cannot leave the queue half-updated (the lock is never held
+        // while a job runs), so a poisoned lock is still usable.
         self.queue
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Queues a job; `false` when the pool is closing (the job is dropped).
-    pub fn submit(&self, job: Job<T>) -> bool {
+    /// Queues a job at the back of its lane, or says why not (the job is dropped).
+    pub fn submit(&self, job: Job<T>) -> Result<(), Refused> {
         let mut queue = self.lock();
         if queue.closing {
-            return false;
+            return Err(Refused::Closing);
         }
-        queue.queued.push_back((job, CancelFlag::default()));
+        // A job that a free worker takes at once never really waits: only the jobs
+        // beyond the running ones count against the bounds.
+        let free = WORKERS.saturating_sub(queue.running.len() + queue.waiting);
+        if free == 0 {
+            if queue.waiting >= MAX_QUEUED {
+                return Err(Refused::Full);
+            }
+            if queue.lanes.get(&job.lane).map_or(0, VecDeque::len) >= MAX_QUEUED_PER_LANE {
+                return Err(Refused::LaneFull);
+            }
+        }
+        let lane = job.lane.clone();
+        let jobs = queue.lanes.entry(lane.clone()).or_default();
+        let new_lane = jobs.is_empty();
+        jobs.push_back((job, CancelFlag::default()));
+        if new_lane {
+            queue.turn.push_back(lane);
+        }
+        queue.waiting += 1;
         self.ready.notify_one();
-        true
+        Ok(())
     }
 
     /// Cancels the job of `key`: a queued one is dropped unrun, a running one has its
     /// flag set. Returns whether there was such a job.
     pub fn cancel(&self, key: &str) -> bool {
         let mut queue = self.lock();
-        if let Some(at) = queue.queued.iter().position(|(job, _)| job.key == key) {
-            queue.queued.remove(at);
+        if queue.remove(|job| job.key == key) > 0 {
+            self.idle.notify_all();
             return true;
         }
         match queue.running.get(key) {
@@ -95,49 +211,65 @@ impl<T> Pool<T> {
     /// Cancels every job whose key starts with `prefix` (a closed HTTP session's calls).
     pub fn cancel_prefix(&self, prefix: &str) {
         let mut queue = self.lock();
-        queue.queued.retain(|(job, _)| !job.key.starts_with(prefix));
+        queue.remove(|job| job.key.starts_with(prefix));
         for (key, flag) in &queue.running {
             if key.starts_with(prefix) {
                 flag.set();
             }
         }
+        self.idle.notify_all();
     }
 
     /// Whether a job of `key` is queued or running.
     #[cfg(test)]
     pub fn has(&self, key: &str) -> bool {
         let queue = self.lock();
-        queue.running.contains_key(key) || queue.queued.iter().any(|(job, _)| job.key == key)
+        queue.running.contains_key(key)
+            || queue
+                .lanes
+                .values()
+                .any(|jobs| jobs.iter().any(|(job, _)| job.key == key))
+    }
+
+    /// Calls `each` with every waiting job and the number of jobs that will start before
+    /// it (under the queue's lock: `each` must be quick and must not use the pool).
+    pub fn for_each_waiting(&self, mut each: impl FnMut(&T, usize)) {
+        let queue = self.lock();
+        for (job, ahead) in queue.positions() {
+            each(&job.payload, ahead);
+        }
     }
 
     /// No more jobs are accepted; the workers end once the queue is empty.
     pub fn close(&self) {
         self.lock().closing = true;
         self.ready.notify_all();
+        self.idle.notify_all();
     }
 
     /// Drops every queued job and cancels every running one, then closes the pool.
     pub fn cancel_all(&self) {
         let mut queue = self.lock();
-        queue.queued.clear();
+        queue.remove(|_| true);
         for flag in queue.running.values() {
             flag.set();
         }
         queue.closing = true;
         self.ready.notify_all();
+        self.idle.notify_all();
     }
 
     /// Whether no job is queued or running.
     pub fn is_idle(&self) -> bool {
         let queue = self.lock();
-        queue.queued.is_empty() && queue.running.is_empty()
+        queue.waiting == 0 && queue.running.is_empty()
     }
 
     /// Waits up to `limit` for every job to end.
     pub fn wait_idle(&self, limit: Duration) {
         let deadline = std::time::Instant::now() + limit;
         let mut queue = self.lock();
-        while !(queue.queued.is_empty() && queue.running.is_empty()) {
+        while !(queue.waiting == 0 && queue.running.is_empty()) {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
                 return;
@@ -149,13 +281,30 @@ impl<T> Pool<T> {
         }
     }
 
+    /// Sleeps up to `limit`; returns early, `false`, once the pool is closed.
+    pub fn pause(&self, limit: Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        let mut queue = self.lock();
+        while !queue.closing {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            queue = match self.idle.wait_timeout(queue, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        false
+    }
+
     /// One worker: runs jobs with `handler` until the pool is closed and empty.
     pub fn work(&self, handler: &dyn Fn(T, CancelFlag)) {
         loop {
             let (job, flag) = {
                 let mut queue = self.lock();
                 loop {
-                    if let Some((job, flag)) = queue.queued.pop_front() {
+                    if let Some((job, flag)) = queue.pop() {
                         queue.running.insert(job.key.clone(), flag.clone());
                         break (job, flag);
                     }
@@ -193,8 +342,10 @@ mod tests {
         for key in ["1", "2", "3"] {
             pool.submit(Job {
                 key: key.into(),
+                lane: "a".into(),
                 payload: if key == "2" { 100 } else { 1 },
-            });
+            })
+            .unwrap();
         }
         assert!(pool.cancel("2"));
         assert!(!pool.has("2"));
@@ -218,8 +369,10 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         pool.submit(Job {
             key: "7".into(),
+            lane: "a".into(),
             payload: (),
-        });
+        })
+        .unwrap();
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 pool.work(&|(), flag: CancelFlag| {
@@ -236,5 +389,67 @@ mod tests {
             rx.recv().unwrap();
             pool.close();
         });
+    }
+
+    fn job(key: &str, lane: &str) -> Job<String> {
+        Job {
+            key: key.into(),
+            lane: lane.into(),
+            payload: key.into(),
+        }
+    }
+
+    #[test]
+    fn lanes_take_turns_so_a_busy_session_cannot_starve_another() {
+        let pool = Pool::default();
+        for n in 0..5 {
+            pool.submit(job(&format!("a{n}"), "a")).unwrap();
+        }
+        pool.submit(job("b0", "b")).unwrap();
+        pool.submit(job("b1", "b")).unwrap();
+        pool.submit(job("c0", "c")).unwrap();
+        let mut ahead = Vec::new();
+        pool.for_each_waiting(|key, n| ahead.push((key.clone(), n)));
+        ahead.sort_by_key(|(_, n)| *n);
+        let order: Vec<&str> = ahead.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(order, ["a0", "b0", "c0", "a1", "b1", "a2", "a3", "a4"]);
+        assert_eq!(
+            ahead.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+            (0..8).collect::<Vec<_>>()
+        );
+        // One worker takes them in exactly that order.
+        pool.close();
+        let ran = Mutex::new(Vec::new());
+        pool.work(&|key: String, _| ran.lock().unwrap().push(key));
+        assert_eq!(*ran.lock().unwrap(), order);
+    }
+
+    #[test]
+    fn a_full_lane_or_queue_is_refused_and_others_still_get_in() {
+        let pool = Pool::default();
+        // No worker runs here, so every job waits.
+        for n in 0..MAX_QUEUED_PER_LANE {
+            pool.submit(job(&format!("a{n}"), "a")).unwrap();
+        }
+        assert_eq!(pool.submit(job("a-more", "a")), Err(Refused::LaneFull));
+        pool.submit(job("b0", "b")).unwrap();
+        let mut lane = 0;
+        loop {
+            let key = format!("x{lane}");
+            match pool.submit(job(&key, &format!("lane{}", lane / 100))) {
+                Ok(()) => lane += 1,
+                Err(refused) => {
+                    assert_eq!(refused, Refused::Full);
+                    break;
+                }
+            }
+        }
+        assert_eq!(MAX_QUEUED_PER_LANE + 1 + lane, MAX_QUEUED);
+        // A cancelled job makes room.
+        assert!(pool.cancel("b0"));
+        pool.submit(job("c0", "c")).unwrap();
+        pool.cancel_all();
+        assert_eq!(pool.submit(job("late", "c")), Err(Refused::Closing));
+        assert!(pool.is_idle());
     }
 }

@@ -31,6 +31,7 @@ mod images;
 mod journal;
 mod mcp;
 mod mcp_http;
+mod mcp_http_limits;
 mod mcp_interop;
 mod not_project;
 mod notebooks;

@@ -182,3 +182,33 @@ fn the_official_python_client_works_over_http_in_both_eras() {
         assert_eq!(calls[2]["text"], "blue", "{mode}");
     }
 }
+
+#[test]
+fn the_official_python_client_gets_every_answer_of_two_hundred_parallel_calls() {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let room = Room::new();
+    let server = crate::mcp_http::Server::start(&room, &[]);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client_load.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(&url)
+        .arg("200")
+        .env_remove("HTTP_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("ALL_PROXY")
+        .env_remove("all_proxy")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The SDK used to lose the session to a 503 once 64 requests were in flight.
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["answered"], 200, "{report}");
+}

@@ -15,7 +15,15 @@
 //! 2026-07-28 request (its `_meta` names the revision) is stateless: no session, and
 //! its `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must match the body
 //! (else 400 with `-32020` HeaderMismatch); an unsupported revision is 400 with `-32022`,
-//! an unknown method 404 with `-32601`. Closing a call's event stream cancels the call.
+//! an unknown method 404 with `-32601`.
+//!
+//! A call whose client went away is stopped (its process group killed): closing its event
+//! stream, or closing the connection of a JSON-only call, is seen within [`WATCH_EVERY`].
+//!
+//! Load: calls wait for a worker in the core's fair queue (one lane per session, one for
+//! all the stateless requests of one client address), so a burst of requests is answered
+//! late, never refused with a 5xx; only a full queue answers, with a JSON-RPC error. The
+//! connection limits and request deadlines are the `server` module's.
 //!
 //! Security, checked before anything else, each failing closed:
 //! - a second `Host`, `Origin` or `Authorization` header -> 400;
@@ -23,23 +31,29 @@
 //!   protection) -> 403;
 //! - an `Origin` header must be a loopback origin (or, off loopback, the `Host` the
 //!   request was sent to) -> 403;
-//! - with a token (`--token-file`, required off loopback), `Authorization: Bearer TOKEN`,
-//!   compared in constant time -> 401; without one, on loopback, a connection of another
-//!   user than the server's (told by the kernel's socket table, `peer`) -> 403: any local
-//!   user can connect to 127.0.0.1, and the tools run with the server's rights;
-//! - bodies over [`MAX_BODY`] -> 413; more than [`MAX_ACTIVE`] requests in flight (their
-//!   bodies read: a client that stalls in the middle of one holds no place) -> 503;
-//!   at most [`MAX_SESSIONS`] sessions, the oldest ended first.
+//! - without a token, on loopback, a connection of another user than the server's (told
+//!   by the kernel's socket table, `peer`) -> 403: any local user can connect to
+//!   127.0.0.1, and the tools run with the server's rights;
+//! - OAuth discovery paths (`/.well-known/oauth-*`, `/register`, ...) -> 404 saying that
+//!   the server takes a fixed bearer token and serves no OAuth metadata;
+//! - with a token (`--token-file`, required off loopback), `Authorization: Bearer TOKEN`
+//!   (the scheme in any case, RFC 7235), compared in constant time -> 401 with
+//!   `WWW-Authenticate: Bearer realm="tinytool"` (plus `error="invalid_token"` for a wrong
+//!   one) and no `resource_metadata`, so an OAuth-capable client finds no authorization
+//!   server to send its user to;
+//! - bodies over [`MAX_BODY`] -> 413; at most [`MAX_SESSIONS`] sessions, the oldest ended
+//!   first.
 //!
-//! Plain threads over `tiny_http`: one thread per request in flight, calls on the core's
-//! worker pool; no async runtime.
+//! Plain threads: one per connection (`server`), calls on the core's worker pool; no
+//! async runtime.
+
+mod server;
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -47,19 +61,27 @@ use super::{Conn, Core, Elicitor, Out, modern};
 use crate::exit::ExitStatus;
 use crate::registry::Registry;
 use crate::session::Session;
+use server::{BODY_RATE, BodyError, Exchange, REQUEST_TIME, Reply};
 
 /// The path of the MCP endpoint.
 const ENDPOINT: &str = "/mcp";
 /// The largest request body accepted.
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
-/// Requests handled at once; more are answered 503 at once.
-const MAX_ACTIVE: usize = 64;
 /// `initialize`-era sessions kept; a new one beyond this ends the oldest (its calls are
 /// stopped; its client gets 404 and may initialize again).
 const MAX_SESSIONS: usize = 256;
-/// How often an open event stream is probed with a comment, so a client that went away
-/// is noticed (and its call stopped) within about this long.
+/// How often an open event stream gets a comment when it has nothing else to say, so
+/// proxies and clients see it alive.
 const KEEPALIVE: Duration = Duration::from_secs(1);
+/// How often a request waiting for its call checks that its client is still connected.
+const WATCH_EVERY: Duration = Duration::from_millis(200);
+/// The realm of our `WWW-Authenticate` challenges.
+const REALM: &str = "tinytool";
+/// What a client looking for OAuth metadata is told.
+const NO_OAUTH: &str = "tinytool serves no OAuth metadata: it takes a fixed bearer token. \
+    Send `Authorization: Bearer TOKEN`, TOKEN being the first line of the server's \
+    --token-file; for OAuth, put the server behind a proxy that does it (tinytool-mcp(1), \
+    HTTP)";
 
 /// HeaderMismatch (2026-07-28).
 const HEADER_MISMATCH: i64 = -32020;
@@ -108,37 +130,27 @@ pub fn serve(registry: &Registry, mut session: Session, options: &Options) -> Ex
         eprintln!("tinytool: {message}");
         return ExitStatus::Usage;
     }
-    let server = match tiny_http::Server::http(options.addr) {
-        Ok(server) => server,
+    let listener = match server::Listener::bind(options.addr) {
+        Ok(listener) => listener,
         Err(err) => {
             eprintln!("tinytool: mcp --listen {}: {err}", options.addr);
             return ExitStatus::Usage;
         }
     };
-    let bound = match server.server_addr() {
-        tiny_http::ListenAddr::IP(addr) => addr,
-        #[allow(unreachable_patterns)]
-        _ => options.addr,
-    };
+    let bound = listener.local_addr().unwrap_or(options.addr);
     eprintln!("tinytool mcp: listening on http://{bound}{ENDPOINT}");
     session.asker = Some(Box::new(Elicitor));
     let core = Core::new(registry, &session);
     let state = State {
         core: &core,
         options,
-        bound,
         sessions: Mutex::new(HashMap::new()),
-        active: AtomicUsize::new(0),
         counter: AtomicU64::new(0),
     };
+    let handler = |exchange: &mut Exchange| state.respond(exchange);
     std::thread::scope(|scope| {
         core.start_workers(scope);
-        for request in server.incoming_requests() {
-            // Counted in flight only once its body is read (`respond`): a client that
-            // never finishes sending one must not take the place of those that do.
-            let state = &state;
-            scope.spawn(move || state.respond(request));
-        }
+        listener.run(scope, &handler);
         core.shut_down();
     });
     ExitStatus::Success
@@ -147,40 +159,22 @@ pub fn serve(registry: &Registry, mut session: Session, options: &Options) -> Ex
 struct State<'a, 'c> {
     core: &'a Core<'c>,
     options: &'a Options,
-    /// The address the server listens on.
-    bound: SocketAddr,
     /// `initialize`-era sessions by id, with their creation order.
     sessions: Mutex<HashMap<String, (u64, Arc<Conn>)>>,
-    /// Requests in flight.
-    active: AtomicUsize,
     /// Numbers the stateless requests (their pool key prefix).
     counter: AtomicU64,
 }
 
-type Reply = tiny_http::Response<std::io::Cursor<Vec<u8>>>;
-
-/// `reply` with one more header (the names and values here are our own, always valid).
-fn with_header(reply: Reply, name: &str, value: &str) -> Reply {
-    match tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-        Ok(header) => reply.with_header(header),
-        Err(()) => reply,
-    }
-}
-
 fn plain(status: u16, text: &str) -> Reply {
-    with_header(
-        tiny_http::Response::from_data(format!("{text}\n").into_bytes()).with_status_code(status),
-        "Content-Type",
+    Reply::new(
+        status,
         "text/plain; charset=utf-8",
+        format!("{text}\n").into_bytes(),
     )
 }
 
 fn json_reply(status: u16, body: &Value) -> Reply {
-    with_header(
-        tiny_http::Response::from_data(body.to_string().into_bytes()).with_status_code(status),
-        "Content-Type",
-        "application/json",
-    )
+    Reply::new(status, "application/json", body.to_string().into_bytes())
 }
 
 /// A JSON-RPC error without an id, as the body of an HTTP error.
@@ -196,12 +190,27 @@ fn rpc_error_for(status: u16, id: &Value, code: i64, message: &str) -> Reply {
     )
 }
 
-fn get_header(request: &tiny_http::Request, name: &str) -> Option<String> {
-    request
-        .headers()
-        .iter()
-        .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
-        .map(|h| h.value.as_str().to_string())
+/// A header's value, owned.
+fn get_header(exchange: &Exchange, name: &str) -> Option<String> {
+    exchange.head.header(name).map(String::from)
+}
+
+/// The token of an `Authorization` value of the Bearer scheme, the scheme in any case
+/// (RFC 7235, 2.1: case-insensitive), separated from the token by spaces or tabs.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start_matches([' ', '\t']))
+}
+
+/// Whether `path` is where an OAuth client looks for metadata or endpoints (RFC 9728,
+/// RFC 8414, OpenID discovery, the 2025-03-26 default endpoints).
+fn oauth_discovery(path: &str) -> bool {
+    path.starts_with("/.well-known/oauth-")
+        || path.starts_with("/.well-known/openid-configuration")
+        || path.ends_with("/.well-known/openid-configuration")
+        || ["/register", "/authorize", "/token"].contains(&path)
 }
 
 /// The host part of a `Host` header value or URL authority (no port, no brackets).
@@ -247,77 +256,69 @@ fn decode_header_value(value: &str) -> Option<String> {
 }
 
 impl State<'_, '_> {
-    fn respond(&self, mut request: tiny_http::Request) {
-        if let Some(reply) = self.refusal(&request) {
-            let _ = request.respond(reply);
+    fn respond(&self, exchange: &mut Exchange) {
+        if let Some(reply) = self.refusal(exchange) {
+            exchange.respond(reply);
             return;
         }
-        let session_id = get_header(&request, "Mcp-Session-Id");
-        match request.method() {
-            tiny_http::Method::Post => {}
-            tiny_http::Method::Delete => {
+        let session_id = get_header(exchange, "Mcp-Session-Id");
+        match exchange.head.method.as_str() {
+            "POST" => {}
+            "DELETE" => {
                 let reply = match session_id {
                     None => plain(400, "DELETE needs an Mcp-Session-Id header"),
                     Some(id) => match self.sessions.lock().ok().and_then(|mut s| s.remove(&id)) {
                         Some((_, conn)) => {
                             conn.end_input();
                             self.core.pool.cancel_prefix(&conn.prefix);
-                            tiny_http::Response::from_data(Vec::new()).with_status_code(204)
+                            Reply::empty(204)
                         }
                         None => plain(404, "no such session"),
                     },
                 };
-                let _ = request.respond(reply);
+                exchange.respond(reply);
                 return;
             }
             _ => {
-                let reply = with_header(
-                    plain(405, "only POST (and DELETE for a session) are served"),
-                    "Allow",
-                    "POST, DELETE",
+                exchange.respond(
+                    plain(405, "only POST (and DELETE for a session) are served")
+                        .with_header("Allow", "POST, DELETE"),
                 );
-                let _ = request.respond(reply);
                 return;
             }
         }
-        let accept = get_header(&request, "Accept").unwrap_or_default();
+        let accept = get_header(exchange, "Accept").unwrap_or_default();
         let wants =
             |kind: &str| accept.is_empty() || accept.contains(kind) || accept.contains("*/*");
         let (json_ok, sse_ok) = (wants("application/json"), wants("text/event-stream"));
         if !json_ok && !sse_ok {
-            let _ = request.respond(plain(
+            exchange.respond(plain(
                 406,
                 "Accept must list application/json or text/event-stream",
             ));
             return;
         }
-        if let Some(kind) = get_header(&request, "Content-Type")
+        if let Some(kind) = exchange.head.header("Content-Type")
             && !kind.to_ascii_lowercase().contains("application/json")
         {
-            let _ = request.respond(plain(415, "the body must be application/json"));
+            exchange.respond(plain(415, "the body must be application/json"));
             return;
         }
-        let body = match read_body(&mut request) {
+        let body = match read_body(exchange) {
             Ok(body) => body,
             Err(reply) => {
-                let _ = request.respond(reply);
+                exchange.respond(reply);
                 return;
             }
         };
-        if self.active.fetch_add(1, Ordering::SeqCst) >= MAX_ACTIVE {
-            self.active.fetch_sub(1, Ordering::SeqCst);
-            let _ = request.respond(plain(503, "too many requests in flight"));
-            return;
-        }
-        self.handle(request, body, session_id, sse_ok);
-        self.active.fetch_sub(1, Ordering::SeqCst);
+        self.handle(exchange, body, session_id, sse_ok);
     }
 
-    /// A request whose body was read, counted in flight; `sse_ok`: whether its client
-    /// accepts an event stream.
+    /// A request whose body was read; `sse_ok`: whether its client accepts an event
+    /// stream.
     fn handle(
         &self,
-        request: tiny_http::Request,
+        exchange: &mut Exchange,
         body: Vec<u8>,
         session_id: Option<String>,
         sse_ok: bool,
@@ -325,16 +326,16 @@ impl State<'_, '_> {
         let value: Value = match serde_json::from_slice(&body) {
             Ok(value) => value,
             Err(err) => {
-                let _ = request.respond(rpc_error(400, -32700, &format!("Parse error: {err}")));
+                exchange.respond(rpc_error(400, -32700, &format!("Parse error: {err}")));
                 return;
             }
         };
         if let Value::Array(items) = value {
-            self.batch(request, session_id.as_deref(), items);
+            self.batch(exchange, session_id.as_deref(), items);
             return;
         }
         let Value::Object(message) = &value else {
-            let _ = request.respond(rpc_error(400, -32600, "expected a JSON-RPC object"));
+            exchange.respond(rpc_error(400, -32600, "expected a JSON-RPC object"));
             return;
         };
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
@@ -344,7 +345,7 @@ impl State<'_, '_> {
 
         // Which connection the message belongs to.
         let mut new_session = None;
-        let header_version = get_header(&request, "MCP-Protocol-Version");
+        let header_version = get_header(exchange, "MCP-Protocol-Version");
         let modern_request = is_request
             && (modern::request_meta(&params).is_some()
                 || header_version.as_deref() == Some(modern::VERSION));
@@ -355,7 +356,7 @@ impl State<'_, '_> {
             // names a revision we do not speak.
             let meta = modern::request_meta(&params);
             if meta.is_none() {
-                let _ = request.respond(rpc_error_for(
+                exchange.respond(rpc_error_for(
                     400,
                     &rpc_id,
                     super::INVALID_PARAMS,
@@ -364,16 +365,21 @@ impl State<'_, '_> {
                 ));
                 return;
             }
-            if let Err((code, text)) = check_modern_headers(&request, method, &params) {
-                let _ = request.respond(rpc_error_for(400, &rpc_id, code, &text));
+            if let Err((code, text)) = check_modern_headers(exchange, method, &params) {
+                exchange.respond(rpc_error_for(400, &rpc_id, code, &text));
                 return;
             }
             if let Some(Err(error)) = meta {
-                let _ = request.respond(json_reply(400, &error.message(&rpc_id)));
+                exchange.respond(json_reply(400, &error.message(&rpc_id)));
                 return;
             }
             let n = self.counter.fetch_add(1, Ordering::Relaxed);
-            Arc::new(Conn::new(format!("http-{n}:")))
+            // The stateless requests of one client address share a lane of the queue,
+            // as a session's requests do.
+            Arc::new(Conn::in_lane(
+                format!("http-{n}:"),
+                format!("client {}", exchange.peer.ip()),
+            ))
         } else if method == "initialize" && is_request {
             let id = crate::events::new_id("mcp");
             let conn = Arc::new(Conn::new(format!("{id}:")));
@@ -397,7 +403,7 @@ impl State<'_, '_> {
             match self.session(session_id.as_deref()) {
                 Ok(conn) => conn,
                 Err(reply) => {
-                    let _ = request.respond(reply);
+                    exchange.respond(reply);
                     return;
                 }
             }
@@ -405,8 +411,7 @@ impl State<'_, '_> {
         let Some(id) = id.filter(|_| is_request) else {
             // A notification or a response to one of our requests.
             self.core.handle(&conn, &Out::replies_only(|_| {}), value);
-            let _ =
-                request.respond(tiny_http::Response::from_data(Vec::new()).with_status_code(202));
+            exchange.respond(Reply::empty(202));
             return;
         };
         let (tx, rx) = mpsc::channel::<Value>();
@@ -424,17 +429,30 @@ impl State<'_, '_> {
         self.core.handle(&conn, &out, value);
         drop(out);
         if stream {
-            self.stream(request, rx, new_session.as_deref(), &key);
+            self.stream(exchange, rx, new_session.as_deref(), &key);
             return;
         }
         // Everything but a call is answered at once; a call without a stream is waited
-        // for.
+        // for, as long as its client is there to read the answer.
         let mut answer = None;
-        for message in rx {
-            if message.get("id") == Some(&id)
-                && (message.get("result").is_some() || message.get("error").is_some())
-            {
-                answer = Some(message);
+        loop {
+            match rx.recv_timeout(WATCH_EVERY) {
+                Ok(message) => {
+                    if message.get("id") == Some(&id)
+                        && (message.get("result").is_some() || message.get("error").is_some())
+                    {
+                        answer = Some(message);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if exchange.client_gone() {
+                        // Nobody would read the answer: stop the call, kill its command.
+                        self.core.cancel(&key);
+                        exchange.abandon();
+                        return;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
         let reply = match answer {
@@ -447,25 +465,22 @@ impl State<'_, '_> {
                 json_reply(status, &answer)
             }
             // Cancelled: no response is ever sent for it.
-            None => tiny_http::Response::from_data(Vec::new()).with_status_code(202),
+            None => Reply::empty(202),
         };
         let reply = match new_session {
-            Some(id) => with_header(reply, "Mcp-Session-Id", &id),
+            Some(id) => reply.with_header("Mcp-Session-Id", &id),
             None => reply,
         };
-        let _ = request.respond(reply);
+        exchange.respond(reply);
     }
 
     /// The security checks: `Some(reply)` refuses the request.
-    fn refusal(&self, request: &tiny_http::Request) -> Option<Reply> {
+    fn refusal(&self, exchange: &Exchange) -> Option<Reply> {
+        let head = &exchange.head;
         // One of each: a second Host or Origin could say something else than the one
         // checked.
         for name in ["Host", "Origin", "Authorization"] {
-            let count = request
-                .headers()
-                .iter()
-                .filter(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
-                .count();
+            let count = head.count(name);
             if count > 1 {
                 return Some(rpc_error(
                     400,
@@ -474,21 +489,21 @@ impl State<'_, '_> {
                 ));
             }
         }
-        let host = get_header(request, "Host").unwrap_or_default();
-        if self.options.addr.ip().is_loopback() && !is_loopback_host(host_of(&host)) {
+        let host = head.header("Host").unwrap_or_default();
+        if self.options.addr.ip().is_loopback() && !is_loopback_host(host_of(host)) {
             return Some(rpc_error(
                 403,
                 -32600,
                 "Forbidden: the Host header must name a loopback host",
             ));
         }
-        if let Some(origin) = get_header(request, "Origin") {
-            let allowed = url::Url::parse(&origin).ok().is_some_and(|url| {
+        if let Some(origin) = head.header("Origin") {
+            let allowed = url::Url::parse(origin).ok().is_some_and(|url| {
                 let origin_host = url.host_str().unwrap_or("");
                 let origin_host = origin_host.trim_start_matches('[').trim_end_matches(']');
                 is_loopback_host(origin_host)
                     || (!self.options.addr.ip().is_loopback()
-                        && origin_host.eq_ignore_ascii_case(host_of(&host)))
+                        && origin_host.eq_ignore_ascii_case(host_of(host)))
             });
             if !allowed {
                 return Some(rpc_error(
@@ -499,35 +514,57 @@ impl State<'_, '_> {
             }
         }
         if self.options.token.is_none()
-            && let Some(refusal) = self.foreign_user(request)
+            && let Some(refusal) = self.foreign_user(exchange)
         {
             return Some(refusal);
         }
+        let path = head.path();
+        if oauth_discovery(path) {
+            return Some(json_reply(
+                404,
+                &json!({"error": "invalid_request", "error_description": NO_OAUTH}),
+            ));
+        }
         if let Some(token) = &self.options.token {
-            let given = get_header(request, "Authorization").unwrap_or_default();
-            let given = given.strip_prefix("Bearer ").unwrap_or("");
-            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
-                return Some(with_header(
-                    rpc_error(401, -32600, "Unauthorized: a bearer token is required"),
-                    "WWW-Authenticate",
-                    "Bearer",
-                ));
-            }
+            let given = head.header("Authorization");
+            let problem = match given.map(|value| (value, bearer_token(value))) {
+                None => None,
+                Some((_, Some(given))) if constant_time_eq(given.as_bytes(), token.as_bytes()) => {
+                    return self.path_refusal(path);
+                }
+                Some((_, Some(_))) => Some("the bearer token is not the server's"),
+                Some((_, None)) => Some("the Authorization header must use the Bearer scheme"),
+            };
+            let challenge = match problem {
+                None => format!("Bearer realm=\"{REALM}\""),
+                Some(problem) => format!(
+                    "Bearer realm=\"{REALM}\", error=\"invalid_token\", \
+                     error_description=\"{problem}\""
+                ),
+            };
+            let message = format!(
+                "Unauthorized: {}; send `Authorization: Bearer TOKEN`, TOKEN being the first \
+                 line of the server's --token-file (this server serves no OAuth metadata)",
+                problem.unwrap_or("a bearer token is required")
+            );
+            return Some(
+                rpc_error(401, -32600, &message).with_header("WWW-Authenticate", &challenge),
+            );
         }
-        let path = request.url().split('?').next().unwrap_or("");
-        if path != ENDPOINT {
-            return Some(plain(404, "the MCP endpoint is /mcp"));
-        }
-        None
+        self.path_refusal(path)
+    }
+
+    /// Every path but the endpoint is not found.
+    fn path_refusal(&self, path: &str) -> Option<Reply> {
+        (path != ENDPOINT).then(|| plain(404, "the MCP endpoint is /mcp"))
     }
 
     /// Without a token: the refusal of a connection whose other end is not this server's
     /// user (or cannot be told).
-    fn foreign_user(&self, request: &tiny_http::Request) -> Option<Reply> {
+    fn foreign_user(&self, exchange: &Exchange) -> Option<Reply> {
         // SAFETY: geteuid cannot fail.
         let me = unsafe { libc::geteuid() };
-        let peer = request.remote_addr().copied();
-        let uid = peer.and_then(|peer| super::peer::uid_of(peer, self.bound));
+        let uid = super::peer::uid_of(exchange.peer, exchange.local);
         if uid == Some(me) {
             return None;
         }
@@ -562,11 +599,11 @@ impl State<'_, '_> {
     }
 
     /// Answers a batch (2025-03-26) on its session, as one JSON array.
-    fn batch(&self, request: tiny_http::Request, session_id: Option<&str>, items: Vec<Value>) {
+    fn batch(&self, exchange: &mut Exchange, session_id: Option<&str>, items: Vec<Value>) {
         let conn = match self.session(session_id) {
             Ok(conn) => conn,
             Err(reply) => {
-                let _ = request.respond(reply);
+                exchange.respond(reply);
                 return;
             }
         };
@@ -578,72 +615,74 @@ impl State<'_, '_> {
         drop(out);
         let reply = match rx.into_iter().next() {
             Some(answer) => json_reply(200, &answer),
-            None => tiny_http::Response::from_data(Vec::new()).with_status_code(202),
+            None => Reply::empty(202),
         };
-        let _ = request.respond(reply);
+        exchange.respond(reply);
     }
 
     /// Streams a call's messages as server-sent events until its answer; a client that
     /// closes the stream cancels the call.
     fn stream(
         &self,
-        request: tiny_http::Request,
+        exchange: &mut Exchange,
         rx: mpsc::Receiver<Value>,
         session: Option<&str>,
         key: &str,
     ) {
-        let mut writer = request.into_writer();
-        let mut head = String::from(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-             X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
-        );
-        if let Some(id) = session {
-            head.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
-        }
-        head.push_str("\r\n");
-        let mut ok = writer
-            .write_all(head.as_bytes())
-            .and_then(|()| writer.flush())
-            .is_ok();
-        while ok {
-            let event = match rx.recv_timeout(KEEPALIVE) {
-                Ok(message) => format!("event: message\ndata: {message}\n\n"),
-                Err(mpsc::RecvTimeoutError::Timeout) => ":\n\n".to_string(),
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let _ = writer.write_all(b"0\r\n\r\n").and_then(|()| writer.flush());
-                    return;
+        let headers: Vec<(&str, &str)> = session
+            .map(|id| vec![("Mcp-Session-Id", id)])
+            .unwrap_or_default();
+        if let Some(mut events) = exchange.stream(&headers) {
+            let mut said = Instant::now();
+            loop {
+                let sent = match rx.recv_timeout(WATCH_EVERY) {
+                    Ok(message) => events.send(&format!("event: message\ndata: {message}\n\n")),
+                    Err(mpsc::RecvTimeoutError::Timeout) if events.client_gone() => false,
+                    Err(mpsc::RecvTimeoutError::Timeout) if said.elapsed() < KEEPALIVE => {
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => events.send(":\n\n"),
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        events.finish();
+                        return;
+                    }
+                };
+                if !sent {
+                    break;
                 }
-            };
-            ok = write!(writer, "{:x}\r\n{event}\r\n", event.len())
-                .and_then(|()| writer.flush())
-                .is_ok();
+                said = Instant::now();
+            }
         }
         // The client closed the stream: the call's answer would go nowhere.
         self.core.cancel(key);
     }
 }
 
-/// The body, bounded by [`MAX_BODY`].
-fn read_body(request: &mut tiny_http::Request) -> Result<Vec<u8>, Reply> {
-    let too_large = || plain(413, &format!("the body is larger than {MAX_BODY} bytes"));
-    if request.body_length().is_some_and(|n| n > MAX_BODY) {
-        return Err(too_large());
+/// The body, bounded by [`MAX_BODY`], or the answer that refuses it.
+fn read_body(exchange: &mut Exchange) -> Result<Vec<u8>, Reply> {
+    match exchange.read_body(MAX_BODY) {
+        Ok(body) => Ok(body),
+        Err(BodyError::TooLarge) => Err(plain(
+            413,
+            &format!("the body is larger than {MAX_BODY} bytes"),
+        )),
+        Err(BodyError::TimedOut) => Err(plain(
+            408,
+            &format!(
+                "the body did not arrive in time ({} s, plus 1 s per {} KiB); the request \
+                 was dropped",
+                REQUEST_TIME.as_secs(),
+                BODY_RATE / 1024
+            ),
+        )),
+        Err(BodyError::Gone) => Err(plain(400, "the connection ended inside the body")),
+        Err(BodyError::Malformed(text)) => Err(plain(400, &text)),
     }
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| plain(400, &format!("cannot read the body: {e}")))?;
-    if body.len() > MAX_BODY {
-        return Err(too_large());
-    }
-    Ok(body)
 }
 
 /// A 2026-07-28 request's headers must say what its body says.
 fn check_modern_headers(
-    request: &tiny_http::Request,
+    exchange: &Exchange,
     method: &str,
     params: &Value,
 ) -> Result<(), (i64, String)> {
@@ -652,7 +691,7 @@ fn check_modern_headers(
         .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
-    match get_header(request, "MCP-Protocol-Version") {
+    match get_header(exchange, "MCP-Protocol-Version") {
         None => return mismatch("the MCP-Protocol-Version header is missing".into()),
         Some(v) if v != body_version => {
             return mismatch(format!(
@@ -661,7 +700,7 @@ fn check_modern_headers(
         }
         Some(_) => {}
     }
-    match get_header(request, "Mcp-Method") {
+    match get_header(exchange, "Mcp-Method") {
         None => return mismatch("the Mcp-Method header is missing".into()),
         Some(v) if v != method => {
             return mismatch(format!(
@@ -676,7 +715,7 @@ fn check_modern_headers(
         _ => return Ok(()),
     };
     if let Some(body_name) = named {
-        match get_header(request, "Mcp-Name").map(|v| decode_header_value(&v)) {
+        match get_header(exchange, "Mcp-Name").map(|v| decode_header_value(&v)) {
             None => return mismatch("the Mcp-Name header is missing".into()),
             Some(None) => return mismatch("the Mcp-Name header is not valid base64".into()),
             Some(Some(v)) if v != body_name => {
@@ -709,6 +748,73 @@ mod tests {
             decode_header_value("=?base64?SGVsbG8=?=").as_deref(),
             Some("Hello")
         );
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER \t abc"), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer"), None);
+        assert_eq!(bearer_token("Bearerabc"), None);
+        assert!(oauth_discovery("/.well-known/oauth-protected-resource/mcp"));
+        assert!(oauth_discovery("/.well-known/oauth-authorization-server"));
+        assert!(oauth_discovery("/mcp/.well-known/openid-configuration"));
+        assert!(oauth_discovery("/register"));
+        assert!(!oauth_discovery("/mcp"));
+    }
+
+    #[test]
+    fn the_man_page_states_the_limits_in_force() {
+        use super::super::pool;
+        use server::*;
+        let page = include_str!("../mcp.roff").replace('\n', " ");
+        let facts = [
+            format!("pool of {} workers", pool::WORKERS),
+            format!(
+                "At most {} calls wait per session and {} in all",
+                pool::MAX_QUEUED_PER_LANE,
+                pool::MAX_QUEUED
+            ),
+            format!(
+                "{} run at once; up to {} more per session ({} in all)",
+                pool::WORKERS,
+                pool::MAX_QUEUED_PER_LANE,
+                pool::MAX_QUEUED
+            ),
+            format!(
+                "within {} seconds of its first byte",
+                REQUEST_TIME.as_secs()
+            ),
+            format!("plus 1 second per {} KiB", BODY_RATE / 1024),
+            format!(
+                "Heads over {} KiB or with more than {} fields",
+                MAX_HEAD / 1024,
+                MAX_HEADERS
+            ),
+            format!("bodies over {} MiB get 413", MAX_BODY >> 20),
+            format!(
+                "kept alive between requests for {} seconds",
+                IDLE_TIME.as_secs()
+            ),
+            format!(
+                "served at most {} connections at once; up to {} more wait",
+                MAX_CONNECTIONS_PER_CLIENT, MAX_WAITING_PER_CLIENT
+            ),
+            format!("at most {} connections are open in all", MAX_CONNECTIONS),
+            format!(
+                "within {} seconds ends its connection",
+                WRITE_TIME.as_secs()
+            ),
+            format!(".B Sessions At most {};", MAX_SESSIONS),
+        ];
+        for fact in facts {
+            assert!(
+                page.contains(&fact),
+                "tinytool-mcp(1) does not say {fact:?}"
+            );
+        }
     }
 
     #[test]
