@@ -31,6 +31,7 @@ mod journal;
 mod mcp;
 mod mcp_http;
 mod mcp_interop;
+mod mcp_lifetime;
 mod not_project;
 mod other_agents;
 mod own_files;
