@@ -32,8 +32,8 @@
 //! noticed within [`WATCH_EVERY`]) and [`END_GRACE`] after the end of input (the client's
 //! way to end the session: both SDKs signal the server 2 s later); over HTTP when the
 //! call's event stream closes or its session is deleted (see `http`). A client that gives
-//! up on a call without cancelling it and keeps its connection (the Python SDK's read
-//! time-out) cannot be told from one that still waits: that call runs until its own
+//! up on a call without cancelling it and keeps its connection (the Python SDK 1.x on its
+//! read time-out) cannot be told from one that still waits: that call runs until its own
 //! deadline (bash's `timeout`).
 //!
 //! No tool ends the server: `exit` is not served over MCP. On stdio the server ends at end
