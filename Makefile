@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 CARGO ?= cargo
 BIN := $(or $(CARGO_TARGET_DIR),target)/release/tinytool
 
-.PHONY: build release test lint doc check demo install man completions bench conformance clean
+.PHONY: build release test lint doc check demo install man completions bench soak conformance clean
 
 build:
 	$(CARGO) build --locked
@@ -67,6 +67,14 @@ install: release
 # apt-get when missing; never run by .ci/run). One table of medians and ratios.
 bench:
 	bench/run
+
+# A shorter version of the MCP soak (issue 44): a steady mix of write, read, edit, grep, bash
+# and glob calls from several sessions over stdio and HTTP for SOAK_MINUTES, printing each
+# server's resident memory at the start, after the warm-up and at the end (bench/soak.py
+# --help for the knobs; never run by .ci/run).
+SOAK_MINUTES ?= 3
+soak: release
+	python3 bench/soak.py --bin $(BIN) --minutes $(SOAK_MINUTES)
 
 # The official MCP conformance suite against `tinytool mcp --listen`, for the 2025-11-25 and
 # 2026-07-28 requirement sets, with conformance/expected-failures-*.yml (installs the

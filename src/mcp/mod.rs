@@ -26,16 +26,27 @@
 //! each with its id; calls beyond the running ones wait in a bounded queue served
 //! round-robin between sessions, and a call the full queue cannot take is answered at
 //! once with [`SERVER_BUSY`]. A call whose request carries `_meta.progressToken` gets
-//! `notifications/progress` every [`PROGRESS_EVERY`] while it waits (how many calls start
-//! before it) and while it runs (for commands, the lines of output so far in `message`);
-//! `progress` is the seconds since the request arrived.
+//! `notifications/progress` every few seconds from the moment it is queued (see
+//! `progress`).
+//!
+//! A call whose answer can no longer be delivered is stopped (its process group killed):
+//! on stdio when nobody reads the server's output any more (the client closed it or ended,
+//! noticed within [`WATCH_EVERY`]) and [`END_GRACE`] after the end of input (the client's
+//! way to end the session: both SDKs signal the server 2 s later); over HTTP when the
+//! call's event stream closes or its session is deleted (see `http`). A client that gives
+//! up on a call without cancelling it and keeps its connection (the Python SDK 1.x on its
+//! read time-out) cannot be told from one that still waits: that call runs until its own
+//! deadline (bash's `timeout`).
 //!
 //! No tool ends the server: `exit` is not served over MCP. On stdio the server ends at end
-//! of input, after answering every request received before it (a question asked then gets
-//! no answer from the client); when nobody reads its output any more (the client closed it,
-//! at any time), within [`WATCH_EVERY`] every queued call is dropped, every running one
+//! of input, once every request received before it is answered (calls that end within
+//! [`END_GRACE`]; a question asked then gets no answer from the client); when nobody reads
+//! its output any more, at any time, every queued call is dropped, every running one
 //! stopped, and the server ends; on SIGINT, SIGTERM or SIGHUP every running command's
 //! process group is killed (see `process`).
+//!
+//! A server runs for days: its memory stays flat under a steady load (see `memory`,
+//! `bench/soak.py`).
 //!
 //! The transport owns the input: it hands every message to [`Core::handle`] with the
 //! connection it belongs to ([`Conn`]) and where its answers go ([`Out`]). Quick requests
@@ -43,9 +54,11 @@
 //! (elicitation for `question`) are routed to the waiting call.
 
 pub mod http;
+mod memory;
 mod modern;
 mod peer;
 mod pool;
+mod progress;
 mod resources;
 pub mod results;
 mod tasks;
@@ -53,18 +66,19 @@ mod tasks;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use crate::exit::ExitStatus;
 use crate::registry::{Arguments, CallResult, Registry, ToolCall};
-use crate::session::{Asker, CallScope, CancelFlag, Progress, Session};
+use crate::session::{Asker, CallScope, CancelFlag, Session};
 
 use pool::{Job, Pool};
+use progress::Reporter;
 
 /// Protocol revisions `initialize` negotiates, oldest first.
 pub const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -72,10 +86,11 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18
 /// Tools never served over MCP: `exit` would end the server under the client's feet.
 pub const NOT_SERVED: &[&str] = &["exit", crate::registry::INVALID];
 
-/// How often a call with a progress token reports progress.
-const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// How often the server checks whether its client is gone.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
+/// How long calls may still run after the end of stdio input, to be answered; then the
+/// server stops them and ends.
+const END_GRACE: Duration = Duration::from_secs(2);
 
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
@@ -197,7 +212,11 @@ struct Queued {
     id: Value,
     name: String,
     arguments: Value,
+    /// The client's progress token, when it gave one.
     token: Option<Value>,
+    /// Set when a worker takes the call, under the lock that sends its queued progress
+    /// notices (so none follows its answer).
+    started: Arc<Mutex<bool>>,
     out: Out,
     conn: Arc<Conn>,
     /// The 2026-07-28 retry state of the call (its `inputResponses`), when it is modern.
@@ -265,6 +284,7 @@ fn read_stdin<'s>(
 impl<'a> Core<'a> {
     /// A core over `registry` and `session` (whose asker should be an [`Elicitor`]).
     pub fn new(registry: &'a Registry, session: &'a Session) -> Core<'a> {
+        memory::tune();
         Core {
             registry,
             session,
@@ -285,37 +305,32 @@ impl<'a> Core<'a> {
         scope.spawn(|| self.tell_waiting());
     }
 
-    /// Every [`PROGRESS_EVERY`], a `notifications/progress` for each waiting call whose
+    /// Every [`progress::EVERY`], a `notifications/progress` for each waiting call whose
     /// request carries a progress token: how many calls start before it. Its `progress`
     /// is the seconds since the request arrived, as the running call's is, so the values
     /// only grow.
     fn tell_waiting(&self) {
-        while self.pool.pause(PROGRESS_EVERY) {
+        while self.pool.pause(progress::EVERY) {
             let mut notices = Vec::new();
             self.pool.for_each_waiting(|call, ahead| {
                 if let Some(token) = &call.token {
-                    notices.push((call.out.clone(), token.clone(), call.received, ahead));
+                    notices.push((
+                        call.out.clone(),
+                        token.clone(),
+                        call.received,
+                        ahead,
+                        call.started.clone(),
+                    ));
                 }
             });
-            // Sent outside the queue's lock: a slow client must not hold up the workers.
-            for (out, token, received, ahead) in notices {
-                let waited = received.elapsed().as_secs();
-                let before = match ahead {
-                    1 => "1 call starts".to_string(),
-                    n => format!("{n} calls start"),
-                };
-                out.send(&json!({
-                    "jsonrpc": "2.0",
-                    "method": "notifications/progress",
-                    "params": {
-                        "progressToken": token,
-                        "progress": waited,
-                        "message": format!(
-                            "queued for {waited} s: {before} before this one ({} run at once)",
-                            pool::WORKERS
-                        ),
-                    },
-                }));
+            // Sent outside the queue's lock, so that a slow client holds up no worker but
+            // the one about to start its own call; a call that started meanwhile is not
+            // told it waits.
+            for (out, token, received, ahead, started) in notices {
+                let started = started.lock().unwrap_or_else(PoisonError::into_inner);
+                if !*started {
+                    out.send(&progress::queued(&token, received, ahead, pool::WORKERS));
+                }
             }
         }
     }
@@ -585,6 +600,7 @@ impl<'a> Core<'a> {
                 name,
                 arguments,
                 token,
+                started: Arc::default(),
                 out: out.clone(),
                 conn,
                 modern,
@@ -696,16 +712,24 @@ impl<'a> Core<'a> {
             conn: call.conn.clone(),
             modern: call.modern,
         };
+        // The queued notices end here; the running ones start.
+        *call.started.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        let reporter = call
+            .token
+            .map(|token| Reporter::start(call.out.clone(), token, call.received));
         let (result, context) = with_context(context, || {
             self.run_call(
                 &call.name,
                 call.arguments,
                 cancel.clone(),
-                call.token,
-                &call.out,
-                call.received,
+                reporter.as_ref(),
             )
         });
+        // No notification may follow the answer.
+        if let Some(reporter) = reporter {
+            reporter.finish();
+        }
+        memory::call_ended();
         if cancel.is_set() {
             return;
         }
@@ -723,72 +747,25 @@ impl<'a> Core<'a> {
         call.out.result(&call.id, answer);
     }
 
-    /// Runs one call in its own scope: its cancellation flag, and progress notifications
-    /// on `out` while it runs when the client gave a token (`progress`: the seconds since
-    /// the request was `received`).
+    /// Runs one call in its own scope: its cancellation flag, and what its command reports
+    /// to `reporter` (the client's progress notifications) when the client gave a token.
     fn run_call(
         &self,
         name: &str,
         arguments: Value,
         cancel: CancelFlag,
-        token: Option<Value>,
-        out: &Out,
-        received: Instant,
+        reporter: Option<&Reporter>,
     ) -> CallResult {
         let call = ToolCall {
             id: None,
             name: name.to_string(),
             arguments: Arguments::Value(arguments),
         };
-        let Some(token) = token else {
-            let scope = CallScope {
-                cancel,
-                progress: None,
-            };
-            return crate::session::in_scope(scope, || self.registry.execute(self.session, call));
-        };
-        let lines = Arc::new(AtomicU64::new(0));
-        let counted = Arc::new(AtomicBool::new(false));
         let scope = CallScope {
             cancel,
-            progress: Some({
-                let lines = lines.clone();
-                let counted = counted.clone();
-                Arc::new(move |progress: &Progress| {
-                    lines.store(progress.lines, Ordering::Relaxed);
-                    counted.store(true, Ordering::Relaxed);
-                })
-            }),
+            progress: reporter.map(Reporter::sink),
         };
-        let (done_tx, done_rx) = mpsc::channel::<()>();
-        let start = Instant::now();
-        std::thread::scope(|threads| {
-            threads.spawn(move || {
-                // Wakes every PROGRESS_EVERY until the call ends (the sender is dropped).
-                while let Err(mpsc::RecvTimeoutError::Timeout) =
-                    done_rx.recv_timeout(PROGRESS_EVERY)
-                {
-                    let elapsed = start.elapsed().as_secs();
-                    let message = if counted.load(Ordering::Relaxed) {
-                        format!(
-                            "running for {elapsed} s; {} lines of output so far",
-                            lines.load(Ordering::Relaxed)
-                        )
-                    } else {
-                        format!("running for {elapsed} s")
-                    };
-                    out.send(&json!({
-                        "jsonrpc": "2.0",
-                        "method": "notifications/progress",
-                        "params": {"progressToken": token, "progress": received.elapsed().as_secs(), "message": message},
-                    }));
-                }
-            });
-            let result =
-                crate::session::in_scope(scope, || self.registry.execute(self.session, call));
-            drop(done_tx);
-            result
-        })
+        crate::session::in_scope(scope, || self.registry.execute(self.session, call))
     }
 
     /// Bytes of JSON a result for request `id` may take, when `shares` results go in one
@@ -825,14 +802,8 @@ impl<'a> Core<'a> {
                         let params = message.get("params").cloned().unwrap_or(Value::Null);
                         match self.prepare(&params) {
                             Ok((name, arguments)) => {
-                                let result = self.run_call(
-                                    &name,
-                                    arguments,
-                                    CancelFlag::default(),
-                                    None,
-                                    &collect,
-                                    Instant::now(),
-                                );
+                                let result =
+                                    self.run_call(&name, arguments, CancelFlag::default(), None);
                                 let links = conn.version().as_str() >= "2025-06-18";
                                 let room = self.room(&id, shares);
                                 collect.result(&id, results::call_result(&result, links, room));
@@ -851,9 +822,11 @@ impl<'a> Core<'a> {
     }
 
     /// Watches for a stdio client that is gone (nobody reads our output): then every
-    /// queued call is dropped, every running one stopped, and the server ends. Returns
-    /// when input has ended and every call is done.
+    /// queued call is dropped, every running one stopped, and the server ends. Once input
+    /// has ended, the calls still running [`END_GRACE`] later are stopped too. Returns when
+    /// input has ended and every call is done.
     fn watch(&self, reading: &AtomicBool) {
+        let mut ended: Option<Instant> = None;
         loop {
             std::thread::sleep(WATCH_EVERY);
             if output_closed() {
@@ -863,7 +836,20 @@ impl<'a> Core<'a> {
                 self.pool.wait_idle(Duration::from_secs(3));
                 std::process::exit(0);
             }
-            if !reading.load(Ordering::SeqCst) && self.pool.is_idle() {
+            if reading.load(Ordering::SeqCst) {
+                continue;
+            }
+            if self.pool.is_idle() {
+                return;
+            }
+            let since = *ended.get_or_insert_with(Instant::now);
+            if since.elapsed() >= END_GRACE {
+                // The client ended the session: nobody waits for these answers.
+                self.pool.cancel_all();
+                self.pool.wait_idle(Duration::from_secs(3));
+                if !self.pool.is_idle() {
+                    std::process::exit(0);
+                }
                 return;
             }
         }

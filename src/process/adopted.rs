@@ -193,7 +193,8 @@ fn is_supervisor(pid: libc::pid_t) -> bool {
         })
 }
 
-/// Reaps the killed children; returns whether all were reaped before `until`.
+/// Reaps the killed children; returns whether all were reaped before `until` (those still
+/// dying then are reaped by the reaper thread as soon as they die).
 fn reap(killed: &[libc::pid_t], until: Instant) -> bool {
     let mut left: Vec<libc::pid_t> = killed.to_vec();
     let mut nap = Duration::from_micros(20);
@@ -209,6 +210,9 @@ fn reap(killed: &[libc::pid_t], until: Instant) -> bool {
             return true;
         }
         if Instant::now() >= until {
+            for pid in left {
+                super::reaper::reap_later(pid);
+            }
             return false;
         }
         std::thread::sleep(nap);

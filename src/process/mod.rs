@@ -8,6 +8,8 @@
 //!   variables removed, non-interactive defaults);
 //! - `adopted`: killing what left the group (`setsid`, daemons) and was adopted by the
 //!   subreaper while the command ran;
+//! - `reaper`: reaping the killed members of a group as soon as they die, also after the
+//!   call returned;
 //! - `sentinel`: the member of every command's group, started by the command's leader
 //!   before `exec`, that kills the group when tinytool dies, even of SIGKILL;
 //! - [`identity`]: recognising a process again in a later call (pid + start time + boot
@@ -21,6 +23,7 @@ mod adopted;
 pub mod command;
 pub mod environment;
 pub mod identity;
+mod reaper;
 pub mod run;
 mod sentinel;
 pub mod words;

@@ -28,7 +28,9 @@
 //!   returns: a background process holding the pipes open never makes it wait.
 //! - While a command runs, tinytool is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so the
 //!   killed leftovers become its children and are reaped before the call returns: not
-//!   even a zombie of the command is left behind (the sentinel is its child anyway).
+//!   even a zombie of the command is left behind (the sentinel is its child anyway). What
+//!   is still dying after a short wait is reaped by a thread as soon as it dies (see
+//!   `reaper`).
 //! - What left the group (`setsid`, a double-forking daemon) was adopted the same way; it
 //!   carries the command's token in `TINYTOOL_RUN` and is killed and reaped next (see
 //!   `adopted`), still before the subreaper flag goes.
@@ -48,6 +50,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::reaper::reap_group;
 use super::sentinel::{Launcher, Witness};
 use super::{adopted, kill_group};
 use crate::session::{CancelFlag, Session};
@@ -409,32 +412,6 @@ fn feed(mut pipe: ChildStdin, input: Vec<u8>) {
         });
     // Without a thread the pipe is dropped here: the command sees end of file at once.
     drop(spawned);
-}
-
-/// Reaps the (killed) members of a group that became tinytool's children, until none is
-/// left or `until`.
-fn reap_group(pgid: libc::pid_t, until: Instant) {
-    // A killed process is usually gone within a fraction of a millisecond (the sentinel
-    // is always there to be reaped): a fixed 2 ms nap would cost every call 2 ms.
-    let mut nap = Duration::from_micros(20);
-    loop {
-        // SAFETY: kill with signal 0 only checks for existence.
-        let members_left = unsafe { libc::kill(-pgid, 0) } == 0;
-        if !members_left {
-            return;
-        }
-        let mut status = 0;
-        // SAFETY: waitpid writes the status into a valid integer.
-        let reaped = unsafe { libc::waitpid(-pgid, &mut status, libc::WNOHANG) };
-        if reaped > 0 {
-            continue;
-        }
-        if Instant::now() >= until {
-            return;
-        }
-        std::thread::sleep(nap);
-        nap = (nap * 2).min(Duration::from_millis(2));
-    }
 }
 
 /// While any command runs, orphaned descendants become tinytool's children

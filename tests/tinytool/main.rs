@@ -33,6 +33,7 @@ mod mcp;
 mod mcp_http;
 mod mcp_http_limits;
 mod mcp_interop;
+mod mcp_lifetime;
 mod not_project;
 mod notebooks;
 mod other_agents;

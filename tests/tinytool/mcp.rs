@@ -708,7 +708,18 @@ fn a_call_with_a_progress_token_reports_progress() {
             .contains("2 lines of output"),
         "{progress}"
     );
-    assert_eq!(client.recv()["id"], 2);
+    // More follow every few seconds, each further on, until the answer.
+    let mut last = progress["params"]["progress"].as_f64().unwrap();
+    loop {
+        let next = client.recv();
+        if next["id"] == 2 {
+            break;
+        }
+        assert_eq!(next["method"], "notifications/progress", "{next}");
+        let value = next["params"]["progress"].as_f64().unwrap();
+        assert!(value > last, "{next}");
+        last = value;
+    }
     client.finish();
 }
 

@@ -212,3 +212,42 @@ fn the_official_python_client_gets_every_answer_of_two_hundred_parallel_calls() 
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["answered"], 200, "{report}");
 }
+
+#[test]
+fn a_call_the_python_client_times_out_on_is_stopped_while_it_stays_connected() {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let room = Room::new();
+    let sleep = crate::util::marked_sleep(&room);
+    let policy = room.path("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"rules": [{"permission": "shell", "pattern": "*", "action": "allow"}]}"#,
+    )
+    .unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/timeout.py");
+    let mut cmd = Command::new(python);
+    cmd.arg(script)
+        .arg(bin())
+        .arg(&room.dir)
+        .arg(&policy)
+        .arg(format!("./{sleep} 60"))
+        .arg(&sleep);
+    cmd.env_clear().current_dir(&room.dir);
+    for (k, v) in &room.env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["timedOut"], true, "{report}");
+    // The SDK (2.x) sends notifications/cancelled on its time-out: the command's group is
+    // killed while the session goes on.
+    assert_eq!(report["goneWhileConnected"], true, "{report}");
+    assert!(crate::util::wait_gone(&sleep, std::time::Duration::from_secs(10)).is_empty());
+}
