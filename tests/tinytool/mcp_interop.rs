@@ -251,3 +251,195 @@ fn a_call_the_python_client_times_out_on_is_stopped_while_it_stays_connected() {
     assert_eq!(report["goneWhileConnected"], true, "{report}");
     assert!(crate::util::wait_gone(&sleep, std::time::Duration::from_secs(10)).is_empty());
 }
+
+/// The pinned TypeScript SDK release.
+const TS_SDK: &str = "@modelcontextprotocol/sdk@1.32.2";
+
+/// A folder with the TypeScript SDK installed and the client script beside it, installing
+/// it on first use.
+fn ts_sdk() -> Option<PathBuf> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")));
+    let dir = target.join("mcp-ts-sdk");
+    let marker = dir.join(format!("installed-{}", TS_SDK.replace('/', "_")));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.mjs");
+    let fail = |why: String| -> Option<PathBuf> {
+        crate::util::skip(format!("MCP TypeScript SDK interop test: {why}"));
+        None
+    };
+    if !marker.exists() {
+        if let Err(err) = std::fs::create_dir_all(&dir) {
+            return fail(format!("cannot make {}: {err}", dir.display()));
+        }
+        let _ = std::fs::write(dir.join("package.json"), "{\"type\": \"module\"}\n");
+        let out = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", TS_SDK])
+            .current_dir(&dir)
+            .output();
+        match out {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => {
+                return fail(format!(
+                    "npm install {TS_SDK} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            Err(err) => return fail(format!("npm could not run: {err}")),
+        }
+        let _ = std::fs::write(&marker, "");
+    }
+    // Node resolves the SDK from the script's folder: the script is copied beside it.
+    if let Err(err) = std::fs::copy(script, dir.join("client.mjs")) {
+        return fail(format!("cannot copy the client script: {err}"));
+    }
+    Some(dir)
+}
+
+/// Runs the TypeScript client with `args` and returns its report.
+fn ts_client(dir: &std::path::Path, args: &[&str], room: &Room) -> Value {
+    let mut cmd = Command::new("node");
+    cmd.arg(dir.join("client.mjs")).args(args);
+    cmd.env_clear();
+    for (k, v) in &room.env {
+        cmd.env(k, v);
+    }
+    cmd.env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("NO_PROXY", "127.0.0.1,localhost");
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// An RGB PNG of `side`×`side` pixels of noise, stored without compression (so its size is
+/// about 3 bytes a pixel, whatever compresses).
+fn noise_png(side: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = 0xffff_ffffu32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend_from_slice(data);
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32(&body).to_be_bytes());
+    }
+    let mut raw = Vec::new();
+    let mut seed = 0x2545_f491u32;
+    for _ in 0..side {
+        raw.push(0); // no filter
+        for _ in 0..side * 3 {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            raw.push(seed as u8);
+        }
+    }
+    // A zlib stream of stored blocks, with its Adler-32.
+    let mut zlib = vec![0x78, 0x01];
+    let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        zlib.push(u8::from(i + 1 == blocks.len()));
+        let len = block.len() as u16;
+        zlib.extend_from_slice(&len.to_le_bytes());
+        zlib.extend_from_slice(&(!len).to_le_bytes());
+        zlib.extend_from_slice(block);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in &raw {
+        a = (a + u32::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    zlib.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut header = side.to_be_bytes().to_vec();
+    header.extend_from_slice(&side.to_be_bytes());
+    header.extend_from_slice(&[8, 2, 0, 0, 0]);
+    chunk(&mut png, b"IHDR", &header);
+    chunk(&mut png, b"IDAT", &zlib);
+    chunk(&mut png, b"IEND", &[]);
+    png
+}
+
+/// What a large image read must look like to a client: an image it can show (downscaled if
+/// need be) or a refusal naming the cap; never a failure of the connection.
+fn assert_large_image_answered(call: &Value) {
+    assert!(call.get("failed").is_none(), "the SDK failed: {call}");
+    let images = call["images"].as_array().cloned().unwrap_or_default();
+    if call["isError"] == true {
+        assert!(
+            call["text"].as_str().unwrap_or_default().contains("MiB")
+                || call["text"].as_str().unwrap_or_default().contains("bytes"),
+            "a refused image names the cap: {call}"
+        );
+    } else {
+        assert_eq!(images.len(), 1, "{call}");
+        assert!(images[0]["bytes"].as_u64().unwrap_or(0) > 0, "{call}");
+    }
+}
+
+#[test]
+fn the_official_typescript_client_reads_a_large_image_over_stdio() {
+    let Some(sdk) = ts_sdk() else {
+        return;
+    };
+    let room = Room::new();
+    let png = noise_png(1300);
+    assert!(png.len() > 5_000_000, "{}", png.len());
+    room.write("big.png", png);
+    room.write("notes.txt", "after the image\n");
+    let calls = json!([
+        ["read", {"file_path": "big.png"}],
+        ["read", {"file_path": "notes.txt"}],
+    ]);
+    let report = ts_client(
+        &sdk,
+        &[
+            "stdio",
+            bin(),
+            room.dir.to_str().unwrap(),
+            &calls.to_string(),
+        ],
+        &room,
+    );
+    assert_eq!(report["server"], "tinytool");
+    let calls = report["calls"].as_array().unwrap();
+    assert_large_image_answered(&calls[0]);
+    // The session outlived the image.
+    assert_eq!(calls[1]["text"], "1\tafter the image\n", "{}", calls[1]);
+}
+
+#[test]
+fn the_official_typescript_client_reads_a_large_image_over_http() {
+    let Some(sdk) = ts_sdk() else {
+        return;
+    };
+    let room = Room::new();
+    room.write("big.png", noise_png(1300));
+    room.write("notes.txt", "after the image\n");
+    let server = crate::mcp_http::Server::start(&room, &[]);
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let calls = json!([
+        ["read", {"file_path": "big.png"}],
+        ["read", {"file_path": "notes.txt"}],
+    ]);
+    let report = ts_client(&sdk, &["http", &url, &calls.to_string()], &room);
+    let calls = report["calls"].as_array().unwrap();
+    assert_large_image_answered(&calls[0]);
+    assert_eq!(calls[1]["text"], "1\tafter the image\n", "{}", calls[1]);
+}
