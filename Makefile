@@ -78,9 +78,13 @@ soak: release
 
 # The official MCP conformance suite against `tinytool mcp --listen`, for the 2025-11-25 and
 # 2026-07-28 requirement sets, with conformance/expected-failures-*.yml (installs the
-# pinned suite, and node 22 when needed, with npm; never run by .ci/run).
+# pinned suite, and node 22 when needed, with npm); then the official Python and TypeScript
+# SDK clients against both transports (conformance/clients: pip and npm install them under
+# target/). Never run by .ci/run; both halves run, and either failing fails the target.
 conformance: release
-	BIN=$(BIN) conformance/run
+	BIN=$(BIN) conformance/run; suite=$$?; \
+	BIN=$(BIN) conformance/clients; clients=$$?; \
+	test $$suite -eq 0 -a $$clients -eq 0
 
 clean:
 	$(CARGO) clean

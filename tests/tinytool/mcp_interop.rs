@@ -315,67 +315,6 @@ fn ts_client(dir: &std::path::Path, args: &[&str], room: &Room) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// An RGB PNG of `side`×`side` pixels of noise, stored without compression (so its size is
-/// about 3 bytes a pixel, whatever compresses).
-fn noise_png(side: u32) -> Vec<u8> {
-    fn crc32(bytes: &[u8]) -> u32 {
-        let mut crc = 0xffff_ffffu32;
-        for &b in bytes {
-            crc ^= u32::from(b);
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xedb8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-        !crc
-    }
-    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
-        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-        let mut body = kind.to_vec();
-        body.extend_from_slice(data);
-        out.extend_from_slice(&body);
-        out.extend_from_slice(&crc32(&body).to_be_bytes());
-    }
-    let mut raw = Vec::new();
-    let mut seed = 0x2545_f491u32;
-    for _ in 0..side {
-        raw.push(0); // no filter
-        for _ in 0..side * 3 {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            raw.push(seed as u8);
-        }
-    }
-    // A zlib stream of stored blocks, with its Adler-32.
-    let mut zlib = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = raw.chunks(65_535).collect();
-    for (i, block) in blocks.iter().enumerate() {
-        zlib.push(u8::from(i + 1 == blocks.len()));
-        let len = block.len() as u16;
-        zlib.extend_from_slice(&len.to_le_bytes());
-        zlib.extend_from_slice(&(!len).to_le_bytes());
-        zlib.extend_from_slice(block);
-    }
-    let (mut a, mut b) = (1u32, 0u32);
-    for &byte in &raw {
-        a = (a + u32::from(byte)) % 65_521;
-        b = (b + a) % 65_521;
-    }
-    zlib.extend_from_slice(&((b << 16) | a).to_be_bytes());
-    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut header = side.to_be_bytes().to_vec();
-    header.extend_from_slice(&side.to_be_bytes());
-    header.extend_from_slice(&[8, 2, 0, 0, 0]);
-    chunk(&mut png, b"IHDR", &header);
-    chunk(&mut png, b"IDAT", &zlib);
-    chunk(&mut png, b"IEND", &[]);
-    png
-}
-
 /// What a large image read must look like to a client: an image it can show (downscaled if
 /// need be) or a refusal naming the cap; never a failure of the connection.
 fn assert_large_image_answered(call: &Value) {
@@ -399,7 +338,7 @@ fn the_official_typescript_client_reads_a_large_image_over_stdio() {
         return;
     };
     let room = Room::new();
-    let png = noise_png(1300);
+    let png = crate::util::noise_png(1300, 1300);
     assert!(png.len() > 5_000_000, "{}", png.len());
     room.write("big.png", png);
     room.write("notes.txt", "after the image\n");
@@ -430,7 +369,7 @@ fn the_official_typescript_client_reads_a_large_image_over_http() {
         return;
     };
     let room = Room::new();
-    room.write("big.png", noise_png(1300));
+    room.write("big.png", crate::util::noise_png(1300, 1300));
     room.write("notes.txt", "after the image\n");
     let server = crate::mcp_http::Server::start(&room, &[]);
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
