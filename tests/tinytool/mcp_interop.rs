@@ -64,6 +64,21 @@ fn sdk_python() -> Option<PathBuf> {
     }
 }
 
+/// Runs an SDK client `script` with `python` against a server on 127.0.0.1, reached
+/// directly whatever proxy the environment names.
+fn http_client(python: &std::path::Path, script: &str, args: &[&str]) -> std::process::Output {
+    Command::new(python)
+        .arg(script)
+        .args(args)
+        .env_remove("HTTP_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("ALL_PROXY")
+        .env_remove("all_proxy")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_official_python_client_lists_reads_greps_and_sees_refusals() {
     let Some(python) = sdk_python() else {
@@ -149,18 +164,7 @@ fn the_official_python_client_works_over_http_in_both_eras() {
     ]);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client_http.py");
     for (mode, protocol) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
-        let out = Command::new(&python)
-            .arg(script)
-            .arg(&url)
-            .arg(mode)
-            .arg(calls.to_string())
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("ALL_PROXY")
-            .env_remove("all_proxy")
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .output()
-            .unwrap();
+        let out = http_client(&python, script, &[&url, mode, &calls.to_string()]);
         assert!(
             out.status.success(),
             "{mode} client failed:\n{}",
@@ -192,17 +196,7 @@ fn the_official_python_client_gets_every_answer_of_two_hundred_parallel_calls() 
     let server = crate::mcp_http::Server::start(&room, &[]);
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client_load.py");
-    let out = Command::new(&python)
-        .arg(script)
-        .arg(&url)
-        .arg("200")
-        .env_remove("HTTP_PROXY")
-        .env_remove("http_proxy")
-        .env_remove("ALL_PROXY")
-        .env_remove("all_proxy")
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .output()
-        .unwrap();
+    let out = http_client(&python, script, &[&url, "200"]);
     assert!(
         out.status.success(),
         "the client failed:\n{}",

@@ -668,18 +668,8 @@ pub fn bomb_png(width: u32, height: u32) -> Vec<u8> {
     let mut png = plain_png(4, 4);
     png[16..20].copy_from_slice(&width.to_be_bytes());
     png[20..24].copy_from_slice(&height.to_be_bytes());
-    let mut crc = 0xFFFF_FFFFu32;
-    for &b in &png[12..29] {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    png[29..33].copy_from_slice(&(!crc).to_be_bytes());
+    let crc = crc32fast::hash(&png[12..29]);
+    png[29..33].copy_from_slice(&crc.to_be_bytes());
     png
 }
 
