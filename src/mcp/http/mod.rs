@@ -564,7 +564,7 @@ impl State<'_, '_> {
     fn foreign_user(&self, exchange: &Exchange) -> Option<Reply> {
         // SAFETY: geteuid cannot fail.
         let me = unsafe { libc::geteuid() };
-        let uid = super::peer::uid_of(exchange.peer, exchange.local);
+        let uid = exchange.peer_uid(|| super::peer::uid_of(exchange.peer, exchange.local));
         if uid == Some(me) {
             return None;
         }

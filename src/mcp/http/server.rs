@@ -164,6 +164,8 @@ struct Connection {
     buf: Vec<u8>,
     /// The connection ends after the current exchange.
     close: bool,
+    /// The user at the other end, once asked (it cannot change while the socket lives).
+    peer_uid: std::cell::OnceCell<Option<u32>>,
 }
 
 /// Reads more bytes into `conn.buf`, waiting until `deadline` at most: `Ok(0)` at end of
@@ -278,6 +280,12 @@ impl Exchange<'_> {
     fn deadline(&self, body: usize) -> Instant {
         let extra = Duration::from_secs((body / BODY_RATE) as u64);
         self.started + REQUEST_TIME + extra
+    }
+
+    /// The uid of the user at the other end, found by `lookup` on the connection's first
+    /// request only (reading the kernel's socket tables costs about a millisecond).
+    pub fn peer_uid(&self, lookup: impl FnOnce() -> Option<u32>) -> Option<u32> {
+        *self.conn.peer_uid.get_or_init(lookup)
     }
 
     /// Reads the body, at most `max` bytes; on an error the connection closes after the
@@ -649,6 +657,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, handler: &(dyn Fn(&mut 
         stream,
         buf: Vec::new(),
         close: false,
+        peer_uid: std::cell::OnceCell::new(),
     };
     loop {
         let (head, framing, started) = match read_head(&mut conn) {
