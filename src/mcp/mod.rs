@@ -24,8 +24,9 @@
 //!
 //! Calls run concurrently on a bounded pool (`pool`), so answers come in completion order,
 //! each with its id; calls beyond the running ones wait in a bounded queue served
-//! round-robin between sessions, and a call the full queue cannot take is answered at
-//! once with [`SERVER_BUSY`]. A call whose request carries `_meta.progressToken` gets
+//! round-robin between sessions; a call the full queue cannot take is answered at once
+//! with [`SERVER_BUSY`] over HTTP, and on stdio waits for room (the server reads no
+//! further, the pipe holds the client back). A call whose request carries `_meta.progressToken` gets
 //! `notifications/progress` every few seconds from the moment it is queued (see
 //! `progress`).
 //!
@@ -159,6 +160,9 @@ pub struct Conn {
     /// The pool lane its calls wait in: waiting calls are served one lane at a time,
     /// round-robin (see `pool`).
     lane: String,
+    /// A call that finds the queue full waits for room instead of being refused: the
+    /// stdio transport then reads no further, and the pipe holds the client back.
+    back_pressure: bool,
 }
 
 impl Conn {
@@ -179,7 +183,15 @@ impl Conn {
             elicit: AtomicBool::new(false),
             prefix: prefix.into(),
             lane: lane.into(),
+            back_pressure: false,
         }
+    }
+
+    /// The same connection, its calls waiting for room in a full queue rather than being
+    /// refused (for a transport whose reading holds its client back).
+    pub fn with_back_pressure(mut self) -> Conn {
+        self.back_pressure = true;
+        self
     }
 
     fn version(&self) -> String {
@@ -245,7 +257,9 @@ pub fn serve(registry: &Registry, mut session: Session) -> ExitStatus {
     });
     session.asker = Some(Box::new(Elicitor));
     let core = Core::new(registry, &session);
-    let conn = Arc::new(Conn::new(""));
+    // On stdio a full queue stops the reading: the client's writes wait in the pipe,
+    // nothing is refused.
+    let conn = Arc::new(Conn::new("").with_back_pressure());
     let reading = AtomicBool::new(true);
     std::thread::scope(|scope| {
         core.start_workers(scope);
@@ -584,7 +598,8 @@ impl<'a> Core<'a> {
             Some(meta) => {
                 // A modern request is its own connection: its revision and capabilities
                 // are its own, and it is keyed in the pool like its transport's requests.
-                let own = Conn::in_lane(conn.prefix.clone(), conn.lane.clone());
+                let mut own = Conn::in_lane(conn.prefix.clone(), conn.lane.clone());
+                own.back_pressure = conn.back_pressure;
                 own.set_version(modern::VERSION);
                 own.elicit.store(meta.elicitation, Ordering::SeqCst);
                 (Arc::new(own), Some(modern::Retry::from_params(params)))
@@ -592,7 +607,8 @@ impl<'a> Core<'a> {
             None => (conn.clone(), None),
         };
         let answer_to = id.clone();
-        let submitted = self.pool.submit(Job {
+        let back_pressure = conn.back_pressure;
+        let job = Job {
             key: conn.key(&id),
             lane: conn.lane.clone(),
             payload: Queued {
@@ -606,7 +622,12 @@ impl<'a> Core<'a> {
                 modern,
                 received: Instant::now(),
             },
-        });
+        };
+        let submitted = if back_pressure {
+            self.pool.submit_when_room(job)
+        } else {
+            self.pool.submit(job)
+        };
         let (queued, limit, scope) = match submitted {
             Ok(()) => return,
             // Shutting down: nobody would read an answer.

@@ -11,7 +11,8 @@
 //! not by all of its own. The queue is bounded: at most [`MAX_QUEUED_PER_LANE`] calls
 //! wait in one lane and [`MAX_QUEUED`] in all; a call beyond either is refused at once
 //! ([`Refused`]), which the protocol layer answers with a JSON-RPC error the client can
-//! retry (never by dropping the connection).
+//! retry (never by dropping the connection), or waits for room when its transport can
+//! hold its client back ([`Pool::submit_when_room`]: stdio stops reading).
 //!
 //! Each job has a key (its connection's prefix and request id) and a cancellation flag
 //! of its own: cancelling a queued job removes it unrun; cancelling a running one sets its
@@ -64,6 +65,25 @@ struct Queue<T> {
 }
 
 impl<T> Queue<T> {
+    /// Why a job of `lane` cannot be queued now, if it cannot.
+    fn refusal(&self, lane: &str) -> Option<Refused> {
+        if self.closing {
+            return Some(Refused::Closing);
+        }
+        // A job that a free worker takes at once never really waits: only the jobs
+        // beyond the running ones count against the bounds.
+        if WORKERS > self.running.len() + self.waiting {
+            return None;
+        }
+        if self.waiting >= MAX_QUEUED {
+            return Some(Refused::Full);
+        }
+        if self.lanes.get(lane).map_or(0, VecDeque::len) >= MAX_QUEUED_PER_LANE {
+            return Some(Refused::LaneFull);
+        }
+        None
+    }
+
     /// The next job in round-robin order: the first lane's oldest, that lane then going
     /// to the back of the turn.
     fn pop(&mut self) -> Option<(Job<T>, CancelFlag)> {
@@ -135,6 +155,9 @@ pub struct Pool<T> {
     ready: Condvar,
     /// Signalled when a job ends or the pool closes.
     idle: Condvar,
+    /// Signalled when a waiting job leaves the queue (taken, cancelled) or the pool
+    /// closes: a submitter waiting for room tries again.
+    room: Condvar,
 }
 
 impl<T> Default for Pool<T> {
@@ -149,6 +172,7 @@ impl<T> Default for Pool<T> {
             }),
             ready: Condvar::new(),
             idle: Condvar::new(),
+            room: Condvar::new(),
         }
     }
 }
@@ -164,21 +188,36 @@ impl<T> Pool<T> {
 
     /// Queues a job at the back of its lane, or says why not (the job is dropped).
     pub fn submit(&self, job: Job<T>) -> Result<(), Refused> {
+        let queue = self.lock();
+        if let Some(refused) = queue.refusal(&job.lane) {
+            return Err(refused);
+        }
+        self.enqueue(queue, job);
+        Ok(())
+    }
+
+    /// Queues a job at the back of its lane, first waiting as long as the queue is full
+    /// (back-pressure for a transport that can stop reading its client); refused only
+    /// once the pool is closing.
+    pub fn submit_when_room(&self, job: Job<T>) -> Result<(), Refused> {
         let mut queue = self.lock();
-        if queue.closing {
-            return Err(Refused::Closing);
-        }
-        // A job that a free worker takes at once never really waits: only the jobs
-        // beyond the running ones count against the bounds.
-        let free = WORKERS.saturating_sub(queue.running.len() + queue.waiting);
-        if free == 0 {
-            if queue.waiting >= MAX_QUEUED {
-                return Err(Refused::Full);
-            }
-            if queue.lanes.get(&job.lane).map_or(0, VecDeque::len) >= MAX_QUEUED_PER_LANE {
-                return Err(Refused::LaneFull);
+        loop {
+            match queue.refusal(&job.lane) {
+                None => break,
+                Some(Refused::Closing) => return Err(Refused::Closing),
+                Some(_) => {
+                    queue = match self.room.wait(queue) {
+                        Ok(guard) => guard,
+                        Err(poisoned) => poisoned.into_inner(),
+                    };
+                }
             }
         }
+        self.enqueue(queue, job);
+        Ok(())
+    }
+
+    fn enqueue(&self, mut queue: MutexGuard<'_, Queue<T>>, job: Job<T>) {
         let lane = job.lane.clone();
         let jobs = queue.lanes.entry(lane.clone()).or_default();
         let new_lane = jobs.is_empty();
@@ -188,7 +227,6 @@ impl<T> Pool<T> {
         }
         queue.waiting += 1;
         self.ready.notify_one();
-        Ok(())
     }
 
     /// Cancels the job of `key`: a queued one is dropped unrun, a running one has its
@@ -197,6 +235,7 @@ impl<T> Pool<T> {
         let mut queue = self.lock();
         if queue.remove(|job| job.key == key) > 0 {
             self.idle.notify_all();
+            self.room.notify_all();
             return true;
         }
         match queue.running.get(key) {
@@ -218,6 +257,7 @@ impl<T> Pool<T> {
             }
         }
         self.idle.notify_all();
+        self.room.notify_all();
     }
 
     /// Whether a job of `key` is queued or running.
@@ -245,6 +285,7 @@ impl<T> Pool<T> {
         self.lock().closing = true;
         self.ready.notify_all();
         self.idle.notify_all();
+        self.room.notify_all();
     }
 
     /// Drops every queued job and cancels every running one, then closes the pool.
@@ -257,6 +298,7 @@ impl<T> Pool<T> {
         queue.closing = true;
         self.ready.notify_all();
         self.idle.notify_all();
+        self.room.notify_all();
     }
 
     /// Whether no job is queued or running.
@@ -306,6 +348,7 @@ impl<T> Pool<T> {
                 loop {
                     if let Some((job, flag)) = queue.pop() {
                         queue.running.insert(job.key.clone(), flag.clone());
+                        self.room.notify_all();
                         break (job, flag);
                     }
                     if queue.closing {
@@ -326,6 +369,7 @@ impl<T> Pool<T> {
             }));
             self.lock().running.remove(&key);
             self.idle.notify_all();
+            self.room.notify_all();
         }
     }
 }

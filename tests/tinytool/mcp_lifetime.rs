@@ -249,3 +249,44 @@ fn a_call_waiting_for_a_worker_reports_progress_while_queued() {
     assert_eq!(wait_exit(&mut child, Duration::from_secs(30)), Some(0));
     assert!(wait_gone(&sleep, Duration::from_secs(10)).is_empty());
 }
+
+#[test]
+fn a_stdio_client_that_sends_more_calls_than_the_queue_holds_is_held_back_not_refused() {
+    let room = Room::new();
+    room.write("small.txt", "one line\n");
+    let (mut child, mut input, mut output) = stdio_server(&room);
+    // Every worker busy for a second, then more quick calls than may wait (256): the
+    // server stops reading until there is room, and the pipe holds the client back.
+    let busy = 16;
+    let quick = 400;
+    for id in 0..busy {
+        call_bash(&mut input, 100 + id, "sleep 1; echo slept", None);
+    }
+    let writer = std::thread::spawn(move || {
+        for id in 0..quick {
+            writeln!(
+                input,
+                "{}",
+                json!({"jsonrpc": "2.0", "id": 1000 + id, "method": "tools/call",
+                    "params": {"name": "read", "arguments": {"file_path": "small.txt"}}})
+            )
+            .unwrap();
+        }
+        input.flush().unwrap();
+        input
+    });
+    let mut answered = 0;
+    while answered < busy + quick {
+        let mut line = String::new();
+        assert!(
+            output.read_line(&mut line).unwrap() > 0,
+            "the server ended early"
+        );
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert!(answer.get("error").is_none(), "refused: {answer}");
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        answered += 1;
+    }
+    drop(writer.join().unwrap());
+    assert!(child.wait().unwrap().success());
+}
