@@ -282,12 +282,22 @@ fn read_stdin<'s>(
     let stdin = std::io::stdin();
     let mut reader = stdin.lock();
     let mut line = Vec::new();
+    let mut batches = std::collections::VecDeque::new();
     while let Ok(true) = crate::wire::read_message(&mut reader, &mut line) {
         match serde_json::from_slice::<Value>(&line) {
             Ok(Value::Array(items)) if !items.is_empty() => {
                 // Batches (2025-03-26 only) are answered as one array once every entry
-                // is done, off the reader so pings stay quick.
-                scope.spawn(move || core.batch(conn, out, items));
+                // is done, off the reader so pings stay quick; as many at once as the
+                // pool runs calls, then the reader waits for the oldest (back-pressure,
+                // as for single calls).
+                batches
+                    .retain(|batch: &std::thread::ScopedJoinHandle<'_, ()>| !batch.is_finished());
+                if batches.len() >= pool::WORKERS
+                    && let Some(oldest) = batches.pop_front()
+                {
+                    let _ = oldest.join();
+                }
+                batches.push_back(scope.spawn(move || core.batch(conn, out, items)));
             }
             Ok(value) => core.handle(conn, out, value),
             Err(err) => out.error(&Value::Null, PARSE_ERROR, &format!("Parse error: {err}")),

@@ -273,6 +273,50 @@ fn batches_get_one_array_of_responses() {
     client.finish();
 }
 
+#[test]
+fn many_batches_at_once_are_all_answered_with_a_bounded_number_of_threads() {
+    let room = Room::new();
+    room.write(
+        "p.json",
+        r#"{"rules": [{"permission": "shell", "pattern": "*", "action": "allow"}]}"#,
+    );
+    let mut client = Client::start(&room, &["--policy", "p.json"]);
+    init(&mut client, "2025-03-26", json!({}));
+    let batches = 48;
+    for n in 0..batches {
+        client.send(
+            &json!([{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+                "name": "bash", "arguments": {"command": format!("sleep 0.5; echo {n}")}}}])
+            .to_string(),
+        );
+    }
+    // A thread per batch without a bound would be 48 here, beside the pool's 16 workers.
+    let pid = client.child.id();
+    let threads = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .unwrap()
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+    };
+    let mut most = 0;
+    let mut seen = Vec::new();
+    while seen.len() < batches {
+        most = most.max(threads());
+        let answer = client.recv();
+        let answer = &answer.as_array().unwrap()[0];
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        seen.push(answer["id"].as_u64().unwrap());
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (0..batches as u64).collect::<Vec<_>>());
+    assert!(most <= 48, "{most} threads");
+    client.finish();
+}
+
 /// Checks OpenAI's strict rules on a schema node, at every depth.
 fn assert_strict(node: &Value, path: &str) {
     let kinds: Vec<&str> = match &node["type"] {
