@@ -209,6 +209,11 @@ impl Conn {
         format!("{}{id}", self.prefix)
     }
 
+    /// Whether the client can answer nothing more (its session was deleted or ended).
+    pub fn input_ended(&self) -> bool {
+        self.input_ended.load(Ordering::SeqCst)
+    }
+
     /// No answer can come from the client any more: wake every waiter, and later asks
     /// fail at once.
     pub fn end_input(&self) {

@@ -346,46 +346,59 @@ fn a_hundred_stalled_connections_hold_up_no_call_and_are_dropped_in_time() {
 }
 
 #[test]
-fn a_client_beyond_its_share_of_connections_waits_while_others_are_served() {
+fn another_local_process_holding_hundreds_of_connections_delays_no_local_client() {
     let room = Room::new();
     let server = Server::start(&room, &[]);
-    let greedy = Ipv4Addr::new(127, 0, 0, 3);
-    // Connections that send nothing yet (kept for a minute before a first byte) fill
-    // that address's share.
-    let mut idle: Vec<TcpStream> = (0..256)
+    // Every local client comes from a loopback address: 300 connections that send nothing
+    // and 300 that stop half-way through a request hold no turn another one waits for.
+    let greedy = Ipv4Addr::new(127, 0, 0, 1);
+    let silent: Vec<TcpStream> = (0..300)
         .map(|_| connect_from(greedy, server.port))
         .collect();
-    // One more from that address: it waits, unread, for one of its own to end.
+    let stalled: Vec<TcpStream> = (0..300)
+        .map(|_| {
+            let mut stream = connect_from(greedy, server.port);
+            stream
+                .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nCont")
+                .unwrap();
+            stream
+        })
+        .collect();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}})
     .to_string();
-    let mut extra = connect_from(greedy, server.port);
+    let mut other = connect_from(greedy, server.port);
     write!(
-        extra,
+        other,
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
          Accept: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{init}",
         init.len()
     )
     .unwrap();
-    // Meanwhile another client is served as usual.
-    server.initialize();
-    extra
-        .set_read_timeout(Some(Duration::from_millis(500)))
-        .unwrap();
-    let mut byte = [0u8; 1];
-    assert!(
-        extra.read(&mut byte).is_err(),
-        "a connection past the client's share was served at once"
-    );
-    // One of its connections ends: the waiting one takes its place.
-    drop(idle.pop());
-    extra
-        .set_read_timeout(Some(Duration::from_secs(30)))
+    // Well within the 10 s the stalled requests have: served beside them, not after.
+    other
+        .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
     let mut status = String::new();
-    BufReader::new(extra).read_line(&mut status).unwrap();
+    BufReader::new(other).read_line(&mut status).unwrap();
     assert!(status.starts_with("HTTP/1.1 200 "), "{status:?}");
+    // A connection that never starts a request is closed like a stalled one.
+    for mut stream in silent
+        .into_iter()
+        .take(3)
+        .chain(stalled.into_iter().take(3))
+    {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        assert!(
+            answer.is_empty() || answer.starts_with("HTTP/1.1 408 "),
+            "{answer:?}"
+        );
+    }
 }
 
 #[test]
@@ -573,4 +586,37 @@ fn chunked_bodies_continue_and_kept_alive_connections_work() {
     let (status, body) = read_answer(&mut reader);
     assert!(status.starts_with("HTTP/1.1 200 "), "{status} {body}");
     assert!(body.contains("protocolVersion"), "{body}");
+}
+
+#[test]
+fn a_chunked_body_that_trickles_gets_no_more_time_than_the_bytes_that_came_earn() {
+    let room = Room::new();
+    let server = Server::start(&room, &[]);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+              Accept: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        )
+        .unwrap();
+    // One byte every half second: a few dozen bytes earn nothing beyond the 10 s every
+    // request has (the most a chunked body may be, 4 MiB, would earn a minute more).
+    let writer = stream.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        let mut writer = writer;
+        for _ in 0..200 {
+            if writer.write_all(b"1\r\n{\r\n").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut status = String::new();
+    BufReader::new(&stream).read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 408 "), "{status:?}");
+    drop(stream);
+    trickle.join().unwrap();
 }

@@ -152,47 +152,66 @@ fn the_end_of_stdio_input_stops_a_long_call_and_the_server_ends() {
 }
 
 #[test]
-fn deleting_an_http_session_stops_its_long_call_and_leaves_no_zombie() {
+fn deleting_an_http_session_stops_its_long_call_answers_it_and_leaves_no_zombie() {
     let room = Room::new();
     room.write("p.json", ALLOW_SHELL);
-    let sleep = marked_sleep(&room);
     let server = Server::start(&room, &["--policy", "p.json"]);
-    let session = server.initialize();
-    std::thread::scope(|scope| {
-        let call = scope.spawn(|| {
-            server.post(
-                &[("Mcp-Session-Id", &session)],
-                &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
-                    "name": "bash", "arguments": {"command": format!("./{sleep} 60")}}}),
-            )
-        });
-        // The command's leader is the server's child.
-        let server_pid = parent(&wait_running(&sleep));
-        let (status, _, _) = server.send("DELETE", &[("Mcp-Session-Id", &session)], "");
-        assert_eq!(status, 204);
-        let left = wait_gone(&sleep, Duration::from_secs(10));
-        assert!(
-            left.is_empty(),
-            "the deleted session's command survived: {left:?}"
-        );
-        // Its group's sentinel and leader are reaped, not left as zombies.
-        let until = Instant::now() + Duration::from_secs(10);
-        while !zombie_children(server_pid).is_empty() {
+    // Over an event stream, then as a JSON-only call.
+    for accept in ["application/json, text/event-stream", "application/json"] {
+        let sleep = marked_sleep(&room);
+        let session = server.initialize();
+        std::thread::scope(|scope| {
+            let call = scope.spawn(|| {
+                let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                    "params": {"name": "bash",
+                        "arguments": {"command": format!("./{sleep} 60")}}});
+                server.send(
+                    "POST",
+                    &[
+                        ("Content-Type", "application/json"),
+                        ("Accept", accept),
+                        ("Mcp-Session-Id", &session),
+                    ],
+                    &body.to_string(),
+                )
+            });
+            // The command's leader is the server's child.
+            let server_pid = parent(&wait_running(&sleep));
+            let (status, _, _) = server.send("DELETE", &[("Mcp-Session-Id", &session)], "");
+            assert_eq!(status, 204);
+            let left = wait_gone(&sleep, Duration::from_secs(10));
             assert!(
-                Instant::now() < until,
-                "zombies: {:?}",
-                zombie_children(server_pid)
+                left.is_empty(),
+                "the deleted session's command survived: {left:?}"
             );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // The stopped call's stream ends without an answer.
-        let (status, _, body) = call.join().unwrap();
-        assert_eq!(status, 200);
-        assert!(
-            events(&body).iter().all(|m| m.get("result").is_none()),
-            "{body}"
-        );
-    });
+            // Its group's sentinel and leader are reaped, not left as zombies.
+            let until = Instant::now() + Duration::from_secs(10);
+            while !zombie_children(server_pid).is_empty() {
+                assert!(
+                    Instant::now() < until,
+                    "zombies: {:?}",
+                    zombie_children(server_pid)
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // The stopped call is answered with an error that says why.
+            let (status, _, body) = call.join().unwrap();
+            let answer = if accept.contains("event-stream") {
+                assert_eq!(status, 200);
+                events(&body).pop().unwrap()
+            } else {
+                assert_eq!(status, 404, "{body}");
+                serde_json::from_str(&body).unwrap()
+            };
+            assert_eq!(answer["id"], 9, "{body}");
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("Session ended")),
+                "{body}"
+            );
+        });
+    }
     // The server goes on serving.
     let other = server.initialize();
     assert!(!other.is_empty());

@@ -190,6 +190,19 @@ fn rpc_error_for(status: u16, id: &Value, code: i64, message: &str) -> Reply {
     )
 }
 
+/// The answer of a call stopped because its session was deleted or ended while it ran.
+fn session_ended_message(id: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message":
+        "Session ended: the session was deleted (or ended to make room for a newer one) \
+         while this call ran, so the call was stopped and its command killed; start a new \
+         session (initialize) and send the call again"}})
+}
+
+/// [`session_ended_message`] as a whole answer: 404, as any request of an ended session.
+fn session_ended(id: &Value) -> Reply {
+    json_reply(404, &session_ended_message(id))
+}
+
 /// A header's value, owned.
 fn get_header(exchange: &Exchange, name: &str) -> Option<String> {
     exchange.head.header(name).map(String::from)
@@ -429,7 +442,7 @@ impl State<'_, '_> {
         self.core.handle(&conn, &out, value);
         drop(out);
         if stream {
-            self.stream(exchange, rx, new_session.as_deref(), &key);
+            self.stream(exchange, rx, new_session.as_deref(), (&key, &id, &conn));
             return;
         }
         // Everything but a call is answered at once; a call without a stream is waited
@@ -464,6 +477,8 @@ impl State<'_, '_> {
                 };
                 json_reply(status, &answer)
             }
+            // Its session was deleted or ended while it ran: the call was stopped.
+            None if conn.input_ended() => session_ended(&id),
             // Cancelled: no response is ever sent for it.
             None => Reply::empty(202),
         };
@@ -627,22 +642,31 @@ impl State<'_, '_> {
         exchange: &mut Exchange,
         rx: mpsc::Receiver<Value>,
         session: Option<&str>,
-        key: &str,
+        (key, id, conn): (&str, &Value, &Conn),
     ) {
         let headers: Vec<(&str, &str)> = session
             .map(|id| vec![("Mcp-Session-Id", id)])
             .unwrap_or_default();
         if let Some(mut events) = exchange.stream(&headers) {
             let mut said = Instant::now();
+            let mut answered = false;
             loop {
                 let sent = match rx.recv_timeout(WATCH_EVERY) {
-                    Ok(message) => events.send(&format!("event: message\ndata: {message}\n\n")),
+                    Ok(message) => {
+                        answered |= message.get("id") == Some(id)
+                            && (message.get("result").is_some() || message.get("error").is_some());
+                        events.send(&format!("event: message\ndata: {message}\n\n"))
+                    }
                     Err(mpsc::RecvTimeoutError::Timeout) if events.client_gone() => false,
                     Err(mpsc::RecvTimeoutError::Timeout) if said.elapsed() < KEEPALIVE => {
                         continue;
                     }
                     Err(mpsc::RecvTimeoutError::Timeout) => events.send(":\n\n"),
                     Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        if !answered && conn.input_ended() {
+                            let ended = session_ended_message(id);
+                            events.send(&format!("event: message\ndata: {ended}\n\n"));
+                        }
                         events.finish();
                         return;
                     }
@@ -802,7 +826,11 @@ mod tests {
                 "served at most {} connections at once; up to {} more wait",
                 MAX_CONNECTIONS_PER_CLIENT, MAX_WAITING_PER_CLIENT
             ),
-            format!("at most {} connections are open in all", MAX_CONNECTIONS),
+            format!("At most {} connections are open in all", MAX_CONNECTIONS),
+            format!(
+                "sends nothing for {} seconds is closed",
+                REQUEST_TIME.as_secs()
+            ),
             format!(
                 "within {} seconds ends its connection",
                 WRITE_TIME.as_secs()

@@ -4,15 +4,17 @@
 //!
 //! ```text
 //! accept ─┬─ more than MAX_CONNECTIONS open            -> 503, closed (Retry-After: 1)
-//!         ├─ client address at MAX_CONNECTIONS_PER_CLIENT served
+//!         ├─ client address (not loopback, which every local client shares) at
+//!         │  MAX_CONNECTIONS_PER_CLIENT served
 //!         │    ├─ fewer than MAX_WAITING_PER_CLIENT waiting -> waits, unread, for one of
 //!         │    │                                              its client's to end
 //!         │    └─ else                                  -> 429, closed (Retry-After: 1)
 //!         └─ else: a thread of its own reads requests one after the other (keep-alive)
 //! request: the head (at most MAX_HEAD bytes, MAX_HEADERS fields) and the body must arrive
 //!          within REQUEST_TIME of the request's first byte, plus a second per BODY_RATE
-//!          bytes of declared body, else 408 and the connection is closed; a connection
-//!          idle for IDLE_TIME between requests is closed
+//!          bytes of declared body (of a chunked body: of the bytes that came), else 408
+//!          and the connection is closed; a new connection silent for REQUEST_TIME, or one
+//!          idle for IDLE_TIME between requests, is closed
 //! body:    Content-Length or chunked (both at once, or another coding: 400);
 //!          `Expect: 100-continue` is answered when the body is first read
 //! answer:  Content-Length, or a chunked event stream; a write that cannot go out within
@@ -300,9 +302,11 @@ impl Exchange<'_> {
     }
 
     fn read_body_inner(&mut self, max: usize) -> Result<Vec<u8>, BodyError> {
+        // A chunked body earns its extra time by the bytes that came, not by the most it
+        // may have (see `read_chunks`).
         let deadline = self.deadline(match self.framing {
             Framing::Length(n) => n,
-            Framing::Chunked => max,
+            Framing::Chunked => 0,
         });
         if let Framing::Length(n) = self.framing
             && n > max
@@ -362,6 +366,7 @@ impl Exchange<'_> {
     fn read_chunks(&mut self, max: usize, deadline: Instant) -> Result<Vec<u8>, BodyError> {
         let mut body = Vec::new();
         loop {
+            let deadline = deadline.max(self.deadline(body.len()));
             let line = self.line(deadline)?;
             let size = line.split(';').next().unwrap_or("").trim();
             let size = usize::from_str_radix(size, 16).map_err(|_| {
@@ -376,7 +381,8 @@ impl Exchange<'_> {
                 return Err(BodyError::TooLarge);
             }
             while self.conn.buf.len() < size + 2 {
-                self.more(deadline)?;
+                let came = body.len() + self.conn.buf.len().min(size);
+                self.more(deadline.max(self.deadline(came)))?;
             }
             body.extend_from_slice(&self.conn.buf[..size]);
             if &self.conn.buf[size..size + 2] != b"\r\n" {
@@ -504,8 +510,13 @@ impl EventStream<'_> {
 
 /// What went wrong before a head could be handed over: answered, then the connection
 /// closes.
-fn read_head(conn: &mut Connection) -> Result<Option<(Head, Framing, Instant)>, Reply> {
-    let idle_until = Instant::now() + IDLE_TIME;
+fn read_head(
+    conn: &mut Connection,
+    first: bool,
+) -> Result<Option<(Head, Framing, Instant)>, Reply> {
+    // A new connection must start its request as soon as any request must arrive whole:
+    // one that sends nothing holds a slot no longer than one that stalls half-way.
+    let idle_until = Instant::now() + if first { REQUEST_TIME } else { IDLE_TIME };
     let mut started = None;
     loop {
         // Blank lines before a request are ignored (RFC 9112, 2.2).
@@ -659,8 +670,9 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, handler: &(dyn Fn(&mut 
         close: false,
         peer_uid: std::cell::OnceCell::new(),
     };
+    let mut first = true;
     loop {
-        let (head, framing, started) = match read_head(&mut conn) {
+        let (head, framing, started) = match read_head(&mut conn, std::mem::take(&mut first)) {
             Ok(Some(request)) => request,
             Ok(None) => return,
             Err(reply) => {
@@ -750,7 +762,14 @@ impl<S> Slots<S> {
             served: 0,
             waiting: VecDeque::new(),
         });
-        if client.served < MAX_CONNECTIONS_PER_CLIENT {
+        // Every local client connects from the loopback address: a share per address would
+        // let one local process crowd out the others, so there only the total bounds.
+        let share = if peer.ip().to_canonical().is_loopback() {
+            MAX_CONNECTIONS
+        } else {
+            MAX_CONNECTIONS_PER_CLIENT
+        };
+        if client.served < share {
             client.served += 1;
             self.open += 1;
             return Admission::Serve(stream, peer);
@@ -936,7 +955,7 @@ mod tests {
     #[test]
     fn a_client_beyond_its_share_waits_and_takes_a_freed_place() {
         let mut slots: Slots<u32> = Slots::default();
-        let one: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let one: SocketAddr = "192.0.2.1:1".parse().unwrap();
         for n in 0..MAX_CONNECTIONS_PER_CLIENT as u32 {
             assert!(matches!(slots.admit(n, one), Admission::Serve(..)));
         }
@@ -947,16 +966,30 @@ mod tests {
         assert_eq!(slots.release(one.ip()).map(|(n, _)| n), Some(900));
         assert_eq!(slots.open, MAX_CONNECTIONS_PER_CLIENT + 1);
         // Another address has its own share.
-        let two: SocketAddr = "127.0.0.2:1".parse().unwrap();
+        let two: SocketAddr = "192.0.2.2:1".parse().unwrap();
         assert!(matches!(slots.admit(7, two), Admission::Serve(..)));
         assert!(slots.release(two.ip()).is_none());
         assert!(!slots.clients.contains_key(&two.ip()));
     }
 
     #[test]
+    fn loopback_clients_share_only_the_total() {
+        let mut slots: Slots<u32> = Slots::default();
+        for peer in ["127.0.0.1:1", "[::1]:1", "[::ffff:127.0.0.1]:1"] {
+            let peer: SocketAddr = peer.parse().unwrap();
+            for n in 0..MAX_CONNECTIONS_PER_CLIENT as u32 + 1 {
+                assert!(
+                    matches!(slots.admit(n, peer), Admission::Serve(..)),
+                    "{peer}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn past_the_waiting_room_and_the_total_connections_are_refused() {
         let mut slots: Slots<u32> = Slots::default();
-        let one: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let one: SocketAddr = "192.0.2.1:1".parse().unwrap();
         for n in 0..(MAX_CONNECTIONS_PER_CLIENT + MAX_WAITING_PER_CLIENT) as u32 {
             assert!(!matches!(slots.admit(n, one), Admission::Refuse(..)));
         }
