@@ -14,7 +14,7 @@
 //!   "checkpoints": {"enabled": true, "max_file_bytes": 16777216, "max_bytes": 1073741824,
 //!                   "keep_days": 7},
 //!   "not_project": {"add": ["dist"], "keep": ["vendor"]},
-//!   "images": {"max_bytes": 3932160, "max_pixels": 32000000},
+//!   "images": {"max_bytes": 3932160, "max_pixels": 32000000, "max_side": 8000},
 //!   "mcp": {"max_message_bytes": 8388608}
 //! }
 //! ```
@@ -26,9 +26,9 @@
 //! the checkpoints that let the user undo. The sandbox's secret scan always uses the
 //! built-in list.
 //!
-//! `images` caps what `read` sends of an image (`media`): one over `max_bytes` is
-//! downscaled until it fits, one of more than `max_pixels` pixels is refused before it is
-//! decoded. `mcp.max_message_bytes` caps every message the MCP server writes: a result that
+//! `images` caps what `read` sends of an image (`media`): one over `max_bytes`, or with a
+//! side longer than `max_side`, is downscaled until it fits, one of more than `max_pixels`
+//! pixels is refused before it is decoded. `mcp.max_message_bytes` caps every message the MCP server writes: a result that
 //! would be larger is cut with a note (`mcp::results`).
 //!
 //! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
@@ -200,6 +200,7 @@ struct File {
 struct ImagesSection {
     max_bytes: Option<u64>,
     max_pixels: Option<u64>,
+    max_side: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -451,6 +452,11 @@ impl Config {
             };
             self.images.max_bytes = pick(self.images.max_bytes, images.max_bytes);
             self.images.max_pixels = pick(self.images.max_pixels, images.max_pixels);
+            let side = pick(
+                u64::from(self.images.max_side),
+                images.max_side.map(u64::from),
+            );
+            self.images.max_side = u32::try_from(side).unwrap_or(u32::MAX);
         }
         if let Some(mcp) = file.mcp
             && let Some(max) = mcp.max_message_bytes
@@ -619,7 +625,7 @@ mod tests {
             .unwrap();
         config
             .apply(
-                file(r#"{"images": {"max_bytes": 99000000, "max_pixels": 1000}, "mcp": {"max_message_bytes": 99000000}}"#),
+                file(r#"{"images": {"max_bytes": 99000000, "max_pixels": 1000, "max_side": 100}, "mcp": {"max_message_bytes": 99000000}}"#),
                 false,
             )
             .unwrap();
@@ -627,9 +633,10 @@ mod tests {
             (
                 config.images.max_bytes,
                 config.images.max_pixels,
+                config.images.max_side,
                 config.max_message_bytes
             ),
-            (9_000_000, 1000, 20_000_000)
+            (9_000_000, 1000, 100, 20_000_000)
         );
         let err = config
             .apply(file(r#"{"mcp": {"max_message_bytes": 10}}"#), true)

@@ -128,9 +128,10 @@ const FILES: &[(&str, &str)] = &[
         "The user configuration (else `~/.config/tinytool/config.json`): formatters, \
          subagents, skill paths, output limits, webfetch hosts, the websearch endpoint, \
          the after-hook, what read sends of an image (`images.max_bytes`, 3932160 by \
-         default: a larger image is downscaled until it fits; `images.max_pixels`, \
-         32000000: a larger one is refused before decoding) and the largest MCP message \
-         (`mcp.max_message_bytes`, 8388608). Bad JSON or an unknown key is a usage error naming the file, line \
+         default: a larger image is downscaled until it fits; `images.max_side`, 8000: a \
+         longer side is downscaled to it; `images.max_pixels`, 32000000: a larger one is \
+         refused before decoding) and the largest MCP message (`mcp.max_message_bytes`, \
+         8388608: over MCP an image is also downscaled to fit one message). Bad JSON or an unknown key is a usage error naming the file, line \
          and column.",
     ),
     (

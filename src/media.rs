@@ -42,6 +42,12 @@ pub const DEFAULT_MAX_BYTES: u64 = 3 * 1024 * 1024 + 768 * 1024;
 pub const DEFAULT_MAX_PIXELS: u64 = 32_000_000;
 /// Largest image file read at all: a file over it is refused unread.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Longest side an image is sent with, by default: 8,000 pixels, the most Anthropic's API
+/// takes (OpenAI and Gemini scale larger ones down themselves).
+pub const DEFAULT_MAX_SIDE: u32 = 8000;
+/// Images decoded at once in the whole process: each may take `max_pixels` × 8 bytes, so
+/// sixteen calls reading large images at once must not hold sixteen of them.
+const DECODING_AT_ONCE: usize = 2;
 
 /// One piece of a result's content.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,6 +176,8 @@ pub struct Caps {
     /// Most pixels an image may have: a larger one is refused before decoding
     /// (`images.max_pixels`).
     pub max_pixels: u64,
+    /// Longest side sent: a longer one is downscaled to it (`images.max_side`).
+    pub max_side: u32,
 }
 
 impl Default for Caps {
@@ -177,6 +185,7 @@ impl Default for Caps {
         Caps {
             max_bytes: DEFAULT_MAX_BYTES,
             max_pixels: DEFAULT_MAX_PIXELS,
+            max_side: DEFAULT_MAX_SIDE,
         }
     }
 }
@@ -201,10 +210,19 @@ impl Fitted {
         let (w, h) = self.size;
         let mut label = format!("{name}, {}, {w}x{h}, {} bytes", self.mime, self.bytes.len());
         if let Some((ow, oh, ob)) = self.downscaled_from {
+            let cap = if ow.max(oh) > caps.max_side {
+                format!(
+                    "the {}-pixel side cap (images.max_side in config.json raises it)",
+                    caps.max_side
+                )
+            } else {
+                format!(
+                    "the {}-byte cap (images.max_bytes in config.json raises it)",
+                    caps.max_bytes
+                )
+            };
             label.push_str(&format!(
-                "; downscaled from {ow}x{oh} ({ob} bytes) to fit the {}-byte cap (images.max_bytes \
-                 in config.json raises it)",
-                caps.max_bytes
+                "; downscaled from {ow}x{oh} ({ob} bytes) to fit {cap}"
             ));
         }
         label
@@ -237,10 +255,24 @@ pub fn fit(bytes: Vec<u8>, caps: &Caps) -> Result<Fitted, String> {
             bytes.len()
         ));
     };
-    let reader = image::ImageReader::with_format(Cursor::new(&bytes), format);
-    let (width, height) = reader
-        .into_dimensions()
-        .map_err(|err| format!("a broken {} header: {err}", short(mime)))?;
+    let mut reader = image::ImageReader::with_format(Cursor::new(&bytes), format);
+    // Only the header is read here: the pixel cap below, not the decoder's memory limit,
+    // judges what the header claims.
+    reader.no_limits();
+    let (width, height) = match reader.into_dimensions() {
+        Ok(size) => size,
+        // The PNG decoder sizes its buffers from the header before it says the size.
+        Err(image::ImageError::Limits(_)) if format == image::ImageFormat::Png => {
+            png_size(&bytes).ok_or_else(|| format!("a broken {} header", short(mime)))?
+        }
+        Err(err) => {
+            return Err(format!(
+                "a broken {} header: {}",
+                short(mime),
+                plain_error(&err)
+            ));
+        }
+    };
     let pixels = u64::from(width) * u64::from(height);
     if width == 0 || height == 0 {
         return Err(format!(
@@ -255,7 +287,12 @@ pub fn fit(bytes: Vec<u8>, caps: &Caps) -> Result<Fitted, String> {
             caps.max_pixels
         ));
     }
-    if bytes.len() as u64 <= caps.max_bytes {
+    let _slot = DecodeSlot::take();
+    // Decoded whole even when it is sent as it is: a receiver refuses a request that holds
+    // an image it cannot decode (a truncated file, a damaged chunk), and would refuse every
+    // later request of the conversation that still holds it.
+    let decoded = decode(&bytes, format, mime, (width, height), caps)?;
+    if bytes.len() as u64 <= caps.max_bytes && width.max(height) <= caps.max_side {
         return Ok(Fitted {
             mime,
             bytes,
@@ -263,7 +300,57 @@ pub fn fit(bytes: Vec<u8>, caps: &Caps) -> Result<Fitted, String> {
             downscaled_from: None,
         });
     }
-    downscale(&bytes, format, mime, (width, height), caps)
+    downscale(decoded, bytes.len(), format, (width, height), caps)
+}
+
+/// The width and height a PNG's IHDR chunk (always the first) gives.
+fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    if bytes.get(12..16)? != b"IHDR" {
+        return None;
+    }
+    let word = |at: usize| Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
+    Some((word(16)?, word(20)?))
+}
+
+/// An error of the image crate in words, without the debug dump some of them carry.
+fn plain_error(err: &image::ImageError) -> String {
+    let text = err.to_string();
+    match text.find('{') {
+        Some(at) => format!("{} (damaged data)", text[..at].trim_end()),
+        None => text,
+    }
+}
+
+/// A place among the [`DECODING_AT_ONCE`] decodes the process runs at once, held until
+/// dropped.
+struct DecodeSlot;
+
+static DECODING: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+static DECODE_DONE: std::sync::Condvar = std::sync::Condvar::new();
+
+impl DecodeSlot {
+    fn take() -> DecodeSlot {
+        let mut busy = DECODING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *busy >= DECODING_AT_ONCE {
+            busy = DECODE_DONE
+                .wait(busy)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *busy += 1;
+        DecodeSlot
+    }
+}
+
+impl Drop for DecodeSlot {
+    fn drop(&mut self) {
+        let mut busy = DECODING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *busy = busy.saturating_sub(1);
+        DECODE_DONE.notify_one();
+    }
 }
 
 /// `image/png` -> `PNG`.
@@ -276,31 +363,47 @@ const ATTEMPTS: usize = 8;
 /// An image is never made smaller than this many pixels on its longer side.
 const MIN_SIDE: u32 = 32;
 
-/// Decodes `bytes` within the caps and re-encodes smaller until it fits `caps.max_bytes`.
-fn downscale(
+/// Decodes `bytes` (its first frame) within the caps, its EXIF orientation applied.
+fn decode(
     bytes: &[u8],
     format: image::ImageFormat,
     mime: &'static str,
-    original: (u32, u32),
+    (width, height): (u32, u32),
     caps: &Caps,
-) -> Result<Fitted, String> {
-    let (width, height) = original;
+) -> Result<image::DynamicImage, String> {
     let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(width);
     limits.max_image_height = Some(height);
-    // Room for the decoded pixels at up to 16 bytes each (RGBA of 32-bit floats is the
-    // widest the decoders produce), and nothing near a bomb's claim.
-    limits.max_alloc = Some(caps.max_pixels.saturating_mul(16).max(64 * 1024 * 1024));
+    // Room for the decoded pixels at up to 8 bytes each (16-bit RGBA is the widest these
+    // formats decode to), and nothing near a bomb's claim.
+    limits.max_alloc = Some(caps.max_pixels.saturating_mul(8).max(64 * 1024 * 1024));
     reader.limits(limits);
-    let broken =
-        |err: image::ImageError| format!("the {} data does not decode: {err}", short(mime));
+    let broken = |err: image::ImageError| {
+        format!(
+            "the {} data does not decode: {}",
+            short(mime),
+            plain_error(&err)
+        )
+    };
     let mut decoder = reader.into_decoder().map_err(broken)?;
     // A photo's EXIF orientation would be lost with its metadata: turn the pixels instead.
     let orientation = image::ImageDecoder::orientation(&mut decoder)
         .unwrap_or(image::metadata::Orientation::NoTransforms);
     let mut decoded = image::DynamicImage::from_decoder(decoder).map_err(broken)?;
     decoded.apply_orientation(orientation);
+    Ok(decoded)
+}
+
+/// Re-encodes `decoded` (of a file of `file_bytes`) smaller until it fits `caps`: its
+/// longer side at most `caps.max_side`, its bytes at most `caps.max_bytes`.
+fn downscale(
+    decoded: image::DynamicImage,
+    file_bytes: usize,
+    format: image::ImageFormat,
+    original: (u32, u32),
+    caps: &Caps,
+) -> Result<Fitted, String> {
     let (width, height) = (decoded.width(), decoded.height());
     let (out_mime, jpeg) = if format == image::ImageFormat::Jpeg {
         ("image/jpeg", true)
@@ -309,14 +412,22 @@ fn downscale(
     };
     // Encoded size grows with the pixels: start from the share that should fit, a little
     // under, and shrink again from what each attempt weighed.
-    let mut scale = (caps.max_bytes as f64 / bytes.len() as f64).sqrt() * 0.9;
+    let by_side = f64::from(caps.max_side) / f64::from(width.max(height));
+    let by_bytes = (caps.max_bytes as f64 / file_bytes as f64).sqrt() * 0.9;
+    let mut scale = by_side.min(if file_bytes as u64 > caps.max_bytes {
+        by_bytes
+    } else {
+        1.0
+    });
     for _ in 0..ATTEMPTS {
-        let w = ((f64::from(width) * scale).floor() as u32).max(1);
-        let h = ((f64::from(height) * scale).floor() as u32).max(1);
+        let w = ((f64::from(width) * scale).floor() as u32).clamp(1, caps.max_side);
+        let h = ((f64::from(height) * scale).floor() as u32).clamp(1, caps.max_side);
         if w.max(h) < MIN_SIDE {
             break;
         }
-        let small = decoded.resize_exact(w, h, image::imageops::FilterType::Triangle);
+        // Area averaging on the 8-bit pixels: no buffer of floats the size of the
+        // original (a 31,000,000 x 1 strip took 587 MB that way).
+        let small = decoded.thumbnail_exact(w, h);
         let encoded = encode(&small, jpeg)
             .map_err(|err| format!("the downscaled image does not encode: {err}"))?;
         if encoded.len() as u64 <= caps.max_bytes {
@@ -324,15 +435,14 @@ fn downscale(
                 mime: out_mime,
                 bytes: encoded,
                 size: (w, h),
-                downscaled_from: Some((original.0, original.1, bytes.len())),
+                downscaled_from: Some((original.0, original.1, file_bytes)),
             });
         }
         scale *= (caps.max_bytes as f64 / encoded.len() as f64).sqrt() * 0.9;
     }
     Err(format!(
-        "{} bytes, over the {}-byte cap, and no downscale of it fits (images.max_bytes in \
-         config.json raises the cap)",
-        bytes.len(),
+        "{file_bytes} bytes, over the {}-byte cap, and no downscale of it fits (images.max_bytes \
+         in config.json raises the cap)",
         caps.max_bytes
     ))
 }

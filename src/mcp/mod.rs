@@ -252,6 +252,7 @@ pub struct Core<'a> {
 
 /// Runs the stdio server until end of input or until its client is gone.
 pub fn serve(registry: &Registry, mut session: Session) -> ExitStatus {
+    fit_images_to_messages(&mut session);
     let out = Out::new(|message: &Value| {
         let mut line = message.to_string();
         line.push('\n');
@@ -275,6 +276,17 @@ pub fn serve(registry: &Registry, mut session: Session) -> ExitStatus {
         core.pool.close();
     });
     ExitStatus::Success
+}
+
+/// Over MCP an image travels in one message, as base64 beside its text: whatever
+/// `images.max_bytes` allows, an image is downscaled to what `mcp.max_message_bytes`
+/// holds, rather than left out of a result that would not fit.
+pub fn fit_images_to_messages(session: &mut Session) {
+    /// The text, the JSON and the envelope around the image's base64.
+    const AROUND: usize = 64 * 1024;
+    let config = &mut session.config;
+    let room = config.max_message_bytes.saturating_sub(AROUND) / 4 * 3;
+    config.images.max_bytes = config.images.max_bytes.min(room as u64);
 }
 
 /// Reads stdin until end of input and hands every message to the core.

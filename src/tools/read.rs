@@ -26,7 +26,7 @@
 //!
 //! Images (`.jpg`, `.jpeg`, `.png`, `.gif`, `.webp`) come back as an image part
 //! (`media::fit`: judged by content, refused over `images.max_pixels` before decoding,
-//! downscaled over `images.max_bytes`), the text saying `[image 1: LABEL]`; notebooks
+//! decoded whole, downscaled over `images.max_bytes` or `images.max_side`), the text saying `[image 1: LABEL]`; notebooks
 //! (`.ipynb`) as their cells, source then outputs, images as image parts, paged by cells
 //! (`notebook::page`). Neither is previewed. Binary files are refused, judged by their first 8,192
 //! bytes ([`crate::binary`]: a known signature such as gzip, zip or ELF, or more than 30%
@@ -86,8 +86,9 @@ pub fn definition() -> ToolDef {
                 a `[BOM]` copied into their text back off. An image is an image part of the \
                 result (under exec in the shape of the call's provider, over MCP an image \
                 block), the output text saying `[image 1: PATH, MIME, WxH, N bytes]`; an image \
-                over images.max_bytes (3932160 by default) is downscaled until it fits and the \
-                text says from what size; metadata: path, mime, bytes, width, height, \
+                over images.max_bytes (3932160 by default) or with a side over images.max_side \
+                (8000) is downscaled until it fits and the text says from what size; every image \
+                is decoded first, so a truncated or damaged one is refused rather than sent; metadata: path, mime, bytes, width, height, \
                 downscaled_from. A notebook reads as `[cell N: TYPE, id ID, execution_count \
                 C]` followed by the cell's source (no line numbers, so edit's old_string can \
                 be copied from it), then `[output N.M: KIND]` and each output: its image as \

@@ -91,7 +91,7 @@ fn a_5_mb_png_over_stdio_is_one_message_under_8_mib_with_its_data_once() {
 }
 
 #[test]
-fn a_raised_image_cap_sends_the_original_and_a_lowered_message_cap_leaves_it_out() {
+fn a_raised_image_cap_sends_the_original_and_a_lowered_message_cap_downscales_it() {
     let room = Room::new();
     let png = noise_png(1300, 1300);
     room.write("noise.png", &png);
@@ -107,7 +107,8 @@ fn a_raised_image_cap_sends_the_original_and_a_lowered_message_cap_leaves_it_out
         png
     );
 
-    // A message cap of 2 MiB: the image cannot go, the note says why and what raises it.
+    // A message cap of 2 MiB: whatever images.max_bytes allows, the image is downscaled to
+    // fit one message rather than left out.
     room.write_user(
         "config.json",
         r#"{"images": {"max_bytes": 6000000}, "mcp": {"max_message_bytes": 2097152}}"#,
@@ -116,23 +117,13 @@ fn a_raised_image_cap_sends_the_original_and_a_lowered_message_cap_leaves_it_out
     assert!(line.len() <= 2_097_152, "{} bytes", line.len());
     let answer: Value = serde_json::from_str(&line).unwrap();
     let result = &answer["result"];
-    assert!(
-        result["content"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|c| c["type"] == "text")
-    );
-    let text = result["content"][0]["text"].as_str().unwrap();
-    assert!(
-        text.starts_with("[image left out: noise.png, image/png, 1300x1300"),
-        "{text}"
-    );
-    assert!(text.contains("mcp.max_message_bytes"), "{text}");
-    assert_eq!(result["structuredContent"]["truncated"], true);
-    assert!(
-        result["structuredContent"]["metadata"]["message_cut"]["bytes"].as_u64() > Some(6_000_000)
-    );
+    let image = &result["content"][0];
+    assert_eq!(image["type"], "image", "{result}");
+    let (width, _) = crate::util::image_size(image["data"].as_str().unwrap());
+    assert!(width < 1300, "{width}");
+    let text = result["structuredContent"]["output"].as_str().unwrap();
+    assert!(text.contains("downscaled from 1300x1300"), "{text}");
+    assert_eq!(result["structuredContent"]["truncated"], false);
     // A project cannot raise the caps the user set.
     room.write(
         ".tinytool/config.json",
@@ -290,6 +281,58 @@ fn bad_images_are_refused_with_a_reason_never_decoded() {
         "{}",
         run.output()
     );
+}
+
+#[test]
+fn an_image_under_every_cap_is_still_decoded_and_refused_when_broken() {
+    let room = Room::new();
+    // Half a PNG, far under the byte cap: a receiver would refuse it, and with it every
+    // later request of the conversation.
+    let mut cut = noise_png(300, 300);
+    cut.truncate(cut.len() / 2);
+    room.write("cut.png", &cut);
+    // A header that claims the most pixels a PNG can: the pixel cap, not a broken header.
+    room.write("giant.png", bomb_png(2_147_483_647, 2_147_483_647));
+    for (file, reason) in [
+        (
+            "cut.png",
+            "Cannot read image cut.png: the PNG data does not decode",
+        ),
+        (
+            "giant.png",
+            "Cannot read image giant.png: 2147483647x2147483647 is",
+        ),
+    ] {
+        let run = room.call("read", json!({"file_path": file}));
+        assert_eq!(run.code, 1, "{file}: {run:?}");
+        assert!(run.output().starts_with(reason), "{file}: {}", run.output());
+        assert!(
+            !file.starts_with("giant") || run.output().contains("images.max_pixels"),
+            "{}",
+            run.output()
+        );
+    }
+}
+
+#[test]
+fn a_side_longer_than_the_side_cap_is_downscaled_to_it() {
+    let room = Room::new();
+    // A strip of 20,000 x 2 pixels: a few kilobytes, but no provider takes such a side.
+    room.write("strip.png", plain_png(20_000, 2));
+    let result = room.call("read", json!({"file_path": "strip.png"})).json();
+    assert_eq!(result["is_error"], false, "{}", result["output"]);
+    let (w, h) = image_size(result["content"][0]["data"].as_str().unwrap());
+    assert_eq!((w, h), (8000, 1));
+    let output = result["output"].as_str().unwrap();
+    assert!(
+        output.contains("downscaled from 20000x2") && output.contains("images.max_side"),
+        "{output}"
+    );
+    // The user may allow longer sides.
+    room.write_user("config.json", r#"{"images": {"max_side": 30000}}"#);
+    let result = room.call("read", json!({"file_path": "strip.png"})).json();
+    let (w, _) = image_size(result["content"][0]["data"].as_str().unwrap());
+    assert_eq!(w, 20_000);
 }
 
 #[test]

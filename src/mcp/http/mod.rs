@@ -140,6 +140,7 @@ pub fn serve(registry: &Registry, mut session: Session, options: &Options) -> Ex
     let bound = listener.local_addr().unwrap_or(options.addr);
     eprintln!("tinytool mcp: listening on http://{bound}{ENDPOINT}");
     session.asker = Some(Box::new(Elicitor));
+    super::fit_images_to_messages(&mut session);
     let core = Core::new(registry, &session);
     let state = State {
         core: &core,
@@ -211,7 +212,8 @@ fn get_header(exchange: &Exchange, name: &str) -> Option<String> {
 /// The token of an `Authorization` value of the Bearer scheme, the scheme in any case
 /// (RFC 7235, 2.1: case-insensitive), separated from the token by spaces or tabs.
 fn bearer_token(value: &str) -> Option<&str> {
-    let (scheme, token) = value.trim().split_once([' ', '\t'])?;
+    let value = value.trim();
+    let (scheme, token) = value.split_once([' ', '\t']).unwrap_or((value, ""));
     scheme
         .eq_ignore_ascii_case("bearer")
         .then(|| token.trim_start_matches([' ', '\t']))
@@ -547,6 +549,7 @@ impl State<'_, '_> {
                 Some((_, Some(given))) if constant_time_eq(given.as_bytes(), token.as_bytes()) => {
                     return self.path_refusal(path);
                 }
+                Some((_, Some(""))) => Some("the Bearer scheme is there but its token is empty"),
                 Some((_, Some(_))) => Some("the bearer token is not the server's"),
                 Some((_, None)) => Some("the Authorization header must use the Bearer scheme"),
             };
@@ -780,7 +783,8 @@ mod tests {
         assert_eq!(bearer_token("bearer abc"), Some("abc"));
         assert_eq!(bearer_token("BEARER \t abc"), Some("abc"));
         assert_eq!(bearer_token("Basic abc"), None);
-        assert_eq!(bearer_token("Bearer"), None);
+        // The scheme without a token: an empty token, refused as such.
+        assert_eq!(bearer_token("Bearer"), Some(""));
         assert_eq!(bearer_token("Bearerabc"), None);
         assert!(oauth_discovery("/.well-known/oauth-protected-resource/mcp"));
         assert!(oauth_discovery("/.well-known/oauth-authorization-server"));
