@@ -456,10 +456,11 @@ fn strip_ansi(line: &str) -> String {
 pub fn replace_source(text: &str, index: usize, source: &str) -> Result<String, String> {
     let span = source_span(text.as_bytes(), index)?;
     let old = &text[span.clone()];
+    let ascii = escapes_non_ascii(text);
     let new = if old.trim_start().starts_with('[') {
-        as_list(text, span.start, old, source)
+        as_list(text, span.start, old, source, ascii)
     } else {
-        json_string(source)
+        json_string(source, ascii)
     };
     let mut out = String::with_capacity(text.len() + new.len());
     out.push_str(&text[..span.start]);
@@ -468,16 +469,50 @@ pub fn replace_source(text: &str, index: usize, source: &str) -> Result<String, 
     Ok(out)
 }
 
-/// A string as JSON, as nbformat writes it (non-ASCII as it is).
-fn json_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+/// Whether the file writes every character past ASCII as a `\uXXXX` escape (Python's
+/// `json.dump` with `ensure_ascii`, the default outside nbformat): it holds such an escape
+/// and no byte past ASCII.
+fn escapes_non_ascii(text: &str) -> bool {
+    text.is_ascii()
+        && text.match_indices("\\u").any(|(at, _)| {
+            let escaped = text[..at].chars().rev().take_while(|c| *c == '\\').count() % 2 == 1;
+            !escaped
+                && text
+                    .get(at + 2..at + 6)
+                    .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                    .is_some_and(|code| code >= 0x80)
+        })
+}
+
+/// A string as JSON, as the file writes strings: non-ASCII as it is (nbformat), or as
+/// `\uXXXX` escapes when `ascii`.
+fn json_string(s: &str, ascii: bool) -> String {
+    let json = serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
+    if !ascii || json.is_ascii() {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
 }
 
 /// `source` as a list of lines shaped like `old`, the list that starts at `start` of
 /// `text`: one line per item with the same indentation and line ending, or on one line
 /// when it was.
-fn as_list(text: &str, start: usize, old: &str, source: &str) -> String {
-    let lines: Vec<String> = source.split_inclusive('\n').map(json_string).collect();
+fn as_list(text: &str, start: usize, old: &str, source: &str, ascii: bool) -> String {
+    let lines: Vec<String> = source
+        .split_inclusive('\n')
+        .map(|line| json_string(line, ascii))
+        .collect();
     if lines.is_empty() {
         return "[]".to_string();
     }
@@ -788,6 +823,25 @@ mod tests {
         let b = replace_source(compact, 1, "é\n\"q\"").unwrap();
         assert!(b.contains(r#""source":["é\n","\"q\""]}"#), "{b}");
         assert!(replace_source(compact, 5, "x").is_err());
+    }
+
+    #[test]
+    fn a_file_that_escapes_non_ascii_gets_its_new_source_escaped_too() {
+        let escaped =
+            r#"{"cells":[{"cell_type":"code","source":["s = '\u65e5'\n"],"outputs":[]}]}"#;
+        let new = replace_source(escaped, 0, "s = '日本 😀'\n").unwrap();
+        assert!(new.is_ascii(), "{new}");
+        assert!(
+            new.contains(r#""s = '\u65e5\u672c \ud83d\ude00'\n""#),
+            "{new}"
+        );
+        assert_eq!(
+            parse(new.as_bytes()).unwrap().cells[0].source,
+            "s = '日本 😀'\n"
+        );
+        // An escaped backslash before `u` is no escape of a character.
+        assert!(!escapes_non_ascii(r#"{"a": "\\u00e9"}"#));
+        assert!(escapes_non_ascii(r#"{"a": "\u00e9"}"#));
     }
 
     #[test]

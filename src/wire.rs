@@ -62,8 +62,10 @@ pub fn parse_envelope(text: &str) -> Result<(ToolCall, Shape), (Option<Value>, S
 }
 
 const SHAPES: &str = "Send {\"name\": TOOL, \"arguments\": {...}} (OpenAI), \
+{\"type\": \"function\", \"function\": {\"name\": TOOL, \"arguments\": ...}} (Chat Completions), \
+{\"type\": \"function_call\", \"call_id\": ID, \"name\": TOOL, \"arguments\": ...} (Responses), \
 {\"type\": \"tool_use\", \"name\": TOOL, \"input\": {...}} (Anthropic) \
-or {\"type\": \"function\", \"function\": {\"name\": TOOL, \"arguments\": ...}}.";
+or {\"functionCall\": {\"name\": TOOL, \"args\": {...}}} (Gemini).";
 
 /// The keys that wrap a call, in the order they are looked for: OpenAI's `function`,
 /// Gemini's `functionCall` and its snake_case spelling.
