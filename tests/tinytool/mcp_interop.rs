@@ -12,8 +12,15 @@ use crate::util::{Room, bin};
 /// The pinned SDK release.
 const SDK: &str = "mcp==2.3.0";
 
+/// Held while an SDK is installed: the tests run at once, and a second `pip` or `npm`
+/// into the same folder would pull the files from under the first one's client.
+static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The virtual environment's python, creating and filling it on first use.
 fn sdk_python() -> Option<PathBuf> {
+    let _installing = INSTALLING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")));
@@ -64,6 +71,34 @@ fn sdk_python() -> Option<PathBuf> {
     }
 }
 
+/// Runs the SDK client `tests/mcp/SCRIPT` with `python`, which starts `tinytool mcp` on
+/// stdio in `room` under `policy`, with `args` after those; returns its JSON report.
+fn stdio_client(
+    python: &std::path::Path,
+    script: &str,
+    room: &Room,
+    policy: &std::path::Path,
+    args: &[&str],
+) -> Value {
+    let mut cmd = Command::new(python);
+    cmd.arg(format!("{}/tests/mcp/{script}", env!("CARGO_MANIFEST_DIR")))
+        .arg(bin())
+        .arg(&room.dir)
+        .arg(policy)
+        .args(args);
+    cmd.env_clear().current_dir(&room.dir);
+    for (k, v) in &room.env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Runs an SDK client `script` with `python` against a server on 127.0.0.1, reached
 /// directly whatever proxy the environment names.
 fn http_client(python: &std::path::Path, script: &str, args: &[&str]) -> std::process::Output {
@@ -97,24 +132,7 @@ fn the_official_python_client_lists_reads_greps_and_sees_refusals() {
         ["grep", {"pattern": "needle"}],
         ["write", {"file_path": "secret/x.txt", "content": "nope"}],
     ]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
-    let mut cmd = Command::new(python);
-    cmd.arg(script)
-        .arg(bin())
-        .arg(&room.dir)
-        .arg(&policy)
-        .arg(calls.to_string());
-    cmd.env_clear().current_dir(&room.dir);
-    for (k, v) in &room.env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "client failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = stdio_client(&python, "client.py", &room, &policy, &[&calls.to_string()]);
     assert_eq!(report["server"], "tinytool");
     let tools: Vec<&str> = report["tools"]
         .as_array()
@@ -220,25 +238,8 @@ fn a_call_the_python_client_times_out_on_is_stopped_while_it_stays_connected() {
         r#"{"rules": [{"permission": "shell", "pattern": "*", "action": "allow"}]}"#,
     )
     .unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/timeout.py");
-    let mut cmd = Command::new(python);
-    cmd.arg(script)
-        .arg(bin())
-        .arg(&room.dir)
-        .arg(&policy)
-        .arg(format!("./{sleep} 60"))
-        .arg(&sleep);
-    cmd.env_clear().current_dir(&room.dir);
-    for (k, v) in &room.env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "client failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let command = format!("./{sleep} 60");
+    let report = stdio_client(&python, "timeout.py", &room, &policy, &[&command, &sleep]);
     assert_eq!(report["timedOut"], true, "{report}");
     // The SDK (2.x) sends notifications/cancelled on its time-out: the command's group is
     // killed while the session goes on.
@@ -252,6 +253,9 @@ const TS_SDK: &str = "@modelcontextprotocol/sdk@1.32.2";
 /// A folder with the TypeScript SDK installed and the client script beside it, installing
 /// it on first use.
 fn ts_sdk() -> Option<PathBuf> {
+    let _installing = INSTALLING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")));
@@ -283,8 +287,12 @@ fn ts_sdk() -> Option<PathBuf> {
         }
         let _ = std::fs::write(&marker, "");
     }
-    // Node resolves the SDK from the script's folder: the script is copied beside it.
-    if let Err(err) = std::fs::copy(script, dir.join("client.mjs")) {
+    // Node resolves the SDK from the script's folder: the script is copied beside it,
+    // by a rename, so that a client another test runs never reads half of it.
+    let staged = dir.join(format!("client.mjs.{}", std::process::id()));
+    if let Err(err) = std::fs::copy(script, &staged)
+        .and_then(|_| std::fs::rename(&staged, dir.join("client.mjs")))
+    {
         return fail(format!("cannot copy the client script: {err}"));
     }
     Some(dir)
