@@ -17,25 +17,44 @@ peer="cp $big e2/work.py && sync && sed -i 's/request.get(\"k2500\")/request.get
 bench_row "edit: exact, 20,000-line file" "$ours" "sed -i" "$peer"
 mem_row "edit: exact, 20,000-line file" "$ours" "sed -i" "$peer"
 
+# The fuzzy rows run on 4,000 five-line functions (20,000 lines), each with a comment: a
+# wrong line is tolerated only inside a comment (a line that differs in code is refused as
+# stale), so the one wrong line of these edits is a comment's.
+commented=$(bench_cached edit-20k-commented.py \
+    'awk "BEGIN { for (i = 0; i < 4000; i++) printf \"def handler_%d(request):\\n    # look up k%d\\n    value = request.get(\\\"k%d\\\")\\n    return value * %d\\n\\n\", i, i, i, i + 1 }"')
+
 # Fuzzy: old_string indented with two spaces instead of four and one interior line wrong
-# (`key3000` for `k3000`), so the cascade runs down to block-anchor-relaxed. The block runs
-# on to the next function's first line: the fuzzy gate wants an equal interior
-# line besides the anchors. The peer is GNU patch ignoring whitespace on a diff with the
-# same shifted indentation.
-printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001\n\ndef handler_3001(request):", "new_string": "def handler_3000(request):\n  value = request.get(\"key3000\")\n  return value * 3001 + 1\n\ndef handler_3001(request):"}' >fuzzy.json
-printf '%s\n' '--- work.py' '+++ work.py' '@@ -12001,3 +12001,3 @@' ' def handler_3000(request):' \
-    '   value = request.get("k3000")' '-  return value * 3001' '+    return value * 3001 + 1' >fuzzy.diff
+# (the comment says `key3000` for `k3000`), so the cascade runs down to the fuzzy stage.
+# The block runs on to the next function's first line: the fuzzy gate wants an equal
+# interior line besides the anchors. The peer is GNU patch ignoring whitespace on a diff
+# with the same shifted indentation.
+printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_3000(request):\n  # look up key3000\n  value = request.get(\"k3000\")\n  return value * 3001\n\ndef handler_3001(request):", "new_string": "def handler_3000(request):\n  # look up key3000\n  value = request.get(\"k3000\")\n  return value * 3001 + 1\n\ndef handler_3001(request):"}' >fuzzy.json
+# (patch wants as much context after the change as before it, or takes the hunk for the
+# end of the file.)
+printf '%s\n' '--- work.py' '+++ work.py' '@@ -15001,6 +15001,6 @@' ' def handler_3000(request):' \
+    '   # look up k3000' '   value = request.get("k3000")' '-  return value * 3001' \
+    '+    return value * 3001 + 1' ' ' ' def handler_3001(request):' >fuzzy.diff
+# Both sides must make the edit, or the figures mean nothing.
+cp "$commented" f1/work.py && "$TT" --dir f1 edit <fuzzy.json >/dev/null &&
+    grep -q 'return value \* 3001 + 1' f1/work.py ||
+    bench_note "edit fuzzy: tinytool did not make the edit"
+cp "$commented" f2/work.py && patch -s -l -p0 -d f2 <fuzzy.diff &&
+    grep -q 'return value \* 3001 + 1' f2/work.py ||
+    bench_note "edit fuzzy: patch -l did not make the edit"
 bench_row "edit: fuzzy (indentation, one line), 20,000 lines" \
-    "cp $big f1/work.py && sync && $TT --dir f1 edit < fuzzy.json" \
-    "patch -l" "cp $big f2/work.py && sync && patch -s -l -p0 -d f2 < fuzzy.diff"
+    "cp $commented f1/work.py && sync && $TT --dir f1 edit < fuzzy.json" \
+    "patch -l" "cp $commented f2/work.py && sync && patch -s -l -p0 -d f2 < fuzzy.diff"
 
 # Fuzzy through every stage and variant: old_string escaped as a string literal's
-# source (`\"`), shifted and with one interior line wrong, so each strategy runs on the
-# escaped and unescaped variants before the fuzzy stage accepts. Target: under 0.1 s.
-printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_2000(request):\n  value = request.get(\\\"key2000\\\")\n  return value * 2001\n\ndef handler_2001(request):\n  value = request.get(\\\"k2001\\\")", "new_string": "def handler_2000(request):\n  value = request.get(\\\"key2000\\\")\n  return value * 2001 + 1\n\ndef handler_2001(request):\n  value = request.get(\\\"k2001\\\")"}' >escaped.json
+# source (`\"`), shifted and with one interior comment line wrong, so each strategy runs on
+# the escaped and unescaped variants before the fuzzy stage accepts. Target: under 0.1 s.
+printf '%s\n' '{"file_path": "work.py", "old_string": "def handler_2000(request):\n  # look up key2000\n  value = request.get(\\\"k2000\\\")\n  return value * 2001\n\ndef handler_2001(request):\n  # look up k2001", "new_string": "def handler_2000(request):\n  # look up key2000\n  value = request.get(\\\"k2000\\\")\n  return value * 2001 + 1\n\ndef handler_2001(request):\n  # look up k2001"}' >escaped.json
+cp "$commented" f1/work.py && "$TT" --dir f1 edit <escaped.json >/dev/null &&
+    grep -q 'return value \* 2001 + 1' f1/work.py ||
+    bench_note "edit fuzzy, escaped: tinytool did not make the edit"
 bench_row "edit: fuzzy, escaped + shifted + one line, 20,000 lines" \
-    "cp $big f1/work.py && sync && $TT --dir f1 edit < escaped.json" \
-    "patch -l" "cp $big f2/work.py && sync && patch -s -l -p0 -d f2 < fuzzy.diff"
+    "cp $commented f1/work.py && sync && $TT --dir f1 edit < escaped.json" \
+    "patch -l" "cp $commented f2/work.py && sync && patch -s -l -p0 -d f2 < fuzzy.diff"
 
 # 50 files of 200 lines, two hunks each, as one git-style diff.
 mkdir -p tree50

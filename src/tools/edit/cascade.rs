@@ -25,6 +25,10 @@
 //!   `replace_all` asks for all of them (non-overlapping ones, left to right, each
 //!   re-indented for itself). The three fuzzy strategies count as one stage here, so two
 //!   regions passing the fuzzy gate are ambiguous whichever strategy accepted each;
+//! - a fuzzy region that leans on a line differing in code is **stale**: the search goes
+//!   on with the next variant and stage (an escaped `old_string` may look stale as given
+//!   and fit once unescaped), and the first stale finding is the answer only when nothing
+//!   else fits;
 //! - nothing anywhere is "not found".
 //!
 //! Line strategies build their replacement with `reindent`; the exact and sub-line matches
@@ -176,6 +180,10 @@ pub fn run(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Edit, 
     let variants = variants(&old, &new);
     let fallback_unit = std::cell::OnceCell::new();
     let unit = || *fallback_unit.get_or_init(|| reindent::file_unit(&file));
+    // A variant whose fuzzy match leans on a line that differs in code is refused as
+    // stale only when no other variant (unescaped, trimmed) and no later stage fits: an
+    // escaped old_string whose raw text looks stale may fit once unescaped.
+    let mut stale = None;
     for (stage, strategy) in STAGES.iter().enumerate() {
         for variant in &variants {
             if variant.old.first_nonblank().is_none() && stage > 0 {
@@ -197,10 +205,15 @@ pub fn run(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Edit, 
                     candidate.strategy = "trimmed-boundary";
                 }
             }
-            return decide(&file, variant, found, replace_all, &unit);
+            match decide(&file, variant, found, replace_all, &unit) {
+                Err(refusal @ Refusal::Stale { .. }) => {
+                    stale.get_or_insert(refusal);
+                }
+                decided => return decided,
+            }
         }
     }
-    Err(Refusal::NotFound)
+    Err(stale.unwrap_or(Refusal::NotFound))
 }
 
 /// CRLF → LF and no BOM, as the text was normalised.
