@@ -49,6 +49,10 @@
 #                 pair, after BENCH_WARMUP runs of each (bench/pairs.py). Records the two
 #                 medians as a row and, as a note, the median of the pairs' differences
 #                 (the figure the issues' "per call" targets mean).
+#   given_row time|mem NAME OURS 'PEER LABEL' PEER
+#                 a row of figures measured by the script itself (seconds for time, KiB
+#                 for mem), for peers hyperfine cannot run once per sample (a language
+#                 server driven directly, warm, by bench/lsp-direct.py).
 #   bench_note TEXT
 #                 a line printed under the table (what a row means, a threshold).
 #
@@ -162,6 +166,13 @@ cost_row() {
         "$(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
         >>"$BENCH_RESULTS"
     bench_note "$name: $(awk -v d="$3" 'BEGIN { printf "%+.2f ms", d * 1e3 }') per call (median of ${BENCH_PAIRS:-40} interleaved pairs)"
+}
+
+given_row() {
+    local kind="$1" name="$2" ours="$3" label="$4" peer="$5"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$name" "$ours" "$label" "$peer" \
+        "$(awk -v a="$ours" -v b="$peer" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+        >>"$BENCH_RESULTS"
 }
 
 # Median peak RSS in KiB of one command over BENCH_MEM_RUNS runs.

@@ -31,6 +31,9 @@ _tinytool() {
             tinytool,completions)
                 cmd="tinytool__subcmd__completions"
                 ;;
+            tinytool,diagnostics)
+                cmd="tinytool__subcmd__diagnostics"
+                ;;
             tinytool,edit)
                 cmd="tinytool__subcmd__edit"
                 ;;
@@ -48,6 +51,9 @@ _tinytool() {
                 ;;
             tinytool,help)
                 cmd="tinytool__subcmd__help"
+                ;;
+            tinytool,lsp)
+                cmd="tinytool__subcmd__lsp"
                 ;;
             tinytool,mcp)
                 cmd="tinytool__subcmd__mcp"
@@ -133,6 +139,9 @@ _tinytool() {
             tinytool__subcmd__help,completions)
                 cmd="tinytool__subcmd__help__subcmd__completions"
                 ;;
+            tinytool__subcmd__help,diagnostics)
+                cmd="tinytool__subcmd__help__subcmd__diagnostics"
+                ;;
             tinytool__subcmd__help,edit)
                 cmd="tinytool__subcmd__help__subcmd__edit"
                 ;;
@@ -150,6 +159,9 @@ _tinytool() {
                 ;;
             tinytool__subcmd__help,help)
                 cmd="tinytool__subcmd__help__subcmd__help"
+                ;;
+            tinytool__subcmd__help,lsp)
+                cmd="tinytool__subcmd__help__subcmd__lsp"
                 ;;
             tinytool__subcmd__help,mcp)
                 cmd="tinytool__subcmd__help__subcmd__mcp"
@@ -211,11 +223,35 @@ _tinytool() {
             tinytool__subcmd__help__subcmd__checkpoints,show)
                 cmd="tinytool__subcmd__help__subcmd__checkpoints__subcmd__show"
                 ;;
+            tinytool__subcmd__help__subcmd__lsp,status)
+                cmd="tinytool__subcmd__help__subcmd__lsp__subcmd__status"
+                ;;
+            tinytool__subcmd__help__subcmd__lsp,stop)
+                cmd="tinytool__subcmd__help__subcmd__lsp__subcmd__stop"
+                ;;
             tinytool__subcmd__help__subcmd__policy,check)
                 cmd="tinytool__subcmd__help__subcmd__policy__subcmd__check"
                 ;;
             tinytool__subcmd__help__subcmd__policy,explain)
                 cmd="tinytool__subcmd__help__subcmd__policy__subcmd__explain"
+                ;;
+            tinytool__subcmd__lsp,help)
+                cmd="tinytool__subcmd__lsp__subcmd__help"
+                ;;
+            tinytool__subcmd__lsp,status)
+                cmd="tinytool__subcmd__lsp__subcmd__status"
+                ;;
+            tinytool__subcmd__lsp,stop)
+                cmd="tinytool__subcmd__lsp__subcmd__stop"
+                ;;
+            tinytool__subcmd__lsp__subcmd__help,help)
+                cmd="tinytool__subcmd__lsp__subcmd__help__subcmd__help"
+                ;;
+            tinytool__subcmd__lsp__subcmd__help,status)
+                cmd="tinytool__subcmd__lsp__subcmd__help__subcmd__status"
+                ;;
+            tinytool__subcmd__lsp__subcmd__help,stop)
+                cmd="tinytool__subcmd__lsp__subcmd__help__subcmd__stop"
                 ;;
             tinytool__subcmd__policy,check)
                 cmd="tinytool__subcmd__policy__subcmd__check"
@@ -242,7 +278,7 @@ _tinytool() {
 
     case "${cmd}" in
         tinytool)
-            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill checkpoint websearch exec policy state sandbox checkpoints undo tools mcp completions help"
+            opts="-h -V --dir --session --policy --state --events --answers --text --help --version read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill checkpoint diagnostics websearch exec policy state sandbox lsp checkpoints undo tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -605,6 +641,48 @@ _tinytool() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tinytool__subcmd__diagnostics)
+            opts="-h --help --dir --session --policy --state --events --answers --text --path --stdin"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tinytool__subcmd__edit)
             opts="-h --help --dir --session --policy --state --events --answers --text --file-path --old-string --new-string --replace-all --edits --insert-line --cell --cell-id --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -864,7 +942,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__help)
-            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill checkpoint websearch exec policy state sandbox checkpoints undo tools mcp completions help"
+            opts="read write edit apply_patch bash grep glob question webfetch task todowrite report_findings monitor notepad plan_enter plan_exit exit skill checkpoint diagnostics websearch exec policy state sandbox lsp checkpoints undo tools mcp completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -961,6 +1039,20 @@ _tinytool() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        tinytool__subcmd__help__subcmd__diagnostics)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         tinytool__subcmd__help__subcmd__edit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1034,6 +1126,48 @@ _tinytool() {
         tinytool__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__lsp)
+            opts="status stop"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__lsp__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__help__subcmd__lsp__subcmd__stop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1332,6 +1466,176 @@ _tinytool() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__lsp)
+            opts="-h --dir --session --policy --state --events --answers --text --help status stop help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__lsp__subcmd__help)
+            opts="status stop help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__lsp__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__lsp__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__lsp__subcmd__help__subcmd__stop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__lsp__subcmd__status)
+            opts="-h --json --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        tinytool__subcmd__lsp__subcmd__stop)
+            opts="-h --dir --session --policy --state --events --answers --text --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --events)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --answers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -15,7 +15,11 @@
 //!                   "keep_days": 7},
 //!   "not_project": {"add": ["dist"], "keep": ["vendor"]},
 //!   "images": {"max_bytes": 3932160, "max_pixels": 32000000, "max_side": 8000},
-//!   "mcp": {"max_message_bytes": 8388608}
+//!   "mcp": {"max_message_bytes": 8388608},
+//!   "lsp": {"enabled": true, "warnings": false, "wait_ms": 2000, "cold_wait_ms": 30000,
+//!           "idle_ms": 600000, "max_memory_mb": 2048, "max_lines": 20,
+//!           "servers": {"python": {"command": ["basedpyright-langserver", "--stdio"]},
+//!                       "go": {"enabled": false}}}
 //! }
 //! ```
 //!
@@ -30,6 +34,10 @@
 //! side longer than `max_side`, is downscaled until it fits, one of more than `max_pixels`
 //! pixels is refused before it is decoded. `mcp.max_message_bytes` caps every message the MCP server writes: a result that
 //! would be larger is cut with a note (`mcp::results`).
+//!
+//! `lsp` sets the language servers whose diagnostics follow every change (`lsp`): a
+//! project may lower its times and caps and turn it (or one language) off, never on, and
+//! a server command the project names runs only when the user policy allows it.
 //!
 //! Validation is strict: bad JSON and unknown keys are usage errors that name the file,
 //! line and column. The project file overrides the user file key by key (`output.*`,
@@ -86,6 +94,58 @@ pub struct Config {
     pub images: crate::media::Caps,
     /// `mcp.max_message_bytes`: the largest message the MCP server writes.
     pub max_message_bytes: usize,
+    /// `lsp.*`: the language servers behind every change.
+    pub lsp: Lsp,
+}
+
+/// The `lsp` section in effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lsp {
+    /// Whether diagnostics follow changes where a server is found.
+    pub enabled: bool,
+    /// Whether warnings are shown besides errors.
+    pub warnings: bool,
+    /// How long a call waits for a warm server's diagnostics.
+    pub wait_ms: u64,
+    /// How long the call that starts a server waits for it.
+    pub cold_wait_ms: u64,
+    /// A server nobody asked for this long is stopped.
+    pub idle_ms: u64,
+    /// A server whose processes use more memory than this is stopped.
+    pub max_memory_mb: u64,
+    /// Problem lines shown in a result.
+    pub max_lines: usize,
+    /// Per language (`python`, `typescript`, `rust`, `go`, `c`): the server to run.
+    pub servers: BTreeMap<String, LspServer>,
+}
+
+/// The languages `lsp.servers` may name (the language-server layer knows a server for each).
+pub const LSP_LANGUAGES: &[&str] = &["python", "typescript", "rust", "go", "c"];
+
+/// `lsp.servers.<language>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LspServer {
+    /// The command that runs the server (on stdio), instead of the standard one.
+    pub command: Option<Vec<String>>,
+    /// `false`: no server for the language.
+    pub enabled: Option<bool>,
+    /// The project config named `command`: it runs only when the user policy allows it.
+    pub from_project: bool,
+}
+
+impl Default for Lsp {
+    fn default() -> Self {
+        Lsp {
+            enabled: true,
+            warnings: false,
+            wait_ms: 2000,
+            cold_wait_ms: 30_000,
+            idle_ms: 600_000,
+            max_memory_mb: 2048,
+            max_lines: 20,
+            servers: BTreeMap::new(),
+        }
+    }
 }
 
 /// The largest MCP message by default: 8 MiB, under the 10 MiB a TypeScript SDK client
@@ -128,6 +188,7 @@ impl Default for Config {
             not_project_kept: Vec::new(),
             images: crate::media::Caps::default(),
             max_message_bytes: MAX_MESSAGE_BYTES,
+            lsp: Lsp::default(),
         }
     }
 }
@@ -193,6 +254,29 @@ struct File {
     images: Option<ImagesSection>,
     #[serde(default)]
     mcp: Option<McpSection>,
+    #[serde(default)]
+    lsp: Option<LspSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LspSection {
+    enabled: Option<bool>,
+    warnings: Option<bool>,
+    wait_ms: Option<u64>,
+    cold_wait_ms: Option<u64>,
+    idle_ms: Option<u64>,
+    max_memory_mb: Option<u64>,
+    max_lines: Option<usize>,
+    #[serde(default)]
+    servers: BTreeMap<String, LspServerSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LspServerSection {
+    command: Option<Vec<String>>,
+    enabled: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -472,6 +556,9 @@ impl Config {
                 max.min(self.max_message_bytes)
             };
         }
+        if let Some(lsp) = file.lsp {
+            self.apply_lsp(lsp, trusted)?;
+        }
         if let Some(section) = file.not_project {
             for (key, names) in [("add", &section.add), ("keep", &section.keep)] {
                 if let Some(bad) = names.iter().find(|n| !is_folder_name(n)) {
@@ -497,6 +584,52 @@ impl Config {
             }
             if let Some(hook) = file.after_hook.filter(|h| !h.is_empty()) {
                 self.after_hook = Some(hook);
+            }
+        }
+        Ok(())
+    }
+
+    /// The `lsp` section: a project lowers times and caps and turns things off, never on.
+    fn apply_lsp(&mut self, section: LspSection, trusted: bool) -> Result<(), String> {
+        let lsp = &mut self.lsp;
+        let pick = |current: u64, new: Option<u64>| match new.filter(|n| *n > 0) {
+            Some(n) if trusted => n,
+            Some(n) => n.min(current),
+            None => current,
+        };
+        lsp.wait_ms = pick(lsp.wait_ms, section.wait_ms);
+        lsp.cold_wait_ms = pick(lsp.cold_wait_ms, section.cold_wait_ms);
+        lsp.idle_ms = pick(lsp.idle_ms, section.idle_ms);
+        lsp.max_memory_mb = pick(lsp.max_memory_mb, section.max_memory_mb);
+        lsp.max_lines = pick(lsp.max_lines as u64, section.max_lines.map(|n| n as u64)) as usize;
+        if let Some(warnings) = section.warnings {
+            lsp.warnings = warnings;
+        }
+        if let Some(enabled) = section.enabled
+            && (trusted || !enabled)
+        {
+            lsp.enabled = enabled;
+        }
+        for (language, server) in section.servers {
+            if LSP_LANGUAGES.iter().all(|n| *n != language) {
+                return Err(format!(
+                    "lsp.servers.{language}: not a language tinytool runs servers for (one of \
+                     {})",
+                    LSP_LANGUAGES.join(", ")
+                ));
+            }
+            let entry = lsp.servers.entry(language.clone()).or_default();
+            if let Some(command) = server.command {
+                if command.is_empty() || command[0].is_empty() {
+                    return Err(format!("lsp.servers.{language}.command: the command is empty"));
+                }
+                entry.command = Some(command);
+                entry.from_project = !trusted;
+            }
+            if let Some(enabled) = server.enabled
+                && (trusted || !enabled)
+            {
+                entry.enabled = Some(enabled);
             }
         }
         Ok(())

@@ -32,6 +32,7 @@ mod ignores;
 mod interleave;
 mod journal;
 mod locks;
+mod lsp;
 mod mcp;
 pub mod media;
 mod notebook;

@@ -33,6 +33,7 @@ const OWN_ENTRIES: &[(&str, bool)] = &[
     ("outputs", true),
     ("sealed", true),
     ("sandbox", true),
+    ("lsp", true),
 ];
 
 /// Why the project in `dir` must not be used: its `.tinytool` is a symlink, not a

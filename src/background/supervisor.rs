@@ -312,7 +312,7 @@ fn supervise_monitor(
         program: Program::Shell(&row.command),
         dir: &setup.dir,
         env: environment::child_env(inherited_env()),
-        stdin: None,
+        stdin: run::Input::Null,
         timeout: time_left(row.deadline),
         limits: Limits::default(),
         cancel: Some(setup.stop.clone()),
@@ -590,7 +590,7 @@ fn supervise_job(
         dir: &setup.dir,
         // The starting call put an explicit policy into this process's environment.
         env: environment::subagent_env(inherited_env(), row.depth.max(0) as u32, None),
-        stdin: Some(row.prompt.as_bytes()),
+        stdin: run::Input::Bytes(row.prompt.as_bytes()),
         timeout,
         limits: limits.clone(),
         cancel: Some(setup.stop.clone()),

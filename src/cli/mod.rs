@@ -7,6 +7,7 @@
 mod checkpoints;
 mod direct;
 mod exec;
+mod lsp;
 mod output;
 mod policy;
 mod sandbox;
@@ -85,11 +86,17 @@ fn command_for(registry: &Registry, hidden: bool) -> Command {
     }
     if hidden {
         cmd = cmd.subcommand(crate::background::supervisor::command());
+        cmd = cmd.subcommand(
+            Command::new(crate::lsp::SUBCOMMAND)
+                .hide(true)
+                .about("Internal: keep a language server warm for a project (started by calls)"),
+        );
     }
     cmd.subcommand(exec::command())
         .subcommand(policy::command())
         .subcommand(state::command())
         .subcommand(sandbox::command())
+        .subcommand(lsp::command())
         .subcommand(checkpoints::checkpoints_command())
         .subcommand(checkpoints::undo_command())
         .subcommand(
@@ -249,6 +256,10 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
     if name == crate::background::supervisor::SUBCOMMAND {
         return supervise(&matches, sub);
     }
+    if name == crate::lsp::SUBCOMMAND {
+        // Everything it needs comes from the call that starts it (`lsp::broker::Spec`).
+        return crate::lsp::broker_main();
+    }
     let (session, policy) = match session_from(&matches) {
         Ok(found) => found,
         Err(message) => return usage(&message),
@@ -280,6 +291,7 @@ pub fn run(args: Vec<OsString>) -> ExitStatus {
         "policy" => policy::run(&registry, &session, &policy, sub, &mut out),
         "state" => state::run(&session, sub, &mut out),
         "sandbox" => sandbox::run(&session, sub, &mut out),
+        "lsp" => lsp::run(&session, sub, &mut out),
         "checkpoints" => {
             let filter = matches.get_one::<String>("session").map(String::as_str);
             checkpoints::run_checkpoints(&session, filter, sub, &mut out)

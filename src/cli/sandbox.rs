@@ -47,7 +47,7 @@ pub fn run(session: &Session, sub: &ArgMatches, out: &mut Output) -> ExitStatus 
             program: crate::process::run::Program::Shell("true"),
             dir: &session.dir,
             env: vec![],
-            stdin: None,
+            stdin: crate::process::run::Input::Null,
             timeout: std::time::Duration::from_secs(10),
             limits: crate::truncate::Limits::default(),
             cancel: None,

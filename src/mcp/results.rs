@@ -86,6 +86,7 @@ pub fn title(name: &str) -> &'static str {
         "plan_exit" => "Leave plan mode",
         "skill" => "Run skill",
         "checkpoint" => "Checkpoints and undo",
+        "diagnostics" => "Language server diagnostics",
         "exit" => "End session",
         "invalid" => "Malformed call",
         _ => "Tool",
@@ -102,7 +103,7 @@ pub fn title(name: &str) -> &'static str {
 fn annotations(name: &str) -> Map<String, Value> {
     // (read-only, destructive, idempotent, open world)
     let (read_only, destructive, idempotent, open_world) = match name {
-        "read" | "grep" | "glob" | "skill" => (true, false, true, false),
+        "read" | "grep" | "glob" | "skill" | "diagnostics" => (true, false, true, false),
         "question" => (true, false, false, false),
         "webfetch" | "websearch" => (true, false, true, true),
         "write" => (false, true, true, false),

@@ -103,7 +103,7 @@ pub fn run_collect(
             program: Program::Argv(argv),
             dir,
             env: environment::config_command_env(std::env::vars_os()),
-            stdin,
+            stdin: stdin.map_or(run::Input::Null, run::Input::Bytes),
             timeout,
             limits: Limits::default(),
             cancel: None,

@@ -105,8 +105,8 @@ pub struct Request<'a> {
     pub dir: &'a Path,
     /// The whole environment of the child.
     pub env: Vec<(OsString, OsString)>,
-    /// Bytes fed to the child's stdin, which is then closed; `None`: stdin is `/dev/null`.
-    pub stdin: Option<&'a [u8]>,
+    /// What the child's stdin is.
+    pub stdin: Input<'a>,
     /// When to stop it.
     pub timeout: Duration,
     /// Limits of the output captures of [`run`] (unused by [`run_with`]).
@@ -135,7 +135,7 @@ impl<'a> Request<'a> {
             program,
             dir: &session.dir,
             env,
-            stdin: None,
+            stdin: Input::Null,
             timeout,
             limits: session.limits.clone(),
             cancel: Some(session.cancel_flag()),
@@ -143,6 +143,18 @@ impl<'a> Request<'a> {
             sandbox: None,
         }
     }
+}
+
+/// What a command gets on its standard input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input<'a> {
+    /// `/dev/null`: a read gets end of file at once.
+    Null,
+    /// These bytes, then end of file (a subagent's prompt).
+    Bytes(&'a [u8]),
+    /// A pipe kept open, handed to the watcher ([`Watcher::stdin`]): a program spoken to
+    /// while it runs (a language server).
+    Pipe,
 }
 
 /// Which output stream bytes came from.
@@ -161,6 +173,9 @@ pub trait Watcher {
     fn started(&mut self, _pgid: libc::pid_t) -> io::Result<()> {
         Ok(())
     }
+
+    /// The write end of the command's stdin, when the request asked for [`Input::Pipe`].
+    fn stdin(&mut self, _pipe: ChildStdin) {}
 
     /// Bytes the command wrote.
     fn output(&mut self, stream: Stream, bytes: &[u8]);
@@ -345,8 +360,10 @@ pub fn run_with(mut request: Request, watcher: &mut dyn Watcher) -> io::Result<O
         .sandbox
         .as_ref()
         .and_then(|plan| plan.guard(pid, long_lived));
-    if let (Some(input), Some(pipe)) = (request.stdin, child.stdin.take()) {
-        feed(pipe, input.to_vec());
+    match (request.stdin, child.stdin.take()) {
+        (Input::Bytes(input), Some(pipe)) => feed(pipe, input.to_vec()),
+        (Input::Pipe, Some(pipe)) => watcher.stdin(pipe),
+        _ => {}
     }
     // A call whose client wants progress (MCP) learns how many lines came so far.
     let result = if crate::session::wants_progress() {
@@ -472,10 +489,10 @@ fn spawn(request: &Request, witness: &Witness) -> io::Result<Child> {
         .current_dir(request.dir)
         .env_clear()
         .envs(request.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if request.stdin.is_some() {
-            Stdio::piped()
-        } else {
+        .stdin(if request.stdin == Input::Null {
             Stdio::null()
+        } else {
+            Stdio::piped()
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -801,7 +818,7 @@ mod tests {
             program,
             dir,
             env: std::env::vars_os().collect(),
-            stdin: None,
+            stdin: Input::Null,
             timeout: Duration::from_millis(timeout_ms),
             limits: Limits::default(),
             cancel: None,
@@ -873,7 +890,7 @@ mod tests {
         let dir = std::env::temp_dir();
         let argv = ["sh".to_string(), "-c".to_string(), "tr a-z A-Z".to_string()];
         let mut req = request(Program::Argv(&argv), &dir, 10_000);
-        req.stdin = Some(b"prompt text");
+        req.stdin = Input::Bytes(b"prompt text");
         let done = run(req).unwrap();
         assert_eq!(done.ending, Ending::Exited(0));
         assert_eq!(done.stdout.finish().text, "PROMPT TEXT");

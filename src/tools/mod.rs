@@ -6,6 +6,7 @@
 mod apply_patch;
 mod bash;
 mod checkpoint;
+mod diagnostics;
 mod edit;
 mod exit;
 mod glob;
@@ -50,6 +51,7 @@ pub const ALL_NAMES: &[&str] = &[
     "skill",
     "websearch",
     "checkpoint",
+    "diagnostics",
 ];
 
 /// The result of a command `required` mode kept from running (its spawn failed because a
@@ -97,6 +99,7 @@ fn always() -> Registry {
     registry.register(exit::definition());
     registry.register(skill::definition());
     registry.register(checkpoint::definition());
+    registry.register(diagnostics::definition());
     registry
 }
 

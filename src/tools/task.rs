@@ -312,7 +312,7 @@ fn foreground(ctx: &CallContext, start: &Start) -> ToolOutput {
         },
     );
     let request = Request {
-        stdin: Some(start.prompt.as_bytes()),
+        stdin: crate::process::run::Input::Bytes(start.prompt.as_bytes()),
         sandbox: plan.clone(),
         ..Request::in_call(
             ctx.session,

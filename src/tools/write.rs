@@ -50,7 +50,7 @@ pub fn definition() -> ToolDef {
             output: "`Successfully wrote N bytes to PATH` (N counts the bytes on disk, after line \
                 endings and BOM were applied), followed by `Formatted with NAME` or `Formatter \
                 failed: ...` when a formatter is configured for the file. metadata: path, \
-                bytes, created, line_endings, bom, formatter.",
+                bytes, created, line_endings, bom, formatter, diagnostics. When a language server runs for the file's language, a `Diagnostics (SERVER): …` line follows (problems introduced by the change, already there, fixed; or that the server is still busy) and one line per problem, `path:line:col: severity: message [code]`, errors first; metadata.diagnostics has remaining, introduced, fixed, already_there, files (path, items with line, column, end_line, end_column, severity, code, source, message, new), others and servers (language, server, state fresh/busy/down/refused/unavailable/failed, elapsed_ms, pid, message).",
             errors: "`PATH is a directory`; `PATH is not a regular file: it is a FIFO` (or a \
                 socket or device: never opened, nothing written); `Error creating directory: ...`; `Error writing file: \
                 ...` (permissions, disk full). Nothing is changed on error.",
@@ -124,7 +124,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             path.parent().map(|p| ctx.display(p)).unwrap_or_default()
         )));
     }
-    let _lock = match PathLock::acquire(&path) {
+    let lock = match PathLock::acquire(&path) {
         Ok(lock) => lock,
         Err(err) => {
             return Ok(ToolOutput::error(format!(
@@ -136,14 +136,14 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     if let Some(refusal) = atomic::refuse_change(&path, &shown, None) {
         return Ok(ToolOutput::error(refusal));
     }
-    let (conventions, created, marker_is_text) = match atomic::read_regular(&path) {
+    let (conventions, before, marker_is_text) = match atomic::read_regular(&path) {
         Ok(bytes) => {
             let conventions = Conventions::detect(&bytes);
             let body = bytes.get(textdoc::BOM.len()..).unwrap_or_default();
             let marker_is_text = body.starts_with(textdoc::BOM_MARKER.as_bytes());
-            (conventions, false, marker_is_text)
+            (conventions, Some(bytes), marker_is_text)
         }
-        Err(err) if err.kind() == ErrorKind::NotFound => (Conventions::default(), true, false),
+        Err(err) if err.kind() == ErrorKind::NotFound => (Conventions::default(), None, false),
         Err(err) => {
             return Ok(ToolOutput::error(format!(
                 "Error reading file: {shown}: {err}"
@@ -159,10 +159,21 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
             "Error writing file: {shown}: {err}"
         )));
     }
+    let created = before.is_none();
     let formatted = aftercare::format(ctx, &path);
     aftercare::file_modified(ctx, &path, "write");
+    // The server reads the file as written; other writers wait no longer for it.
+    drop(lock);
+    let (diagnosed, diagnostics) = crate::lsp::diagnose(
+        ctx,
+        &[crate::lsp::Change {
+            path: &path,
+            before: before.as_deref(),
+            deleted: false,
+        }],
+    );
     let mut output = ToolOutput::text(format!(
-        "Successfully wrote {} bytes to {shown}{}",
+        "Successfully wrote {} bytes to {shown}{}{diagnosed}",
         bytes.len(),
         formatted.note()
     ))
@@ -173,6 +184,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     .with("bom", conventions.bom);
     if let Some(meta) = formatted.metadata() {
         output = output.with("formatter", meta);
+    }
+    if let Some(diagnostics) = diagnostics {
+        output = output.with("diagnostics", diagnostics);
     }
     Ok(output)
 }

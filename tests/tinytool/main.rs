@@ -29,6 +29,7 @@ mod honest_work;
 mod ignore_files;
 mod images;
 mod journal;
+mod lsp;
 mod mcp;
 mod mcp_http;
 mod mcp_http_limits;

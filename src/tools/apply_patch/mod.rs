@@ -86,7 +86,9 @@ pub fn definition() -> ToolDef {
                 `*** End Patch` (the patch is read to its end or to a closing Markdown fence). A \
                 patch whose changes are all in place answers `Patch already applied: nothing \
                 was changed.` metadata: format (envelope or unified), files (path, operation), \
-                diff, repairs, reindented.",
+                diff, repairs, reindented, formatters, diagnostics. When a language server \
+                runs for a changed file's language, the lines end with its verdict on the \
+                changed files (and other open files whose problems changed), as write's do.",
             errors: "`Invalid patch: line N: ...` (the grammar is in the module doc of \
                 src/tools/apply_patch/parse.rs); `Patch not applied; no file was changed.` \
                 followed by the reason: the file and hunk whose lines are not in the file with \
@@ -375,7 +377,20 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
     // The locks are held until here: formatters and events see the patched files only.
     drop(locks);
-    Ok(output)
+    let changes: Vec<crate::lsp::Change> = plan
+        .before
+        .iter()
+        .filter(|(path, before)| plan.after.get(path) != Some(before))
+        .map(|(path, before)| crate::lsp::Change {
+            path,
+            before: match before {
+                Entry::File { bytes, .. } => Some(bytes.as_slice()),
+                _ => None,
+            },
+            deleted: matches!(plan.after.get(path), Some(Entry::Absent)),
+        })
+        .collect();
+    Ok(crate::lsp::append(ctx, output, &changes))
 }
 
 /// Writes the plan all or nothing ([`atomic::commit`]); directories left empty by a

@@ -126,7 +126,8 @@ pub fn definition() -> ToolDef {
                 line-trimmed, block-anchor, whitespace-normalized, indentation-flexible, \
                 escape-normalized, trimmed-boundary, unicode-normalized, context-aware, block-anchor-relaxed, \
                 multi-occurrence), adjustments, start_line, end_line, spans, replacements, diff \
-                (unified), formatter, and when they happened reindented_lines and file_lines_kept. \
+                (unified), formatter, diagnostics, and when they happened reindented_lines and \
+                file_lines_kept. When a language server runs for the file's language, a `Diagnostics (SERVER): …` line follows (problems introduced by the change, already there, fixed; or that the server is still busy) and one line per problem, `path:line:col: severity: message [code]`, errors first; metadata.diagnostics has remaining, introduced, fixed, already_there, files (path, items with line, column, end_line, end_column, severity, code, source, message, new), others and servers (language, server, state fresh/busy/down/refused/unavailable/failed, elapsed_ms, pid, message). \
                 What a match that is not exact writes: a line that old_string and new_string \
                 share (unchanged, at the corresponding place) is written as it stands in the \
                 file, with the file's indentation, spacing and characters; every other line of \
@@ -365,7 +366,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         new: &new_text,
         name: shown.clone(),
     };
-    Ok(finish(
+    let output = finish(
         ctx,
         &path,
         shown.clone(),
@@ -373,6 +374,20 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         &updated,
         &applied,
         diff,
+    );
+    // The server reads the file as written; other writers wait no longer for it.
+    drop(_lock);
+    if updated == bytes {
+        return Ok(output);
+    }
+    Ok(crate::lsp::append(
+        ctx,
+        output,
+        &[crate::lsp::Change {
+            path: &path,
+            before: Some(&bytes),
+            deleted: false,
+        }],
     ))
 }
 
@@ -891,7 +906,16 @@ fn create(ctx: &CallContext, path: &std::path::Path, changes: &[Change]) -> Tool
     if let Some(meta) = formatted.metadata() {
         output = output.with("formatter", meta);
     }
-    output
+    drop(_lock);
+    crate::lsp::append(
+        ctx,
+        output,
+        &[crate::lsp::Change {
+            path,
+            before: None,
+            deleted: false,
+        }],
+    )
 }
 
 /// The refusal of an edit of a file the caller may not read (`secrets`): why, and where
