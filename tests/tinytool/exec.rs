@@ -88,7 +88,7 @@ fn unknown_tools_and_unknown_parameters() {
         run.output(),
         "Unknown tool: nosuchtool. Available tools: read, write, edit, apply_patch, bash, grep, \
          glob, webfetch, todowrite, report_findings, monitor, notepad, plan_enter, plan_exit, \
-         exit, checkpoint."
+         exit, checkpoint, diagnostics."
     );
     let run = room.exec(json!({"name": "read", "arguments": {"pth": "a.txt"}}));
     assert_eq!(run.code, 1);

@@ -61,7 +61,7 @@ fn an_unknown_name_lists_the_tools_and_the_closest_one() {
         run.output(),
         "Unknown tool: Foo. Available tools: read, write, edit, apply_patch, bash, grep, glob, \
          webfetch, todowrite, report_findings, monitor, notepad, plan_enter, plan_exit, exit, \
-         checkpoint."
+         checkpoint, diagnostics."
     );
     let run = call(&room, "grpe", json!({"pattern": "x"}));
     assert_eq!(run.code, 2);
