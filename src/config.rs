@@ -621,7 +621,9 @@ impl Config {
             let entry = lsp.servers.entry(language.clone()).or_default();
             if let Some(command) = server.command {
                 if command.is_empty() || command[0].is_empty() {
-                    return Err(format!("lsp.servers.{language}.command: the command is empty"));
+                    return Err(format!(
+                        "lsp.servers.{language}.command: the command is empty"
+                    ));
                 }
                 entry.command = Some(command);
                 entry.from_project = !trusted;

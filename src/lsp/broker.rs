@@ -120,7 +120,10 @@ pub fn main() -> ExitStatus {
     {
         Ok(file) => file,
         Err(err) => {
-            answer_handshake(&format!("error: cannot open {}: {err}", spec.lock.display()));
+            answer_handshake(&format!(
+                "error: cannot open {}: {err}",
+                spec.lock.display()
+            ));
             return ExitStatus::ToolError;
         }
     };
@@ -131,7 +134,10 @@ pub fn main() -> ExitStatus {
     let listener = match bind(&spec.socket) {
         Ok(listener) => listener,
         Err(err) => {
-            answer_handshake(&format!("error: cannot listen on {}: {err}", spec.socket.display()));
+            answer_handshake(&format!(
+                "error: cannot listen on {}: {err}",
+                spec.socket.display()
+            ));
             return ExitStatus::ToolError;
         }
     };
@@ -346,7 +352,10 @@ impl Broker {
         .map(Arc::new);
         let mut env = crate::process::environment::child_env(std::env::vars_os());
         env.retain(|(k, _)| k != SPEC_VAR && k != crate::sandbox_settings::SETTINGS_VAR);
-        env.push(("XDG_CACHE_HOME".into(), self.spec.cache.clone().into_os_string()));
+        env.push((
+            "XDG_CACHE_HOME".into(),
+            self.spec.cache.clone().into_os_string(),
+        ));
         let request = Request {
             program: Program::Argv(&self.spec.argv),
             dir: &self.spec.dir,
@@ -374,7 +383,9 @@ impl Broker {
                 };
                 let sandbox = plan.as_ref().and_then(|p| p.stopped_line());
                 match sandbox {
-                    Some(line) => format!("{} was stopped by the sandbox: {line}", self.spec.server),
+                    Some(line) => {
+                        format!("{} was stopped by the sandbox: {line}", self.spec.server)
+                    }
                     None => {
                         let said = self.conversation.lock().stderr_tail();
                         let last = said
@@ -382,7 +393,12 @@ impl Broker {
                             .rev()
                             .map(str::trim)
                             .find(|l| !l.is_empty())
-                            .map(|l| format!(" (its last words: {})", l.chars().take(300).collect::<String>()))
+                            .map(|l| {
+                                format!(
+                                    " (its last words: {})",
+                                    l.chars().take(300).collect::<String>()
+                                )
+                            })
                             .unwrap_or_default();
                         format!(
                             "{} exited ({how}){last}; the next call starts it again",
@@ -459,7 +475,12 @@ impl Broker {
     }
 
     /// Checks `files` as they are on disk now.
-    fn check(&self, files: &[super::exchange::FileAsk], wait_ms: u64, cold_wait_ms: u64) -> Checked {
+    fn check(
+        &self,
+        files: &[super::exchange::FileAsk],
+        wait_ms: u64,
+        cold_wait_ms: u64,
+    ) -> Checked {
         let start = Instant::now();
         let cold = !self.conversation.lock().ready();
         let deadline = start + Duration::from_millis(if cold { cold_wait_ms } else { wait_ms });
@@ -499,16 +520,15 @@ impl Broker {
         if cold && matches!(state.phase, Phase::Down(_)) {
             state.wanted = true;
         }
-        let answer = |state: &super::client::State, progress, message: Option<String>, files| {
-            Checked {
+        let answer =
+            |state: &super::client::State, progress, message: Option<String>, files| Checked {
                 progress,
                 message,
                 pid: state.pid,
                 elapsed_ms: start.elapsed().as_millis() as u64,
                 files,
                 others: Vec::new(),
-            }
-        };
+            };
         let unknown = |files: &[super::exchange::FileAsk]| -> Vec<FileProblems> {
             files
                 .iter()
@@ -596,13 +616,11 @@ impl Broker {
             }
         }
         // Other open files, to see what the change broke or fixed there.
-        let others: Vec<PathBuf> = state
-            .others(&paths)
-            .into_iter()
-            .take(MAX_OTHERS)
+        let others: Vec<PathBuf> = state.others(&paths).into_iter().take(MAX_OTHERS).collect();
+        let earlier: Vec<Option<Vec<super::problem::Problem>>> = others
+            .iter()
+            .map(|p| state.problems_of(p).cloned())
             .collect();
-        let earlier: Vec<Option<Vec<super::problem::Problem>>> =
-            others.iter().map(|p| state.problems_of(p).cloned()).collect();
         for other in &others {
             state.ask_again(other);
         }
@@ -765,10 +783,7 @@ impl Watcher for ServerWatcher<'_> {
                 self.broker.spec.max_memory_mb
             ))
         } else if hung {
-            Some(format!(
-                "it answered nothing for {} s",
-                HANG.as_secs()
-            ))
+            Some(format!("it answered nothing for {} s", HANG.as_secs()))
         } else {
             None
         };
@@ -819,7 +834,11 @@ pub fn tree_memory_kib(pid: i32) -> u64 {
         if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
             for task in tasks.flatten() {
                 if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
-                    pending.extend(children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()));
+                    pending.extend(
+                        children
+                            .split_whitespace()
+                            .filter_map(|c| c.parse::<i32>().ok()),
+                    );
                 }
             }
         }

@@ -205,7 +205,11 @@ impl Conversation {
     }
 
     /// Waits for a change of the state, at most `timeout`.
-    pub fn park<'a>(&'a self, state: MutexGuard<'a, State>, timeout: Duration) -> MutexGuard<'a, State> {
+    pub fn park<'a>(
+        &'a self,
+        state: MutexGuard<'a, State>,
+        timeout: Duration,
+    ) -> MutexGuard<'a, State> {
         self.changed
             .wait_timeout(state, timeout)
             .map(|(guard, _)| guard)
@@ -459,7 +463,10 @@ impl State {
             | "window/showMessageRequest"
             | "window/showDocument" => Ok(Value::Null),
             "workspace/applyEdit" => Ok(json!({"applied": false})),
-            _ => Err(format!("{} is not supported by this client", request.method)),
+            _ => Err(format!(
+                "{} is not supported by this client",
+                request.method
+            )),
         };
         let response = match result {
             Ok(value) => Response::new_ok(request.id, value),
@@ -592,7 +599,10 @@ impl State {
         match mode {
             Mode::Pull(ids) => {
                 for identifier in ids {
-                    if have.iter().any(|k| k == identifier.as_deref().unwrap_or_default()) {
+                    if have
+                        .iter()
+                        .any(|k| k == identifier.as_deref().unwrap_or_default())
+                    {
                         continue;
                     }
                     let mut params = json!({"textDocument": {"uri": uri_of(path)}});
@@ -696,7 +706,11 @@ fn mode_of(capabilities: &Value) -> Mode {
 }
 
 /// Decodes diagnostics one by one, keeping at most [`MAX_PROBLEMS`].
-fn problems(items: &[Value], text: &str, decode: fn(&Value, &str) -> Option<Problem>) -> Vec<Problem> {
+fn problems(
+    items: &[Value],
+    text: &str,
+    decode: fn(&Value, &str) -> Option<Problem>,
+) -> Vec<Problem> {
     items
         .iter()
         .filter_map(|item| decode(item, text))

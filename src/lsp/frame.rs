@@ -103,7 +103,11 @@ mod tests {
                 .into_iter()
                 .map(|b| String::from_utf8(b).unwrap())
                 .collect();
-            assert_eq!(bodies, ["{\"a\":1}", "{\"b\":\"é\"}", "{}"], "pieces of {piece}");
+            assert_eq!(
+                bodies,
+                ["{\"a\":1}", "{\"b\":\"é\"}", "{}"],
+                "pieces of {piece}"
+            );
         }
     }
 

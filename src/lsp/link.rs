@@ -101,7 +101,9 @@ fn exchange(
             Err(err)
                 if matches!(
                     err.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
                 ) => {}
             Err(err) => return Err(format!("the broker went away: {err}")),
         }
@@ -179,7 +181,8 @@ mod tests {
         std::fs::create_dir_all(&deep).unwrap();
         let socket = deep.join("x.sock");
         assert!(socket.as_os_str().len() > 108);
-        let listener = through_folder(&socket, |p| std::os::unix::net::UnixListener::bind(p)).unwrap();
+        let listener =
+            through_folder(&socket, |p| std::os::unix::net::UnixListener::bind(p)).unwrap();
         assert!(socket.exists());
         let _client = connect(&socket).unwrap();
         assert!(listener.accept().is_ok());

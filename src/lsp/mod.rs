@@ -60,13 +60,23 @@ pub struct Change<'a> {
     pub deleted: bool,
 }
 
+/// One file a check asks about.
+struct Asked {
+    path: PathBuf,
+    /// Its text before the change (`Some(None)`: the change created it); `None`: nothing
+    /// to compare with (the diagnostics tool).
+    before: Option<Option<String>>,
+    deleted: bool,
+}
+
 /// The diagnostics of the files a call changed, compared with their text before.
 pub fn after_change(ctx: &CallContext, changes: &[Change]) -> Report {
-    let files: Vec<(PathBuf, Option<Option<String>>, bool)> = changes
+    let files = changes
         .iter()
-        .map(|c| {
-            let before = c.before.map(|b| String::from_utf8_lossy(b).into_owned());
-            (c.path.to_path_buf(), Some(before), c.deleted)
+        .map(|c| Asked {
+            path: c.path.to_path_buf(),
+            before: Some(c.before.map(|b| String::from_utf8_lossy(b).into_owned())),
+            deleted: c.deleted,
         })
         .collect();
     check(ctx, files)
@@ -80,7 +90,11 @@ pub fn diagnose(ctx: &CallContext, changes: &[Change]) -> (String, Option<Value>
 
 /// Appends the diagnostics of `changes` to a tool's successful output: the note to its
 /// text, `metadata.diagnostics`.
-pub fn append(ctx: &CallContext, mut output: crate::tool::ToolOutput, changes: &[Change]) -> crate::tool::ToolOutput {
+pub fn append(
+    ctx: &CallContext,
+    mut output: crate::tool::ToolOutput,
+    changes: &[Change],
+) -> crate::tool::ToolOutput {
     if output.is_error {
         return output;
     }
@@ -98,7 +112,14 @@ pub fn append(ctx: &CallContext, mut output: crate::tool::ToolOutput, changes: &
 pub fn current(ctx: &CallContext, paths: &[PathBuf]) -> Report {
     check(
         ctx,
-        paths.iter().map(|p| (p.clone(), None, false)).collect(),
+        paths
+            .iter()
+            .map(|p| Asked {
+                path: p.clone(),
+                before: None,
+                deleted: false,
+            })
+            .collect(),
     )
 }
 
@@ -120,7 +141,7 @@ pub fn has_language(path: &Path) -> bool {
     servers::language_of(path).is_some()
 }
 
-fn check(ctx: &CallContext, files: Vec<(PathBuf, Option<Option<String>>, bool)>) -> Report {
+fn check(ctx: &CallContext, files: Vec<Asked>) -> Report {
     let config = &ctx.session.config.lsp;
     let mut report = Report {
         parts: Vec::new(),
@@ -130,27 +151,23 @@ fn check(ctx: &CallContext, files: Vec<(PathBuf, Option<Option<String>>, bool)>)
     if !config.enabled {
         return report;
     }
-    let mut by_language: BTreeMap<&'static str, Vec<(PathBuf, Option<Option<String>>, bool)>> =
-        BTreeMap::new();
-    for (path, before, deleted) in files {
-        let Some(language) = servers::language_of(&path) else {
+    let mut by_language: BTreeMap<&'static str, Vec<Asked>> = BTreeMap::new();
+    for file in files {
+        let Some(language) = servers::language_of(&file.path) else {
             continue;
         };
         // A file outside the project is not the project server's; a file the caller may
         // not read is never shown to a server (its problems quote it).
-        if !path.starts_with(&ctx.session.dir) || crate::secrets::is_secret(ctx, &path) {
+        if !file.path.starts_with(&ctx.session.dir) || crate::secrets::is_secret(ctx, &file.path) {
             continue;
         }
-        by_language
-            .entry(language.name)
-            .or_default()
-            .push((path, before, deleted));
+        by_language.entry(language.name).or_default().push(file);
     }
     for (name, files) in by_language {
         let Some(language) = servers::language_named(name) else {
             continue;
         };
-        let befores: Vec<Option<Option<String>>> = files.iter().map(|f| f.1.clone()).collect();
+        let befores: Vec<Option<Option<String>>> = files.iter().map(|f| f.before.clone()).collect();
         let (server, outcome) = match servers::find(config, language) {
             Found::None { why } => (String::new(), report::Outcome::Unavailable(why)),
             Found::Server {
@@ -192,7 +209,7 @@ fn ask_check(
     language: &str,
     server: &str,
     argv: Vec<String>,
-    files: &[(PathBuf, Option<Option<String>>, bool)],
+    files: &[Asked],
 ) -> report::Outcome {
     let config = &ctx.session.config.lsp;
     let spec = match spec_for(ctx.session, language, server, argv) {
@@ -202,20 +219,25 @@ fn ask_check(
     let question = exchange::Ask::Check {
         files: files
             .iter()
-            .map(|(path, before, deleted)| exchange::FileAsk {
-                path: path.to_string_lossy().into_owned(),
-                before: before.clone().flatten(),
-                deleted: *deleted,
+            .map(|file| exchange::FileAsk {
+                path: file.path.to_string_lossy().into_owned(),
+                before: file.before.clone().flatten(),
+                deleted: file.deleted,
             })
             .collect(),
         wait_ms: config.wait_ms,
         cold_wait_ms: config.cold_wait_ms,
     };
-    let deadline = Instant::now()
-        + Duration::from_millis(config.cold_wait_ms.max(config.wait_ms))
-        + MARGIN;
+    let deadline =
+        Instant::now() + Duration::from_millis(config.cold_wait_ms.max(config.wait_ms)) + MARGIN;
     let cancel = ctx.session.cancel_flag();
-    match link::ask(&spec, &ctx.session.sandbox, &question, deadline, Some(&cancel)) {
+    match link::ask(
+        &spec,
+        &ctx.session.sandbox,
+        &question,
+        deadline,
+        Some(&cancel),
+    ) {
         Ok(answer) => match serde_json::from_value::<exchange::Checked>(answer) {
             Ok(checked) => report::Outcome::Checked(checked),
             Err(err) => report::Outcome::Failed(format!("the broker's answer is broken: {err}")),
@@ -310,8 +332,7 @@ pub fn status(ctx: &CallContext) -> Vec<LanguageStatus> {
     let mut running: Vec<Status> = sockets(&ctx.session.dir)
         .iter()
         .filter_map(|socket| {
-            let answer =
-                link::ask_running(socket, &exchange::Ask::Status, Duration::from_secs(5))?;
+            let answer = link::ask_running(socket, &exchange::Ask::Status, Duration::from_secs(5))?;
             serde_json::from_value::<Status>(answer).ok()
         })
         .collect();

@@ -69,7 +69,11 @@ const MAX_MESSAGE: usize = 2000;
 impl Problem {
     /// The problem line: `path:line:col: severity: message [code]`, the message on one line.
     pub fn line_for(&self, path: &str) -> String {
-        let message = self.message.split_whitespace().collect::<Vec<_>>().join(" ");
+        let message = self
+            .message
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         match &self.code {
             Some(code) => format!(
                 "{path}:{}:{}: {}: {message} [{code}]",

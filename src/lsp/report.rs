@@ -230,7 +230,9 @@ impl Report {
             rank(a)
                 .cmp(&rank(b))
                 .then_with(|| a.path.cmp(&b.path))
-                .then_with(|| (a.problem.line, a.problem.column).cmp(&(b.problem.line, b.problem.column)))
+                .then_with(|| {
+                    (a.problem.line, a.problem.column).cmp(&(b.problem.line, b.problem.column))
+                })
         });
         let total = lines.len() + other_lines.len();
         let mut shown = 0;
@@ -381,7 +383,12 @@ fn file_metadata(display: &dyn Fn(&str) -> String, file: &FileProblems, shown: &
 /// For each problem of `now`, whether it is new: not matched by a problem of `before`
 /// with the same severity, code and message — at the line the old line moved to, else
 /// anywhere (a problem the change moved is not new).
-fn match_problems(before: &[&Problem], now: &[&Problem], old_text: &str, new_text: &str) -> Vec<bool> {
+fn match_problems(
+    before: &[&Problem],
+    now: &[&Problem],
+    old_text: &str,
+    new_text: &str,
+) -> Vec<bool> {
     let moved = line_map(old_text, new_text);
     let mut used = vec![false; before.len()];
     let mut new = vec![true; now.len()];
@@ -503,7 +510,10 @@ mod tests {
         assert_eq!(note, "\nDiagnostics (pyright): 2 errors fixed, 0 remaining");
         assert_eq!(metadata["fixed"], 2);
         let (note, metadata) = render(
-            checked(vec![problem(1, "a"), problem(1, "n")], Some(vec![problem(1, "a")])),
+            checked(
+                vec![problem(1, "a"), problem(1, "n")],
+                Some(vec![problem(1, "a")]),
+            ),
             Some(Some("x\n".into())),
         );
         assert_eq!(
@@ -516,7 +526,10 @@ mod tests {
         let (note, _) = render(checked(vec![problem(1, "a")], None), Some(None));
         assert!(note.contains("1 error remaining: 1 introduced"), "{note}");
         // The baseline could not be checked: never claimed as introduced.
-        let (note, metadata) = render(checked(vec![problem(1, "a")], None), Some(Some("y\n".into())));
+        let (note, metadata) = render(
+            checked(vec![problem(1, "a")], None),
+            Some(Some("y\n".into())),
+        );
         assert!(note.contains("which are new is not known"), "{note}");
         assert_eq!(metadata["introduced"], 0);
     }

@@ -205,7 +205,10 @@ fn works(name: &str, program: &Path) -> bool {
         return true;
     }
     crate::process::command::run_collect(
-        &[program.to_string_lossy().into_owned(), "--version".to_string()],
+        &[
+            program.to_string_lossy().into_owned(),
+            "--version".to_string(),
+        ],
         Path::new("/"),
         None,
         std::time::Duration::from_secs(10),
@@ -246,6 +249,8 @@ mod tests {
         }
         config.servers.clear();
         config.enabled = false;
-        assert!(matches!(find(&config, python), Found::None { why } if why.contains("lsp.enabled")));
+        assert!(
+            matches!(find(&config, python), Found::None { why } if why.contains("lsp.enabled"))
+        );
     }
 }

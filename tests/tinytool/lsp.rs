@@ -64,16 +64,26 @@ fn servers() -> Option<PathBuf> {
 fn room_with_servers() -> Option<Room> {
     let bin = servers()?;
     let mut room = Room::new();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     room.set_env("PATH", path);
-    room.write_user("config.json", json!({"lsp": {"idle_ms": 60000}}).to_string());
+    room.write_user(
+        "config.json",
+        json!({"lsp": {"idle_ms": 60000}}).to_string(),
+    );
     Some(room)
 }
 
 /// A room whose Python server is the fake one in `mode`.
 fn room_with_fake(mode: &str, lsp: Value) -> Room {
     let room = Room::new();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lsp/fake_server.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/lsp/fake_server.py"
+    );
     let mut section = json!({"servers": {"python": {"command": ["python3", script, mode]}}});
     for (key, value) in lsp.as_object().unwrap() {
         section[key] = value.clone();
@@ -134,7 +144,9 @@ fn pyright_reports_an_undefined_name_and_its_fix_in_separate_processes() {
         json!({"file_path": "a.py", "content": "import os\nprint(undefined_name)\n"}),
     ));
     assert!(
-        text.contains("a.py:2:7: error: \"undefined_name\" is not defined [reportUndefinedVariable]"),
+        text.contains(
+            "a.py:2:7: error: \"undefined_name\" is not defined [reportUndefinedVariable]"
+        ),
         "{text}"
     );
     assert!(text.contains("1 introduced by this change"), "{text}");
@@ -159,7 +171,10 @@ fn pyright_reports_an_undefined_name_and_its_fix_in_separate_processes() {
     assert!(!run.stdout.contains("a.py:"), "{}", run.stdout);
     let pid = first_pid.as_i64().unwrap();
     stop(&room);
-    assert!(gone_within(pid, Duration::from_secs(3)), "the server outlived lsp stop");
+    assert!(
+        gone_within(pid, Duration::from_secs(3)),
+        "the server outlived lsp stop"
+    );
 }
 
 #[test]
@@ -167,7 +182,10 @@ fn typescript_errors_arrive_and_a_fix_leaves_none() {
     let Some(room) = room_with_servers() else {
         return;
     };
-    room.write("tsconfig.json", "{\"compilerOptions\": {\"strict\": true}}\n");
+    room.write(
+        "tsconfig.json",
+        "{\"compilerOptions\": {\"strict\": true}}\n",
+    );
     let (text, diagnostics) = output(&room.call(
         "write",
         json!({"file_path": "a.ts", "content": "export const x: number = \"s\";\n"}),
@@ -201,7 +219,10 @@ fn each_edit_gets_the_problems_of_its_own_text_never_the_replaced_ones() {
         return;
     };
     room.write("pyrightconfig.json", "{}\n");
-    room.call("write", json!({"file_path": "m.py", "content": "value = 1\n"}));
+    room.call(
+        "write",
+        json!({"file_path": "m.py", "content": "value = 1\n"}),
+    );
     for round in 0..6 {
         let name = format!("missing_{round}");
         let content = if round % 2 == 0 {
@@ -212,7 +233,10 @@ fn each_edit_gets_the_problems_of_its_own_text_never_the_replaced_ones() {
         let (text, diagnostics) =
             output(&room.call("write", json!({"file_path": "m.py", "content": content})));
         if round % 2 == 0 {
-            assert!(text.contains(&format!("\"{name}\" is not defined")), "{text}");
+            assert!(
+                text.contains(&format!("\"{name}\" is not defined")),
+                "{text}"
+            );
             assert_eq!(diagnostics["remaining"], 1, "{diagnostics}");
         } else {
             assert!(text.contains("1 error fixed, 0 remaining"), "{text}");
@@ -232,7 +256,10 @@ fn each_edit_gets_the_problems_of_its_own_text_never_the_replaced_ones() {
 #[test]
 fn a_stale_publish_of_the_replaced_text_is_never_reported() {
     let room = room_with_fake("stale", json!({}));
-    room.call("write", json!({"file_path": "s.py", "content": "ok = 1\nBAD old line\n"}));
+    room.call(
+        "write",
+        json!({"file_path": "s.py", "content": "ok = 1\nBAD old line\n"}),
+    );
     let (text, diagnostics) = output(&room.call(
         "edit",
         json!({"file_path": "s.py", "old_string": "BAD old line", "new_string": "BAD new line"}),
@@ -246,8 +273,13 @@ fn a_stale_publish_of_the_replaced_text_is_never_reported() {
 #[test]
 fn a_server_killed_mid_call_costs_one_result_and_the_next_call_restarts_it() {
     let room = room_with_fake("hang", json!({"wait_ms": 8000}));
-    room.call("write", json!({"file_path": "h.py", "content": "BAD one\n"}));
-    let pid = status(&room, "python")["running"][0]["pid"].as_i64().unwrap();
+    room.call(
+        "write",
+        json!({"file_path": "h.py", "content": "BAD one\n"}),
+    );
+    let pid = status(&room, "python")["running"][0]["pid"]
+        .as_i64()
+        .unwrap();
     let mut call = room.command(&["edit"]);
     call.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped());
@@ -274,7 +306,10 @@ fn a_server_killed_mid_call_costs_one_result_and_the_next_call_restarts_it() {
     let text = value["output"].as_str().unwrap();
     assert!(text.starts_with("Replaced in h.py"), "{text}");
     assert!(text.contains("exited (signal 9)"), "{text}");
-    assert_eq!(value["metadata"]["diagnostics"]["servers"][0]["state"], "down");
+    assert_eq!(
+        value["metadata"]["diagnostics"]["servers"][0]["state"],
+        "down"
+    );
     // The next call starts it again (a hanging server once more, so its first answer is
     // the open's publish).
     let (text, diagnostics) = output(&room.call(
@@ -303,55 +338,71 @@ fn a_server_still_busy_at_the_bound_is_said_so_and_the_call_returns() {
 #[test]
 fn no_server_outlives_its_idle_time() {
     let room = room_with_fake("push", json!({"idle_ms": 1000}));
-    let (text, diagnostics) = output(&room.call(
-        "write",
-        json!({"file_path": "i.py", "content": "BAD\n"}),
-    ));
+    let (text, diagnostics) =
+        output(&room.call("write", json!({"file_path": "i.py", "content": "BAD\n"})));
     assert!(text.contains("bad here: BAD"), "{text}");
     let pid = diagnostics["servers"][0]["pid"].as_i64().unwrap();
     let broker = status(&room, "python")["running"][0]["broker_pid"]
         .as_i64()
         .unwrap();
-    assert!(gone_within(pid, Duration::from_secs(8)), "the server outlived its idle time");
-    assert!(gone_within(broker, Duration::from_secs(3)), "the broker outlived its server");
+    assert!(
+        gone_within(pid, Duration::from_secs(8)),
+        "the server outlived its idle time"
+    );
+    assert!(
+        gone_within(broker, Duration::from_secs(3)),
+        "the broker outlived its server"
+    );
 }
 
 #[test]
 fn a_server_named_by_the_project_runs_only_when_the_user_policy_allows_it() {
     let room = Room::new();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lsp/fake_server.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/lsp/fake_server.py"
+    );
     room.write(
         ".tinytool/config.json",
         json!({"lsp": {"servers": {"python": {"command": ["python3", script, "push"]}}}})
             .to_string(),
     );
-    let (text, diagnostics) = output(&room.call(
-        "write",
-        json!({"file_path": "p.py", "content": "BAD\n"}),
-    ));
+    let (text, diagnostics) =
+        output(&room.call("write", json!({"file_path": "p.py", "content": "BAD\n"})));
     assert!(text.contains("Diagnostics not run (python3)"), "{text}");
     assert!(!text.contains("bad here"), "{text}");
     assert_eq!(diagnostics["servers"][0]["state"], "refused");
     let python = status(&room, "python");
     assert!(
-        python["unavailable"].as_str().unwrap().starts_with("refused by policy"),
+        python["unavailable"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused by policy"),
         "{python}"
     );
     // A project cannot turn diagnostics on where the user turned them off, either.
     let off = Room::new();
-    off.write_user("config.json", json!({"lsp": {"enabled": false}}).to_string());
-    off.write(".tinytool/config.json", json!({"lsp": {"enabled": true}}).to_string());
+    off.write_user(
+        "config.json",
+        json!({"lsp": {"enabled": false}}).to_string(),
+    );
+    off.write(
+        ".tinytool/config.json",
+        json!({"lsp": {"enabled": true}}).to_string(),
+    );
     let run = off.call("write", json!({"file_path": "q.py", "content": "x = 1\n"}));
-    assert!(run.json()["metadata"].get("diagnostics").is_none(), "{}", run.stdout);
+    assert!(
+        run.json()["metadata"].get("diagnostics").is_none(),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
 fn a_server_that_breaks_the_protocol_is_stopped_and_said_so() {
     let room = room_with_fake("huge", json!({"cold_wait_ms": 5000}));
-    let (text, diagnostics) = output(&room.call(
-        "write",
-        json!({"file_path": "f.py", "content": "BAD\n"}),
-    ));
+    let (text, diagnostics) =
+        output(&room.call("write", json!({"file_path": "f.py", "content": "BAD\n"})));
     assert!(text.contains("not the protocol"), "{text}");
     assert!(text.contains("4000000000"), "{text}");
     assert_eq!(diagnostics["servers"][0]["state"], "down");
@@ -361,10 +412,7 @@ fn a_server_that_breaks_the_protocol_is_stopped_and_said_so() {
 #[test]
 fn a_flood_of_log_messages_does_not_hide_the_diagnostics() {
     let room = room_with_fake("flood", json!({}));
-    let (text, _) = output(&room.call(
-        "write",
-        json!({"file_path": "l.py", "content": "BAD\n"}),
-    ));
+    let (text, _) = output(&room.call("write", json!({"file_path": "l.py", "content": "BAD\n"})));
     assert!(text.contains("bad here: BAD"), "{text}");
     stop(&room);
 }
@@ -373,15 +421,30 @@ fn a_flood_of_log_messages_does_not_hide_the_diagnostics() {
 fn files_of_other_languages_or_without_a_server_cost_nothing() {
     let mut room = Room::new();
     room.set_env("PATH", "/usr/bin:/bin");
-    let run = room.call("write", json!({"file_path": "notes.txt", "content": "hi\n"}));
+    let run = room.call(
+        "write",
+        json!({"file_path": "notes.txt", "content": "hi\n"}),
+    );
     assert!(run.json()["metadata"].get("diagnostics").is_none());
     // No server for the language: the edit's result is as it always was.
-    let run = room.call("write", json!({"file_path": "a.go", "content": "package a\n"}));
+    let run = room.call(
+        "write",
+        json!({"file_path": "a.go", "content": "package a\n"}),
+    );
     assert!(!run.stdout.contains("Diagnostics"), "{}", run.stdout);
     assert!(run.json()["metadata"].get("diagnostics").is_none());
     // The diagnostics tool and `lsp status` say why and what to install.
     let run = room.run(&["--text", "diagnostics"], None);
     assert!(run.stdout.contains("No go server:"), "{}", run.stdout);
-    assert!(run.stdout.contains("lsp.servers.go.command"), "{}", run.stdout);
-    assert!(status(&room, "go")["unavailable"].as_str().unwrap().contains("gopls"));
+    assert!(
+        run.stdout.contains("lsp.servers.go.command"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        status(&room, "go")["unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("gopls")
+    );
 }

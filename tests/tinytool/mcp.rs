@@ -1096,7 +1096,10 @@ fn other_agents_names_and_arguments_encoded_twice_are_served() {
         message.starts_with("Unknown tool: grpe. Did you mean grep? Available tools: read,"),
         "{message}"
     );
-    assert!(message.ends_with("plan_exit, checkpoint, diagnostics."), "{message}");
+    assert!(
+        message.ends_with("plan_exit, checkpoint, diagnostics."),
+        "{message}"
+    );
     // The tools MCP does not serve are not served by another spelling either.
     let exit = client.request(5, "tools/call", json!({"name": "EXIT", "arguments": {}}));
     assert_eq!(exit["error"]["code"], -32602, "{exit}");

@@ -366,15 +366,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         new: &new_text,
         name: shown.clone(),
     };
-    let output = finish(
-        ctx,
-        &path,
-        shown.clone(),
-        &bytes,
-        &updated,
-        &applied,
-        diff,
-    );
+    let output = finish(ctx, &path, shown.clone(), &bytes, &updated, &applied, diff);
     // The server reads the file as written; other writers wait no longer for it.
     drop(_lock);
     if updated == bytes {
