@@ -3,7 +3,8 @@
 # server driven directly by bench/lsp-direct.py:
 # - warm: a write whose content differs every time (a new undefined name), answered by the
 #   warm server through the project's broker, in a separate CLI process each time, against
-#   the server's own didChange → diagnostics time;
+#   the server's own didChange → diagnostics time, asked the same way (and, as a note, the
+#   time until the server publishes on its own);
 # - the cost per write of the diagnostics layer (the same writes with lsp.enabled false);
 # - cold: the first write after `tinytool lsp stop` (the server starts) against starting
 #   the server, opening the file and waiting for its diagnostics directly;
@@ -66,6 +67,10 @@ language_rows() {
     peer=$(json_get "$report" 'v["warm_ms"] / 1000')
     given_row time "lsp: $language warm edit → diagnostics ($server)" "$ours" \
         "$server direct" "$peer"
+    local push
+    push=$(python3 "$direct" --server "$language" --dir "$dir" --file "$file" --method push \
+        --broken "${broken//NAME/missing_x}" --fixed "$fixed" --warm 10)
+    bench_note "lsp: $server's own publish after a change (push, what a client that only listens waits for): $(json_get "$push" 'v["warm_ms"]') ms"
     local memory
     memory=$(json_get "$("$TT" --dir "$dir" lsp status --json)" \
         "sum(r['memory_kib'] for l in v['languages'] for r in l['running'])")
@@ -94,4 +99,4 @@ declare -A config_name=([pyright]=pyrightconfig.json [typescript]=tsconfig.json)
 language_rows pyright pyright-langserver a.py '{}' 'print(NAME)' 'print(1)'
 language_rows typescript typescript-language-server a.ts '{"compilerOptions": {"strict": true}}' \
     'export const value: number = NAME;' 'export const value: number = 1;'
-bench_note "lsp: warm rows are one CLI process per write (the broker keeps the server warm between them); the direct figure is the server's own didChange → diagnostics time"
+bench_note "lsp: warm rows are one CLI process per write (the broker keeps the server warm between them); the direct figure is the server asked the same way (pyright: pull, typescript-language-server: tsserver's synchronous diagnostics) from didChange to its answer"

@@ -2,13 +2,18 @@
 """Drives a language server directly, as the peer of tinytool's diagnostics rows.
 
     lsp-direct.py --server pyright|typescript --dir DIR --file REL --broken TEXT --fixed TEXT
-                  [--warm N]
+                  [--warm N] [--method push|native]
 
 Starts the server in DIR, opens FILE with the broken text and waits for its first
 diagnostics (the cold time), then, with --warm N, changes the file N times between the
 fixed and the broken text and waits each time for the diagnostics of the new version (the
 warm times). Prints one JSON object: cold_ms, warm_ms (median), and the peak memory of the
 server's processes (VmHWM summed over its process tree, in KiB).
+
+--method native (the default) asks for the diagnostics the way tinytool does: pyright by
+a pull request (`textDocument/diagnostic`, registered dynamically), typescript-language-
+server by tsserver's synchronous diagnostics (`typescript.tsserverRequest`); --method push
+waits for the server's own publish instead (what a client that only listens gets).
 """
 
 import argparse
@@ -97,6 +102,25 @@ def tree_hwm(pid):
     return total
 
 
+def ask_diagnostics(server, server_name, path, uri, deadline):
+    """Asks for the diagnostics of the document as the server holds it now, and waits for
+    the answer(s)."""
+    if server_name == "pyright":
+        ids = {server.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})}
+    else:
+        ids = {server.request("workspace/executeCommand", {
+            "command": "typescript.tsserverRequest",
+            "arguments": [kind, {"file": path, "includeLinePosition": True},
+                          {"executionTarget": 0}]})
+            for kind in ("syntacticDiagnosticsSync", "semanticDiagnosticsSync")}
+    while ids:
+        message = server.receive(deadline)
+        if message is None:
+            sys.exit("no diagnostics in time")
+        if "method" not in message and message.get("id") in ids:
+            ids.discard(message["id"])
+
+
 def wait_diagnostics(server, uri, version, deadline, versioned):
     """Waits for the diagnostics of `version` of `uri` (any later publish when the server
     sends no version)."""
@@ -122,6 +146,7 @@ def main():
     parser.add_argument("--broken", required=True)
     parser.add_argument("--fixed", required=True)
     parser.add_argument("--warm", type=int, default=0)
+    parser.add_argument("--method", choices=["push", "native"], default="native")
     args = parser.parse_args()
     argv, language = SERVERS[args.server]
     root = os.path.abspath(args.dir)
@@ -135,7 +160,9 @@ def main():
         "processId": os.getpid(),
         "rootUri": "file://" + urllib.parse.quote(root),
         "workspaceFolders": [{"uri": "file://" + urllib.parse.quote(root), "name": "bench"}],
-        "capabilities": {"textDocument": {"publishDiagnostics": {"versionSupport": True}}},
+        "capabilities": {"textDocument": {
+            "publishDiagnostics": {"versionSupport": True},
+            "diagnostic": {"dynamicRegistration": args.method == "native"}}},
     })
     while True:
         message = server.receive(start + 60)
@@ -144,9 +171,25 @@ def main():
         if message.get("id") == server.next_id and "method" not in message:
             break
     server.notify("initialized", {})
+    native = args.method == "native"
+    if native and args.server == "pyright":
+        # Pull is offered once pyright registered it.
+        while True:
+            message = server.receive(start + 60)
+            if message is None:
+                sys.exit("pyright did not register pull diagnostics")
+            if message.get("method") == "client/registerCapability":
+                break
+
+    def diagnostics(version, deadline):
+        if native:
+            ask_diagnostics(server, args.server, path, uri, deadline)
+        else:
+            wait_diagnostics(server, uri, version, deadline, versioned)
+
     server.notify("textDocument/didOpen", {"textDocument": {
         "uri": uri, "languageId": language, "version": 1, "text": args.broken}})
-    wait_diagnostics(server, uri, 1, start + 60, versioned)
+    diagnostics(1, start + 60)
     cold_ms = (time.monotonic() - start) * 1000
 
     warm = []
@@ -156,7 +199,7 @@ def main():
         server.notify("textDocument/didChange", {
             "textDocument": {"uri": uri, "version": version},
             "contentChanges": [{"text": text}]})
-        wait_diagnostics(server, uri, version, began + 30, versioned)
+        diagnostics(version, began + 30)
         warm.append((time.monotonic() - began) * 1000)
     hwm = tree_hwm(server.proc.pid)
     server.request("shutdown", None)

@@ -642,7 +642,7 @@ _tinytool() {
             return 0
             ;;
         tinytool__subcmd__diagnostics)
-            opts="-h --help --dir --session --policy --state --events --answers --text --path --stdin"
+            opts="-h --help --dir --session --policy --state --events --answers --text --path --paths --stdin"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -673,6 +673,10 @@ _tinytool() {
                     return 0
                     ;;
                 --path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --paths)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -321,6 +321,7 @@ complete -c tinytool -n "__fish_tinytool_using_subcommand diagnostics" -l state 
 complete -c tinytool -n "__fish_tinytool_using_subcommand diagnostics" -l events -d 'Append bus events to FILE as JSON lines (`-` = standard error)' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand diagnostics" -l answers -d 'Answers for the question tool: a JSON list, used in order per session' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand diagnostics" -l path -d 'File or folder to check (default: the working directory).' -r
+complete -c tinytool -n "__fish_tinytool_using_subcommand diagnostics" -l paths -d 'Several files or folders to check, instead of path.' -r
 complete -c tinytool -n "__fish_tinytool_using_subcommand diagnostics" -s h -l help -d 'Print help'
 complete -c tinytool -n "__fish_tinytool_using_subcommand diagnostics" -l text -d 'Print only the output text; the exit status carries the outcome'
 complete -c tinytool -n "__fish_tinytool_using_subcommand diagnostics" -l stdin -d 'Also read a JSON object of parameters from standard input when flags are given'

@@ -16,7 +16,8 @@
 //!   "not_project": {"add": ["dist"], "keep": ["vendor"]},
 //!   "images": {"max_bytes": 3932160, "max_pixels": 32000000, "max_side": 8000},
 //!   "mcp": {"max_message_bytes": 8388608},
-//!   "lsp": {"enabled": true, "warnings": false, "wait_ms": 2000, "cold_wait_ms": 30000,
+//!   "lsp": {"enabled": true, "warnings": false, "after_bash": false, "wait_ms": 2000,
+//!           "cold_wait_ms": 30000,
 //!           "idle_ms": 600000, "max_memory_mb": 2048, "max_lines": 20,
 //!           "servers": {"python": {"command": ["basedpyright-langserver", "--stdio"]},
 //!                       "go": {"enabled": false}}}
@@ -105,6 +106,8 @@ pub struct Lsp {
     pub enabled: bool,
     /// Whether warnings are shown besides errors.
     pub warnings: bool,
+    /// Whether a bash call that changed files gets their diagnostics too.
+    pub after_bash: bool,
     /// How long a call waits for a warm server's diagnostics.
     pub wait_ms: u64,
     /// How long the call that starts a server waits for it.
@@ -138,6 +141,7 @@ impl Default for Lsp {
         Lsp {
             enabled: true,
             warnings: false,
+            after_bash: false,
             wait_ms: 2000,
             cold_wait_ms: 30_000,
             idle_ms: 600_000,
@@ -263,6 +267,7 @@ struct File {
 struct LspSection {
     enabled: Option<bool>,
     warnings: Option<bool>,
+    after_bash: Option<bool>,
     wait_ms: Option<u64>,
     cold_wait_ms: Option<u64>,
     idle_ms: Option<u64>,
@@ -609,6 +614,11 @@ impl Config {
             && (trusted || !enabled)
         {
             lsp.enabled = enabled;
+        }
+        if let Some(after_bash) = section.after_bash
+            && (trusted || !after_bash)
+        {
+            lsp.after_bash = after_bash;
         }
         for (language, server) in section.servers {
             if LSP_LANGUAGES.iter().all(|n| *n != language) {

@@ -459,9 +459,18 @@ impl Registry {
         let outcome = (def.execute)(&ctx, args);
         ctx.run_deferred();
         let handed = ctx.withdraw_checkpoint_offer();
-        let checkpoint = checkpoint.and_then(|began| checkpoint_metadata(session, began, handed));
+        let wants_changes = def
+            .after_changes
+            .is_some_and(|after| (after.wanted)(session));
+        let (checkpoint, changed) = match checkpoint {
+            Some(began) => checkpoint_metadata(session, began, handed, wants_changes),
+            None => (None, Vec::new()),
+        };
         let output = match outcome {
-            Ok(output) => output,
+            Ok(output) => match def.after_changes {
+                Some(after) if !changed.is_empty() => (after.apply)(&ctx, output, &changed),
+                _ => output,
+            },
             Err(err) => {
                 ctx.publish(
                     "tool.execute.after",
@@ -582,17 +591,34 @@ fn checkpoint_metadata(
     session: &Session,
     began: crate::checkpoints::record::Began,
     handed: Option<i64>,
-) -> Option<Value> {
-    use crate::checkpoints::record::{Began, finish};
+    wants_changes: bool,
+) -> (Option<Value>, Vec<crate::tool::ChangedFile>) {
+    use crate::checkpoints::record::{Began, finish_with_changes};
     match began {
-        Began::Skipped => None,
-        Began::Notice(notice) => Some(Value::String(notice)),
+        Began::Skipped => (None, Vec::new()),
+        Began::Notice(notice) => (Some(Value::String(notice)), Vec::new()),
         Began::Open(open) if handed == Some(open.id) => {
             // No finish follows in this process: withdraw the before-walk's stamps.
             crate::tree::forget();
-            Some(json!({"id": open.id, "open": true}))
+            (Some(json!({"id": open.id, "open": true})), Vec::new())
         }
-        Began::Open(open) => finish(session, open),
+        Began::Open(open) => {
+            let (value, changes) = finish_with_changes(session, open);
+            if !wants_changes {
+                return (value, Vec::new());
+            }
+            let blobs = crate::checkpoints::record::blobs(session);
+            let changed = changes
+                .into_iter()
+                .map(|change| crate::tool::ChangedFile {
+                    path: session.dir.join(&change.path),
+                    before: change.before_blob.and_then(|id| blobs.get(&id).ok()),
+                    existed: change.before_mode.is_some(),
+                    deleted: change.after_mode.is_none(),
+                })
+                .collect();
+            (value, changed)
+        }
     }
 }
 
@@ -667,6 +693,7 @@ mod tests {
             precheck: None,
             checkpoint: None,
             needs: None,
+            after_changes: None,
             doc: ToolDoc::default(),
         }
     }

@@ -82,8 +82,35 @@ pub struct ToolDef {
     /// What the tool needs to work that a configuration may lack (a configured subagent,
     /// a skill, someone to answer); `None`: it works everywhere.
     pub needs: Option<Needs>,
+    /// What follows a call whose checkpoint saw it change files (bash's diagnostics);
+    /// `None`: nothing.
+    pub after_changes: Option<AfterChanges>,
     /// Extra documentation for the tool's man page.
     pub doc: ToolDoc,
+}
+
+/// Work on the files a call changed, known once its checkpoint is closed
+/// ([`ToolDef::after_changes`]).
+#[derive(Clone, Copy)]
+pub struct AfterChanges {
+    /// Whether the session wants it (a config setting): the changed files' earlier
+    /// contents are read from the checkpoint only then.
+    pub wanted: fn(&Session) -> bool,
+    /// Adds to the call's output what it has to say about `changed`.
+    pub apply: fn(&CallContext, ToolOutput, &[ChangedFile]) -> ToolOutput,
+}
+
+/// A file a call changed, as its checkpoint saw it.
+#[derive(Debug, Clone)]
+pub struct ChangedFile {
+    /// The file (absolute).
+    pub path: std::path::PathBuf,
+    /// Its content before the call; `None` when it did not exist (or was not kept).
+    pub before: Option<Vec<u8>>,
+    /// Whether it existed before the call.
+    pub existed: bool,
+    /// The call deleted it.
+    pub deleted: bool,
 }
 
 /// What a tool needs to work that a configuration may lack ([`ToolDef::needs`]). A tool

@@ -478,6 +478,11 @@ fn stored_note(session: &Session, bytes: u64) -> (u64, String) {
 /// Closes a checkpoint after its call and prunes (module doc); the value for
 /// `metadata.checkpoint`, `None` when the call changed nothing.
 pub fn finish(session: &Session, open: Open) -> Option<Value> {
+    finish_with_changes(session, open).0
+}
+
+/// [`finish`], with the changes of the files the checkpoint recorded.
+pub fn finish_with_changes(session: &Session, open: Open) -> (Option<Value>, Vec<FileChange>) {
     let result = lock(&session.dir).and_then(|_lock| {
         let finished = if open.files {
             super::files::finish_locked(session, open.id)
@@ -499,7 +504,11 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
         let total = open.stored_before + stored;
         (total >= STORED_NOTE_BYTES).then(|| stored_note(session, total))
     };
-    match result {
+    let changes = match &result {
+        Ok(closed) => closed.changes.clone(),
+        Err(_) => Vec::new(),
+    };
+    let value = match result {
         Ok(Closed {
             kept: false,
             stored: bytes,
@@ -530,7 +539,8 @@ pub fn finish(session: &Session, open: Open) -> Option<Value> {
             "checkpoint {} not completed: {err:#}",
             open.id
         ))),
-    }
+    };
+    (value, changes)
 }
 
 /// `metadata.checkpoint.note` of a call that changed folders checkpoints do not keep.

@@ -120,6 +120,17 @@ fn add_parameters(mut cmd: Command) -> Command {
         for (name, prop) in props {
             cmd = cmd.arg(param_arg(name, prop, required.contains(&name.as_str())));
         }
+        // A tool that takes several paths takes them as the command line's words too
+        // (`tinytool diagnostics src tests`), as shell tools do.
+        if takes_paths(props) {
+            cmd = cmd.arg(
+                Arg::new(POSITIONAL_PATHS)
+                    .value_name("PATH")
+                    .num_args(0..)
+                    .index(1)
+                    .help("Paths, as --paths takes them"),
+            );
+        }
     }
     cmd.arg(
         Arg::new("stdin")
@@ -232,6 +243,14 @@ pub fn flag_values(def: &ToolDef, sub: &ArgMatches) -> Result<Map<String, Value>
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(values);
     };
+    if takes_paths(props)
+        && let Some(words) = sub.get_many::<String>(POSITIONAL_PATHS)
+    {
+        values.insert(
+            "paths".into(),
+            Value::Array(words.map(|w| Value::String(w.clone())).collect()),
+        );
+    }
     for (name, prop) in props {
         let id = param_id(name);
         if sub.value_source(&id) != Some(ValueSource::CommandLine) {
@@ -252,6 +271,16 @@ pub fn flag_values(def: &ToolDef, sub: &ArgMatches) -> Result<Map<String, Value>
         }
     }
     Ok(values)
+}
+
+/// The id of the positional paths of a tool that takes several (`takes_paths`).
+const POSITIONAL_PATHS: &str = "positional_paths";
+
+/// Whether a tool's parameters hold `paths`, an array of strings.
+fn takes_paths(props: &Map<String, Value>) -> bool {
+    props
+        .get("paths")
+        .is_some_and(|p| p.get("type").and_then(Value::as_str) == Some("array"))
 }
 
 fn json_flag(name: &str, kind: &str, text: &str) -> Result<Value, String> {

@@ -168,8 +168,10 @@ pub fn main() -> ExitStatus {
         if stop.is_set() || broker.ending.load(Ordering::SeqCst) {
             break;
         }
-        match listener.accept() {
-            Ok((stream, _)) => {
+        // A call is taken the moment it connects; the wait's end looks at the idle time,
+        // a stop and the project.
+        if readable(&listener, Duration::from_millis(100)) {
+            while let Ok((stream, _)) = listener.accept() {
                 let broker = broker.clone();
                 broker.active.fetch_add(1, Ordering::SeqCst);
                 let _ = std::thread::Builder::new()
@@ -180,19 +182,16 @@ pub fn main() -> ExitStatus {
                         broker.active.fetch_sub(1, Ordering::SeqCst);
                     });
             }
-            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(20));
-                if broker.idle() {
-                    break;
-                }
-                if Instant::now() >= next_look {
-                    next_look = Instant::now() + TICK;
-                    if broker.orphaned() {
-                        break;
-                    }
-                }
+            continue;
+        }
+        if broker.idle() {
+            break;
+        }
+        if Instant::now() >= next_look {
+            next_look = Instant::now() + TICK;
+            if broker.orphaned() {
+                break;
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
     }
     // Gone from the socket first, so no call waits on a broker that is ending.
@@ -205,6 +204,19 @@ pub fn main() -> ExitStatus {
     }
     drop(lock);
     ExitStatus::Success
+}
+
+/// Whether `listener` has a connection to accept within `wait`.
+fn readable(listener: &UnixListener, wait: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut pending = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll of one descriptor this process owns, with a record of that size.
+    let ready = unsafe { libc::poll(&mut pending, 1, wait.as_millis() as libc::c_int) };
+    ready > 0 && pending.revents & libc::POLLIN != 0
 }
 
 /// Writes the one handshake line, then points stdout at `/dev/null`: the caller reads

@@ -111,6 +111,10 @@ pub struct State {
     docs: HashMap<PathBuf, Doc>,
     root: PathBuf,
     stderr: VecDeque<u8>,
+    /// What the server last said of its own state (`experimental/serverStatus`, as
+    /// rust-analyzer sends it): `Some(false)` while it loads the workspace, when its
+    /// answers would be empty rather than true.
+    quiescent: Option<bool>,
 }
 
 /// A conversation shared by the broker's threads.
@@ -156,6 +160,7 @@ impl Conversation {
                 docs: HashMap::new(),
                 root: root.to_path_buf(),
                 stderr: VecDeque::new(),
+                quiescent: None,
             }),
             changed: Condvar::new(),
         }
@@ -225,6 +230,7 @@ impl Conversation {
         state.starts += 1;
         state.wanted = false;
         state.mode = Mode::Unknown;
+        state.quiescent = None;
         state.docs.clear();
         state.pending.clear();
         state.last_heard = Instant::now();
@@ -348,6 +354,17 @@ impl State {
                     .cloned()
                     .unwrap_or(Value::Null);
                 self.mode = mode_of(&capabilities);
+                let name = response
+                    .response_result
+                    .as_ref()
+                    .ok()
+                    .and_then(|r| r.pointer("/serverInfo/name"))
+                    .and_then(Value::as_str);
+                // rust-analyzer answers pulls with nothing until it loaded the workspace,
+                // and says when it has (`experimental/serverStatus`).
+                if name == Some("rust-analyzer") && self.quiescent.is_none() {
+                    self.quiescent = Some(false);
+                }
                 self.notify_server("initialized", json!({}));
                 self.phase = Phase::Ready;
             }
@@ -480,6 +497,22 @@ impl State {
     }
 
     fn notification(&mut self, notification: Notification) {
+        if notification.method == "experimental/serverStatus" {
+            let quiescent = notification
+                .params
+                .get("quiescent")
+                .and_then(Value::as_bool);
+            if quiescent == Some(true) && self.quiescent != Some(true) {
+                // What was answered while it loaded is not what it knows now.
+                for doc in self.docs.values_mut() {
+                    doc.asked = false;
+                    doc.parts.clear();
+                    doc.problems = None;
+                }
+            }
+            self.quiescent = quiescent;
+            return;
+        }
         if notification.method != "textDocument/publishDiagnostics" || self.mode != Mode::Push {
             return;
         }
@@ -506,7 +539,7 @@ impl State {
 
     /// Whether the server is ready for checks.
     pub fn ready(&self) -> bool {
-        self.phase == Phase::Ready && self.mode != Mode::Unknown
+        self.phase == Phase::Ready && self.mode != Mode::Unknown && self.quiescent != Some(false)
     }
 
     /// Makes the server hold `text` for `path` (opening it, or changing it to a new
@@ -752,6 +785,9 @@ pub fn initialize_params(root: &Path) -> Value {
             }),
             ..Default::default()
         }),
+        // rust-analyzer says when it has loaded the workspace (before, its answers are
+        // empty).
+        experimental: Some(json!({"serverStatusNotification": true})),
         workspace: Some(lsp_types::WorkspaceClientCapabilities {
             configuration: Some(true),
             workspace_folders: Some(true),

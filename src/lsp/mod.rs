@@ -92,20 +92,64 @@ pub fn diagnose(ctx: &CallContext, changes: &[Change]) -> (String, Option<Value>
 /// text, `metadata.diagnostics`.
 pub fn append(
     ctx: &CallContext,
-    mut output: crate::tool::ToolOutput,
+    output: crate::tool::ToolOutput,
     changes: &[Change],
 ) -> crate::tool::ToolOutput {
     if output.is_error {
         return output;
     }
     let (note, metadata) = diagnose(ctx, changes);
-    if let crate::tool::Body::Text(text) = &mut output.body {
-        text.push_str(&note);
+    add_to(output, note, metadata)
+}
+
+/// Adds a note and `metadata.diagnostics` to an output (a captured one gets the note as
+/// its last line).
+fn add_to(
+    mut output: crate::tool::ToolOutput,
+    note: String,
+    metadata: Option<Value>,
+) -> crate::tool::ToolOutput {
+    match &mut output.body {
+        crate::tool::Body::Text(text) | crate::tool::Body::Paged(text) => text.push_str(&note),
+        crate::tool::Body::Captured(capture) => capture.push_str(&note),
+        crate::tool::Body::Parts(_) => {}
     }
     match metadata {
         Some(metadata) => output.with("diagnostics", metadata),
         None => output,
     }
+}
+
+/// Files of a command's changes checked at most (the first, in path order).
+const MAX_COMMAND_FILES: usize = 20;
+
+/// The diagnostics of the files a command (bash) changed, as its checkpoint saw them,
+/// appended to its output (`lsp.after_bash`).
+pub fn after_command(
+    ctx: &CallContext,
+    output: crate::tool::ToolOutput,
+    changed: &[crate::tool::ChangedFile],
+) -> crate::tool::ToolOutput {
+    let files: Vec<Asked> = changed
+        .iter()
+        .filter(|c| has_language(&c.path))
+        .take(MAX_COMMAND_FILES)
+        .map(|c| Asked {
+            path: c.path.clone(),
+            // A file whose earlier content the checkpoint did not keep is not compared.
+            before: match (&c.before, c.existed) {
+                (Some(bytes), _) => Some(Some(String::from_utf8_lossy(bytes).into_owned())),
+                (None, false) => Some(None),
+                (None, true) => None,
+            },
+            deleted: c.deleted,
+        })
+        .collect();
+    if files.is_empty() {
+        return output;
+    }
+    let (note, metadata) = render(ctx, &check(ctx, files));
+    add_to(output, note, metadata)
 }
 
 /// The current diagnostics of `paths` (files), compared with nothing.
@@ -286,6 +330,11 @@ fn spec_for(
 /// Where servers keep their caches: `$XDG_CACHE_HOME/tinytool/lsp/<language>` (else under
 /// `~/.cache`, else the temporary folder).
 fn cache_dir(language: &str) -> PathBuf {
+    cache_root().join(language)
+}
+
+/// `$XDG_CACHE_HOME/tinytool/lsp` (else under `~/.cache`, else the temporary folder).
+fn cache_root() -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -295,7 +344,7 @@ fn cache_dir(language: &str) -> PathBuf {
                 .map(|h| PathBuf::from(h).join(".cache"))
         })
         .unwrap_or_else(std::env::temp_dir);
-    base.join("tinytool").join("lsp").join(language)
+    base.join("tinytool").join("lsp")
 }
 
 /// The sockets of the brokers of the project in `dir`.

@@ -200,10 +200,54 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
 /// Whether a found program is a working server. rustup installs `rust-analyzer` as a proxy
 /// even when the component is missing (it then fails with "Unknown binary"), so that one
 /// is asked for its version; the others are taken as found.
+///
+/// The answer is kept for [`PROBE_KEEP`] in the user's cache (the proxy takes a quarter of
+/// a second to answer, which every edit of a Rust file would pay), keyed by the program's
+/// identity.
 fn works(name: &str, program: &Path) -> bool {
     if name != "rust-analyzer" {
         return true;
     }
+    let Ok(meta) = std::fs::metadata(program) else {
+        return false;
+    };
+    let key = {
+        use std::hash::{Hash, Hasher};
+        use std::os::unix::fs::MetadataExt;
+        let mut hasher = std::hash::DefaultHasher::new();
+        (
+            program,
+            meta.len(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ino(),
+        )
+            .hash(&mut hasher);
+        format!("{name}-{:016x}", hasher.finish())
+    };
+    let file = super::cache_root().join("probes").join(key);
+    let now = std::time::SystemTime::now();
+    if let Ok(known) = std::fs::read_to_string(&file)
+        && std::fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .is_ok_and(|at| now.duration_since(at).is_ok_and(|age| age < PROBE_KEEP))
+    {
+        return known.trim() == "works";
+    }
+    let works = probe(program);
+    if let Some(folder) = file.parent()
+        && std::fs::create_dir_all(folder).is_ok()
+    {
+        let _ = crate::atomic::write(&file, if works { b"works\n" } else { b"broken\n" }, 0o644);
+    }
+    works
+}
+
+/// How long a probe's answer is kept.
+const PROBE_KEEP: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Whether `program --version` succeeds.
+fn probe(program: &Path) -> bool {
     crate::process::command::run_collect(
         &[
             program.to_string_lossy().into_owned(),

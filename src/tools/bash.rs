@@ -65,6 +65,11 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: Some(checkpoint),
         needs: None,
+        // With `lsp.after_bash`, the language servers' verdict on the files it changed.
+        after_changes: Some(crate::tool::AfterChanges {
+            wanted: |session| session.config.lsp.enabled && session.config.lsp.after_bash,
+            apply: crate::lsp::after_command,
+        }),
         doc: ToolDoc {
             output: "the lines of stdout and stderr in the order they arrived (line by line, \
                 best effort for writes a few milliseconds apart), each stderr line starting with \

@@ -51,6 +51,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "list: the text of `tinytool checkpoints`, with metadata.checkpoints the \
                 array of `tinytool checkpoints --json` ({\"id\", \"kind\", \"tool\", \"time\", \

@@ -25,7 +25,7 @@ pub fn definition() -> ToolDef {
         description: "Ask the project's language servers (pyright or basedpyright, \
             typescript-language-server, rust-analyzer, gopls, clangd, when installed) what \
             is wrong now with a file, a folder or the whole project (`path`, default the \
-            working directory), e.g. to check that everything type-checks before you finish. \
+            working directory; `paths` for several), e.g. to check that everything type-checks before you finish. \
             One line per problem, `path:line:col: severity: message [code]`, errors first. \
             A folder is checked by its 50 most recently changed source files. write, edit \
             and apply_patch already report the problems of the files they change.",
@@ -36,6 +36,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "A first line `Checked N files` (with `of M, the most recently changed` \
                 when a folder holds more than 50), then per language `Diagnostics (SERVER): \
@@ -49,7 +50,8 @@ pub fn definition() -> ToolDef {
                 is in a language a server is known for`.",
             examples: &[
                 ("Check the whole project", "tinytool diagnostics"),
-                ("Check one file", "tinytool diagnostics --path src/app.py"),
+                ("Check one file", "tinytool diagnostics src/app.py"),
+                ("Check two folders", "tinytool diagnostics src tests"),
             ],
         },
     }
@@ -61,6 +63,11 @@ fn parameters() -> Value {
             "path": {
                 "type": "string",
                 "description": "File or folder to check (default: the working directory)."
+            },
+            "paths": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Several files or folders to check, instead of path."
             }
         }),
         &[],
@@ -68,13 +75,35 @@ fn parameters() -> Value {
 }
 
 fn access(ctx: &CallContext, args: &Map<String, Value>) -> Vec<Access> {
-    vec![Access::path(ctx, "read", crate::search::root_arg(args))]
+    asked_paths(args.get("path").and_then(Value::as_str), args.get("paths"))
+        .iter()
+        .map(|path| Access::path(ctx, "read", path))
+        .collect()
+}
+
+/// The paths a call names: `paths`, else `path`, else the working directory.
+fn asked_paths(path: Option<&str>, paths: Option<&Value>) -> Vec<String> {
+    let many: Vec<String> = paths
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if !many.is_empty() {
+        return many;
+    }
+    vec![path.unwrap_or(".").to_string()]
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DiagnosticsArgs {
     path: Option<String>,
+    paths: Option<Vec<String>>,
 }
 
 fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOutput> {
@@ -82,18 +111,31 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         Ok(args) => args,
         Err(output) => return Ok(output),
     };
-    let input = args.path.as_deref().unwrap_or(".");
-    let root = ctx.resolve(input);
-    let shown = ctx.display(&root);
-    let meta = match crate::search::root_metadata(ctx, &root, &shown) {
-        Ok(meta) => meta,
-        Err(output) => return Ok(output),
-    };
-    let (files, found) = if meta.is_dir() {
-        sources_in(ctx, &root)
-    } else {
-        (vec![root.clone()], 1)
-    };
+    let paths = asked_paths(args.path.as_deref(), args.paths.map(Value::from).as_ref());
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut found = 0;
+    let mut shown_all = Vec::new();
+    for input in &paths {
+        let root = ctx.resolve(input);
+        let shown = ctx.display(&root);
+        let meta = match crate::search::root_metadata(ctx, &root, &shown) {
+            Ok(meta) => meta,
+            Err(output) => return Ok(output),
+        };
+        if meta.is_dir() {
+            let (mut some, total) = sources_in(ctx, &root);
+            found += total;
+            files.append(&mut some);
+        } else {
+            found += 1;
+            files.push(root);
+        }
+        shown_all.push(shown);
+    }
+    files.sort();
+    files.dedup();
+    files.truncate(crate::lsp::MAX_FOLDER_FILES);
+    let shown = shown_all.join(", ");
     if files.is_empty() || !files.iter().all(|f| crate::lsp::has_language(f)) {
         return Ok(ToolOutput::error(format!(
             "No source file in {shown} is in a language a server is known for (Python, \
@@ -102,7 +144,9 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
     }
     let report = crate::lsp::current(ctx, &files);
     let (note, metadata) = crate::lsp::render(ctx, &report);
-    let mut text = if found > files.len() {
+    let mut text = if found > files.len() && paths.len() > 1 {
+        format!("Checked {} files of {found}", files.len())
+    } else if found > files.len() {
         format!(
             "Checked {} files of {found}, the most recently changed",
             files.len()

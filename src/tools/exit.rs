@@ -22,6 +22,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`Exiting: REASON`. In `exec --jsonl`, no further calls are read (not served over MCP).",
             errors: "None.",

@@ -64,6 +64,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "One path per line, relative to the working directory (absolute outside it), \
                 newest first by modification time (ties by path), at most 1000. When nothing \

@@ -92,6 +92,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "One line per matching line: `path:lineNumber:line`, files newest first by \
                 modification time (ties by path), lines in file order; paths relative to the \

@@ -25,6 +25,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "Never succeeds.",
             errors: "`Tool call to \"NAME\" failed: the arguments were not valid JSON.` followed by \

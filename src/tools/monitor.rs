@@ -70,6 +70,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: Some(checkpoint),
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "start: `Monitor started: LABEL (ID: mon_N)` and a line saying how to read \
                 and stop it (LABEL is the description, or the command cut to 60 bytes plus \

@@ -28,6 +28,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "write: `Saved note \"KEY\" (N bytes)`; read: the note; list: `N notes:` then \
                 `  KEY: first line` per note (`No notes stored.` when empty); delete: \

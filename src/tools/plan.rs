@@ -24,6 +24,7 @@ pub fn enter() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`Switched to plan mode. Edits are now restricted to plans/* and drafts/*; \
                  shell lines that only read run, others need approval.`",
@@ -50,6 +51,7 @@ pub fn exit() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`Switched to build mode. Full tool access restored.`",
             errors: "Refused (exit 3) outside plan mode unless the policy allows `plan_exit`.",

@@ -33,6 +33,7 @@ pub fn definition() -> ToolDef {
                 MCP client that offers elicitation, or a controlling terminal.",
             missing: nobody_to_ask,
         }),
+        after_changes: None,
         doc: ToolDoc {
             output: "The answer text. metadata: source (answers file or terminal), answer.",
             errors: "With no answers file entry left and no terminal: a message telling the model that \

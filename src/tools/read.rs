@@ -71,6 +71,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "Numbered lines `N<TAB>content`, one per line of the file: at most `limit` \
                 lines (2000 by default), and as many whole lines as fit 51200 bytes. read is \

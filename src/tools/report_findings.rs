@@ -27,6 +27,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`Reported N findings (K critical, ...)`, with ` at LEVEL effort level` when a \
                 level is given. `tinytool state findings` lists everything reported.",

@@ -53,6 +53,7 @@ pub fn definition() -> ToolDef {
                 folder that `skills.paths` of the config names.",
             missing: no_skills,
         }),
+        after_changes: None,
         doc: ToolDoc {
             output: "The skill's instructions with the arguments substituted. metadata: skill \
                 (its name) and file (its SKILL.md, symlinks resolved).",

@@ -76,6 +76,7 @@ pub fn definition() -> ToolDef {
                 process that is not itself a subagent at the maximum depth (5).",
             missing: unconfigured,
         }),
+        after_changes: None,
         doc: ToolDoc {
             output: "Foreground: the subagent's standard output (long outputs are \
                 previewed); metadata: subagent_type, depth (the subagent's), exit_code, \

@@ -30,6 +30,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`Successfully updated N todos for session ID`. metadata: count.",
             errors: "`Validation errors:` followed by one line per problem, e.g. \

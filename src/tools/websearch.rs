@@ -56,6 +56,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`## Search results for: QUERY`, a blank line, then for each result `### N. \
                 TITLE`, `**URL:** URL`, its text after a blank line when the API returned some, \

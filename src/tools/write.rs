@@ -46,6 +46,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: Some(crate::tool::checkpoint_of_file_path),
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`Successfully wrote N bytes to PATH` (N counts the bytes on disk, after line \
                 endings and BOM were applied), followed by `Formatted with NAME` or `Formatter \

@@ -448,3 +448,88 @@ fn files_of_other_languages_or_without_a_server_cost_nothing() {
             .contains("gopls")
     );
 }
+
+#[test]
+fn a_bash_call_that_changed_files_gets_their_diagnostics_when_asked_for() {
+    let room = room_with_fake("push", json!({}));
+    let run = room.call(
+        "bash",
+        json!({"command": "printf 'ok = 1\\nBAD\\n' > made.py"}),
+    );
+    assert!(
+        run.json()["metadata"].get("diagnostics").is_none(),
+        "{}",
+        run.stdout
+    );
+    let room = room_with_fake("push", json!({"after_bash": true}));
+    room.write("old.py", "BAD kept\n");
+    room.call("bash", json!({"command": "true"}));
+    let (text, diagnostics) = output(&room.call(
+        "bash",
+        json!({"command": "printf 'BAD new\\n' > made.py; printf 'BAD kept\\nBAD more\\n' > old.py"}),
+    ));
+    assert!(
+        text.contains("made.py:1:1: error: bad here: BAD new [bad]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("old.py:2:1: error: bad here: BAD more [bad]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("old.py:1:1: error: bad here: BAD kept [bad] (already there)"),
+        "{text}"
+    );
+    assert_eq!(diagnostics["introduced"], 2, "{diagnostics}");
+    // A command that changes nothing adds nothing.
+    let run = room.call("bash", json!({"command": "echo hi"}));
+    assert!(
+        run.json()["metadata"].get("diagnostics").is_none(),
+        "{}",
+        run.stdout
+    );
+    stop(&room);
+}
+
+/// rust-analyzer's own diagnostics, where rustup provides it (`.ci/run` asks rustup for
+/// it; a machine whose rustup cannot get it has no rust-analyzer to check, and says so).
+#[test]
+fn rust_analyzer_reports_a_type_mismatch_once_it_loaded_the_workspace() {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
+    let works = Command::new("rust-analyzer")
+        .arg("--version")
+        .env("RUSTUP_HOME", &rustup_home)
+        .env("CARGO_HOME", &cargo_home)
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !works {
+        eprintln!(
+            "skipped: rustup provides no rust-analyzer here (rustup component add rust-analyzer)"
+        );
+        return;
+    }
+    let mut room = Room::new();
+    room.set_env("RUSTUP_HOME", &rustup_home);
+    room.set_env("CARGO_HOME", &cargo_home);
+    room.write(
+        "Cargo.toml",
+        "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    room.write("src/lib.rs", "pub fn f() -> u8 { 1 }\n");
+    let (text, diagnostics) = output(&room.call(
+        "edit",
+        json!({"file_path": "src/lib.rs", "old_string": "{ 1 }", "new_string": "{ \"s\" }"}),
+    ));
+    // Answered only once the workspace is loaded: never an empty answer given while loading.
+    assert!(text.contains("src/lib.rs:1:20: error:"), "{text}");
+    assert!(text.contains("[E0308]"), "{text}");
+    assert_eq!(diagnostics["servers"][0]["server"], "rust-analyzer");
+    let (text, _) = output(&room.call(
+        "edit",
+        json!({"file_path": "src/lib.rs", "old_string": "{ \"s\" }", "new_string": "{ 2 }"}),
+    ));
+    assert!(text.contains("1 error fixed, 0 remaining"), "{text}");
+    stop(&room);
+}

@@ -75,6 +75,7 @@ pub fn definition() -> ToolDef {
         precheck: None,
         checkpoint: Some(checkpoint),
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "One line per file operation: `Created PATH`, `Modified PATH`, `Deleted \
                 PATH` or `Moved FROM -> TO` (with `(hunk N already applied)` when part of it was \

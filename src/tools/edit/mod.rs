@@ -115,6 +115,7 @@ pub fn definition() -> ToolDef {
         precheck: Some(precheck),
         checkpoint: Some(crate::tool::checkpoint_of_file_path),
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`Replaced in PATH at lines A-B.` (or `Replaced N occurrences in PATH ...` with \
                 replace_all), a note naming the strategy when old_string did not match exactly, \

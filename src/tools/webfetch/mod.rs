@@ -112,6 +112,7 @@ pub fn definition() -> ToolDef {
         precheck: Some(precheck),
         checkpoint: None,
         needs: None,
+        after_changes: None,
         doc: ToolDoc {
             output: "`HTTP <code> <reason>`, a blank line, then the body, decoded to UTF-8 \
                 from the charset a byte order mark, the Content-Type header or (for HTML) a \
