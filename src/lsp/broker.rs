@@ -46,6 +46,8 @@ const LIFETIME: Duration = Duration::from_secs(24 * 3600);
 /// long.
 const MAX_CRASHES: usize = 3;
 const CRASH_WINDOW: Duration = Duration::from_secs(300);
+/// Requests left unanswered after which a server that still talks is taken as hung.
+const MAX_PENDING: usize = 256;
 /// Open files whose problems are asked again after a change (pull and tsserver).
 const MAX_OTHERS: usize = 8;
 
@@ -786,6 +788,7 @@ impl Watcher for ServerWatcher<'_> {
         let hung = state
             .oldest_pending()
             .is_some_and(|sent| sent.elapsed() > HANG && state.last_heard.elapsed() > HANG);
+        let unanswered = state.pending_count();
         drop(state);
         let cap = self.broker.spec.max_memory_mb * 1024;
         let reason = if memory > cap {
@@ -793,6 +796,10 @@ impl Watcher for ServerWatcher<'_> {
                 "its processes used {} MiB, over lsp.max_memory_mb ({} MiB)",
                 memory / 1024,
                 self.broker.spec.max_memory_mb
+            ))
+        } else if unanswered > MAX_PENDING {
+            Some(format!(
+                "it left {unanswered} requests unanswered while it went on talking"
             ))
         } else if hung {
             Some(format!("it answered nothing for {} s", HANG.as_secs()))

@@ -287,6 +287,11 @@ impl State {
         self.docs.len()
     }
 
+    /// Requests still unanswered.
+    pub fn pending_count(&self) -> usize {
+        self.pending.len()
+    }
+
     /// The oldest request still unanswered, with when it was sent.
     pub fn oldest_pending(&self) -> Option<Instant> {
         self.pending.values().map(|(_, at)| *at).min()

@@ -223,10 +223,11 @@ fn each_edit_gets_the_problems_of_its_own_text_never_the_replaced_ones() {
         "write",
         json!({"file_path": "m.py", "content": "value = 1\n"}),
     );
-    for round in 0..6 {
-        let name = format!("missing_{round}");
+    // Each round a new undefined name, every other round none: each answer must name its
+    // own text's problem and no earlier one.
+    for round in 0..8 {
         let content = if round % 2 == 0 {
-            format!("value = 1\nprint({name})\n")
+            format!("value = 1\nprint(missing_{round})\n")
         } else {
             "value = 1\nprint(value)\n".to_string()
         };
@@ -234,22 +235,44 @@ fn each_edit_gets_the_problems_of_its_own_text_never_the_replaced_ones() {
             output(&room.call("write", json!({"file_path": "m.py", "content": content})));
         if round % 2 == 0 {
             assert!(
-                text.contains(&format!("\"{name}\" is not defined")),
+                text.contains(&format!("m.py:2:7: error: \"missing_{round}\" is not defined")),
                 "{text}"
             );
             assert_eq!(diagnostics["remaining"], 1, "{diagnostics}");
+            assert_eq!(diagnostics["introduced"], 1, "{diagnostics}");
         } else {
             assert!(text.contains("1 error fixed, 0 remaining"), "{text}");
         }
-        // Never a problem of an earlier text.
-        let earlier = format!("missing_{}", round.max(1) - 1);
-        if round % 2 == 1 || round > 0 {
-            assert!(
-                round % 2 == 0 && earlier == name || !text.contains(&format!("\"{earlier}\"")),
-                "{text}"
-            );
+        for earlier in (0..round).filter(|k| k % 2 == 0) {
+            assert!(!text.contains(&format!("missing_{earlier}\"")), "round {round}: {text}");
         }
     }
+    stop(&room);
+}
+
+#[test]
+fn a_call_under_other_sandbox_settings_never_uses_the_same_server() {
+    let room = room_with_fake("push", json!({}));
+    room.write(
+        "closed.json",
+        r#"{"rules": [{"permission": "*", "pattern": "*", "action": "allow"}], "sandbox": {"network": false}}"#,
+    );
+    let (_, open) = output(&room.call("write", json!({"file_path": "k.py", "content": "BAD\n"})));
+    let closed_run = room.run(
+        &["--policy", "closed.json", "write"],
+        Some(&json!({"file_path": "k.py", "content": "BAD 2\n"}).to_string()),
+    );
+    let (text, closed) = output(&closed_run);
+    assert!(text.contains("bad here: BAD 2"), "{text}");
+    assert_ne!(open["servers"][0]["pid"], closed["servers"][0]["pid"]);
+    let sockets = std::fs::read_dir(room.dir.join(".tinytool/lsp"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "sock"))
+        })
+        .count();
+    assert_eq!(sockets, 2);
     stop(&room);
 }
 
@@ -406,6 +429,26 @@ fn a_server_that_breaks_the_protocol_is_stopped_and_said_so() {
     assert!(text.contains("not the protocol"), "{text}");
     assert!(text.contains("4000000000"), "{text}");
     assert_eq!(diagnostics["servers"][0]["state"], "down");
+    stop(&room);
+}
+
+#[test]
+fn fifty_thousand_problems_are_cut_to_what_a_model_can_use() {
+    let room = room_with_fake("many", json!({"max_lines": 5}));
+    let run = room.call("write", json!({"file_path": "m.py", "content": "x = 1\n"}));
+    let (text, diagnostics) = output(&run);
+    assert_eq!(
+        text.lines().filter(|l| l.contains("problem ")).count(),
+        5,
+        "{text}"
+    );
+    assert!(text.contains("… 495 more"), "{text}");
+    assert_eq!(
+        diagnostics["files"][0]["items"].as_array().unwrap().len(),
+        100
+    );
+    assert_eq!(diagnostics["files"][0]["items_not_listed"], 400);
+    assert!(run.stdout.len() < 64 * 1024, "{} bytes", run.stdout.len());
     stop(&room);
 }
 
