@@ -173,26 +173,8 @@ pub fn spawn_supervisor(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    process::detach(&mut command);
-    let mut child = command
-        .spawn()
+    let (supervisor_pid, answer) = start_detached(command, HANDSHAKE_WAIT)
         .map_err(|e| format!("cannot start the supervisor: {e}"))?;
-    let supervisor_pid = child.id();
-    let answer = child
-        .stdout
-        .take()
-        .and_then(|pipe| read_line_within(pipe, HANDSHAKE_WAIT));
-    if answer.is_none() {
-        // Killing it kills what it started (death signal, sentinel).
-        let _ = child.kill();
-    }
-    // Reap the supervisor whenever it ends, without waiting for it here (a long-lived
-    // `exec --jsonl` or `mcp` process would otherwise collect zombies).
-    let _ = std::thread::Builder::new()
-        .name("supervisor".into())
-        .spawn(move || {
-            let _ = child.wait();
-        });
     let parse = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok();
     // Recorded for every later read, stop or lookup of this row (`sandbox_of`).
     let record = |meta: &serde_json::Value| {
@@ -287,6 +269,34 @@ pub fn sandbox_of_all(session: &Session, kind: Background, ids: &[i64]) -> serde
             .into();
     }
     meta
+}
+
+/// Starts `command` (whose stdout must be piped) in a session of its own, detached from
+/// this process's terminal and signals, and returns its pid and the one handshake line it
+/// answers within `wait` (`None`: it answered nothing, and was killed). It is reaped
+/// whenever it ends, without waiting for it here: a long-lived `exec --jsonl` or `mcp`
+/// process would otherwise collect zombies.
+pub fn start_detached(
+    mut command: Command,
+    wait: Duration,
+) -> std::io::Result<(u32, Option<String>)> {
+    process::detach(&mut command);
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    let answer = child
+        .stdout
+        .take()
+        .and_then(|pipe| read_line_within(pipe, wait));
+    if answer.is_none() {
+        // Killing it kills what it started (death signal, sentinel).
+        let _ = child.kill();
+    }
+    let _ = std::thread::Builder::new()
+        .name("detached".into())
+        .spawn(move || {
+            let _ = child.wait();
+        });
+    Ok((pid, answer))
 }
 
 /// Reads one line (without its newline) from a pipe, giving up at end of file or after

@@ -516,15 +516,7 @@ impl Broker {
                         )),
                         pid: state.pid,
                         elapsed_ms: start.elapsed().as_millis() as u64,
-                        files: files
-                            .iter()
-                            .map(|f| FileProblems {
-                                path: f.path.clone(),
-                                items: None,
-                                before: None,
-                                text: None,
-                            })
-                            .collect(),
+                        files: unchecked(files),
                         others: Vec::new(),
                     };
                 }
@@ -543,17 +535,6 @@ impl Broker {
                 files,
                 others: Vec::new(),
             };
-        let unknown = |files: &[super::exchange::FileAsk]| -> Vec<FileProblems> {
-            files
-                .iter()
-                .map(|f| FileProblems {
-                    path: f.path.clone(),
-                    items: None,
-                    before: None,
-                    text: None,
-                })
-                .collect()
-        };
         self.conversation.notify();
         let (mut state, ready) = self.conversation.wait_until(state, deadline, |s| s.ready());
         if let Err(why) = ready {
@@ -568,7 +549,7 @@ impl Broker {
                 ),
                 Interrupted::Down(reason) => (Progress::Down, reason),
             };
-            return answer(&state, progress, Some(message), unknown(files));
+            return answer(&state, progress, Some(message), unchecked(files));
         }
         // The baselines: the problems of each file's text before the change, unless the
         // server holds that text already and they are known.
@@ -617,7 +598,7 @@ impl Broker {
             match got {
                 Ok(()) => befores[index] = state.problems_of(&path).cloned(),
                 Err(Interrupted::Down(reason)) => {
-                    return answer(&state, Progress::Down, Some(reason), unknown(files));
+                    return answer(&state, Progress::Down, Some(reason), unchecked(files));
                 }
                 Err(Interrupted::Late) => {}
             }
@@ -699,6 +680,19 @@ impl Broker {
         }
         result
     }
+}
+
+/// The answer's entries of files whose problems did not arrive.
+fn unchecked(files: &[super::exchange::FileAsk]) -> Vec<FileProblems> {
+    files
+        .iter()
+        .map(|f| FileProblems {
+            path: f.path.clone(),
+            items: None,
+            before: None,
+            text: None,
+        })
+        .collect()
 }
 
 /// Whether the peer runs as this process's user.

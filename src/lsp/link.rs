@@ -125,23 +125,8 @@ fn start(spec: &Spec, sandbox: &crate::sandbox_settings::Settings) -> Result<(),
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    crate::process::detach(&mut command);
-    let mut child = command
-        .spawn()
+    let (_, answer) = crate::background::start_detached(command, HANDSHAKE_WAIT)
         .map_err(|err| format!("cannot start the {} broker: {err}", spec.server))?;
-    let answer = child
-        .stdout
-        .take()
-        .and_then(|pipe| read_line_within(pipe, HANDSHAKE_WAIT));
-    if answer.is_none() {
-        let _ = child.kill();
-    }
-    // Reaped whenever it ends, without waiting here.
-    let _ = std::thread::Builder::new()
-        .name("lsp-broker".into())
-        .spawn(move || {
-            let _ = child.wait();
-        });
     match answer.as_deref() {
         Some("ok") | Some("busy") => Ok(()),
         Some(other) => Err(format!(
@@ -151,23 +136,6 @@ fn start(spec: &Spec, sandbox: &crate::sandbox_settings::Settings) -> Result<(),
         )),
         None => Err(format!("the {} broker did not start in time", spec.server)),
     }
-}
-
-/// The first line of `pipe`, read within `wait`.
-fn read_line_within(pipe: std::process::ChildStdout, wait: Duration) -> Option<String> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("handshake".into())
-        .spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(pipe).read_line(&mut line);
-            let _ = tx.send(line);
-        })
-        .ok()?;
-    rx.recv_timeout(wait)
-        .ok()
-        .map(|line| line.trim_end().to_string())
-        .filter(|line| !line.is_empty())
 }
 
 #[cfg(test)]

@@ -18,46 +18,18 @@ const SERVERS: &[&str] = &[
     "typescript@6",
 ];
 
-static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// The folder of the installed servers' programs, installing them on first use.
 fn servers() -> Option<PathBuf> {
-    let _installing = INSTALLING
+    let _installing = crate::util::INSTALLING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")));
-    let dir = target.join("lsp-servers");
-    let marker = dir.join(format!("installed-{}", SERVERS.join("+")));
-    if !marker.exists() {
-        if let Err(err) = std::fs::create_dir_all(&dir) {
-            crate::util::skip(format!("cannot make {}: {err}", dir.display()));
-            return None;
+    match crate::util::npm_install("lsp-servers", SERVERS, "{\"private\": true}\n") {
+        Ok(dir) => Some(dir.join("node_modules").join(".bin")),
+        Err(why) => {
+            crate::util::skip(format!("the language servers: {why}"));
+            None
         }
-        let _ = std::fs::write(dir.join("package.json"), "{\"private\": true}\n");
-        let out = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--silent"])
-            .args(SERVERS)
-            .current_dir(&dir)
-            .output();
-        match out {
-            Ok(out) if out.status.success() => {}
-            Ok(out) => {
-                crate::util::skip(format!(
-                    "npm install of the language servers failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                ));
-                return None;
-            }
-            Err(err) => {
-                crate::util::skip(format!("npm could not run: {err}"));
-                return None;
-            }
-        }
-        let _ = std::fs::write(&marker, "");
     }
-    Some(dir.join("node_modules").join(".bin"))
 }
 
 /// A room whose PATH finds the real servers first, with short idle times.
@@ -235,7 +207,9 @@ fn each_edit_gets_the_problems_of_its_own_text_never_the_replaced_ones() {
             output(&room.call("write", json!({"file_path": "m.py", "content": content})));
         if round % 2 == 0 {
             assert!(
-                text.contains(&format!("m.py:2:7: error: \"missing_{round}\" is not defined")),
+                text.contains(&format!(
+                    "m.py:2:7: error: \"missing_{round}\" is not defined"
+                )),
                 "{text}"
             );
             assert_eq!(diagnostics["remaining"], 1, "{diagnostics}");
@@ -244,7 +218,10 @@ fn each_edit_gets_the_problems_of_its_own_text_never_the_replaced_ones() {
             assert!(text.contains("1 error fixed, 0 remaining"), "{text}");
         }
         for earlier in (0..round).filter(|k| k % 2 == 0) {
-            assert!(!text.contains(&format!("missing_{earlier}\"")), "round {round}: {text}");
+            assert!(
+                !text.contains(&format!("missing_{earlier}\"")),
+                "round {round}: {text}"
+            );
         }
     }
     stop(&room);

@@ -12,19 +12,14 @@ use crate::util::{Room, bin};
 /// The pinned SDK release.
 const SDK: &str = "mcp==2.3.0";
 
-/// Held while an SDK is installed: the tests run at once, and a second `pip` or `npm`
-/// into the same folder would pull the files from under the first one's client.
-static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+use crate::util::INSTALLING;
 
 /// The virtual environment's python, creating and filling it on first use.
 fn sdk_python() -> Option<PathBuf> {
     let _installing = INSTALLING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")));
-    let venv = target.join("mcp-sdk-venv");
+    let venv = crate::util::target_dir().join("mcp-sdk-venv");
     let python = venv.join("bin/python");
     let marker = venv.join(format!("installed-{SDK}"));
     if marker.exists() {
@@ -256,37 +251,15 @@ fn ts_sdk() -> Option<PathBuf> {
     let _installing = INSTALLING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")));
-    let dir = target.join("mcp-ts-sdk");
-    let marker = dir.join(format!("installed-{}", TS_SDK.replace('/', "_")));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.mjs");
     let fail = |why: String| -> Option<PathBuf> {
         crate::util::skip(format!("MCP TypeScript SDK interop test: {why}"));
         None
     };
-    if !marker.exists() {
-        if let Err(err) = std::fs::create_dir_all(&dir) {
-            return fail(format!("cannot make {}: {err}", dir.display()));
-        }
-        let _ = std::fs::write(dir.join("package.json"), "{\"type\": \"module\"}\n");
-        let out = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--silent", TS_SDK])
-            .current_dir(&dir)
-            .output();
-        match out {
-            Ok(out) if out.status.success() => {}
-            Ok(out) => {
-                return fail(format!(
-                    "npm install {TS_SDK} failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                ));
-            }
-            Err(err) => return fail(format!("npm could not run: {err}")),
-        }
-        let _ = std::fs::write(&marker, "");
-    }
+    let dir = match crate::util::npm_install("mcp-ts-sdk", &[TS_SDK], "{\"type\": \"module\"}\n") {
+        Ok(dir) => dir,
+        Err(why) => return fail(why),
+    };
     // Node resolves the SDK from the script's folder: the script is copied beside it,
     // by a rename, so that a client another test runs never reads half of it.
     let staged = dir.join(format!("client.mjs.{}", std::process::id()));

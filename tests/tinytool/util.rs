@@ -682,3 +682,45 @@ pub fn image_size(base64_data: &str) -> (u32, u32) {
     let image = image::load_from_memory(&bytes).unwrap();
     (image.width(), image.height())
 }
+
+/// Held while a test installs packages into `target/`: the tests run at once, and a second
+/// `pip` or `npm` into the same folder would pull the files from under the first one.
+pub static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Cargo's target folder, where tests keep what they install.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")))
+}
+
+/// `npm install`s `packages` into `target/<folder>` (with `package_json` as its
+/// package.json) unless a marker says they are there; the caller holds [`INSTALLING`].
+/// The error says what failed.
+pub fn npm_install(folder: &str, packages: &[&str], package_json: &str) -> Result<PathBuf, String> {
+    let dir = target_dir().join(folder);
+    let marker = dir.join(format!(
+        "installed-{}",
+        packages.join("+").replace('/', "_")
+    ));
+    if marker.exists() {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&dir).map_err(|err| format!("cannot make {}: {err}", dir.display()))?;
+    let _ = std::fs::write(dir.join("package.json"), package_json);
+    let out = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--silent"])
+        .args(packages)
+        .current_dir(&dir)
+        .output()
+        .map_err(|err| format!("npm could not run: {err}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "npm install {} failed: {}",
+            packages.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let _ = std::fs::write(&marker, "");
+    Ok(dir)
+}
