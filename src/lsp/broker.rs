@@ -616,9 +616,6 @@ impl Broker {
             .iter()
             .map(|p| state.problems_of(p).cloned())
             .collect();
-        for other in &others {
-            state.ask_again(other);
-        }
         let (state_now, waited) = self.conversation.wait_until(state, deadline, |s| {
             paths.iter().all(|p| {
                 s.ask(p);
@@ -639,12 +636,18 @@ impl Broker {
             Err(Interrupted::Down(reason)) => (Progress::Down, Some(reason)),
         };
         if progress == Progress::Fresh && !others.is_empty() {
-            // A short while more for the other files, within the call's bound.
-            let extra = (start + Duration::from_millis(wait_ms.min(1000)))
-                .max(Instant::now() + Duration::from_millis(150))
-                .min(deadline);
-            let (next, _) = self.conversation.wait_until(state, extra, |s| {
-                others.iter().all(|p| s.problems_of(p).is_some())
+            // The changed files first; then, within the call's bound, the other open
+            // files, asked again now that the server holds the change. A push server
+            // republishes them on its own; what it published meanwhile is taken.
+            for other in &others {
+                state.ask_again(other);
+            }
+            // Every file is asked again when the server asks for a refresh meanwhile.
+            let (next, _) = self.conversation.wait_until(state, deadline, |s| {
+                paths.iter().chain(&others).all(|p| {
+                    s.ask(p);
+                    s.problems_of(p).is_some()
+                })
             });
             state = next;
         }

@@ -142,6 +142,7 @@ impl Report {
         let mut lines: Vec<Shown> = Vec::new();
         let mut other_lines: Vec<Shown> = Vec::new();
         let mut totals = Counts::default();
+        let mut elsewhere = Counts::default();
         let mut compared = false;
         let mut metadata_files = Vec::new();
         let mut metadata_others = Vec::new();
@@ -199,6 +200,8 @@ impl Report {
                         );
                     }
                     other_lines.retain(|s| s.new != Some(false));
+                    elsewhere.introduced += other_counts.introduced + other_counts.unknown;
+                    elsewhere.fixed += other_counts.fixed;
                     for other in &checked.others {
                         metadata_others.push(file_metadata(
                             display,
@@ -247,8 +250,20 @@ impl Report {
             }
             shown += 1;
         }
-        if !other_lines.is_empty() && shown < self.max_lines {
-            note.push_str("\nIn other open files, after this change:");
+        if elsewhere.introduced + elsewhere.fixed > 0 && shown < self.max_lines {
+            let mut said = Vec::new();
+            if elsewhere.introduced > 0 {
+                let noun = self.noun(elsewhere.introduced);
+                // "1 error" → "1 new error".
+                said.push(noun.replacen(' ', " new ", 1));
+            }
+            if elsewhere.fixed > 0 {
+                said.push(format!("{} fixed", self.noun(elsewhere.fixed)));
+            }
+            note.push_str(&format!(
+                "\nIn other open files, after this change: {}",
+                said.join(", ")
+            ));
             for line in &other_lines {
                 if shown == self.max_lines {
                     break;
@@ -270,6 +285,10 @@ impl Report {
             "others": metadata_others,
             "servers": servers,
         });
+        if elsewhere.introduced + elsewhere.fixed > 0 {
+            metadata["others_introduced"] = json!(elsewhere.introduced);
+            metadata["others_fixed"] = json!(elsewhere.fixed);
+        }
         if compared {
             metadata["introduced"] = json!(totals.introduced);
             metadata["fixed"] = json!(totals.fixed);

@@ -179,9 +179,20 @@ fn typescript_errors_arrive_and_a_fix_leaves_none() {
     );
     let patch = "*** Begin Patch\n*** Update File: a.ts\n@@\n-export const x: number = 1;\n+export const x: string = \"1\";\n*** End Patch\n";
     let (text, diagnostics) = output(&room.call("apply_patch", json!({"patch": patch})));
-    assert!(text.contains("In other open files"), "{text}");
-    assert!(text.contains("b.ts:2:14: error:"), "{text}");
+    assert!(
+        text.contains("In other open files, after this change: 1 new error\nb.ts:2:14: error:"),
+        "{text}"
+    );
     assert_eq!(diagnostics["others"][0]["path"], "b.ts");
+    assert_eq!(diagnostics["others_introduced"], 1);
+    // Taking it back fixes it there, and says so.
+    let undo = "*** Begin Patch\n*** Update File: a.ts\n@@\n-export const x: string = \"1\";\n+export const x: number = 1;\n*** End Patch\n";
+    let (text, diagnostics) = output(&room.call("apply_patch", json!({"patch": undo})));
+    assert!(
+        text.contains("In other open files, after this change: 1 error fixed"),
+        "{text}"
+    );
+    assert_eq!(diagnostics["others_fixed"], 1);
     stop(&room);
 }
 
