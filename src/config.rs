@@ -20,7 +20,7 @@
 //!           "cold_wait_ms": 30000,
 //!           "idle_ms": 600000, "max_memory_mb": 2048, "max_lines": 20,
 //!           "servers": {"python": {"command": ["basedpyright-langserver", "--stdio"]},
-//!                       "go": {"enabled": false}}}
+//!                       "typescript": {"max_memory_mb": 4096}, "go": {"enabled": false}}}
 //! }
 //! ```
 //!
@@ -132,6 +132,8 @@ pub struct LspServer {
     pub command: Option<Vec<String>>,
     /// `false`: no server for the language.
     pub enabled: Option<bool>,
+    /// The memory cap of this language's server, instead of `lsp.max_memory_mb`.
+    pub max_memory_mb: Option<u64>,
     /// The project config named `command`: it runs only when the user policy allows it.
     pub from_project: bool,
 }
@@ -282,6 +284,7 @@ struct LspSection {
 struct LspServerSection {
     command: Option<Vec<String>>,
     enabled: Option<bool>,
+    max_memory_mb: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -643,6 +646,10 @@ impl Config {
             {
                 entry.enabled = Some(enabled);
             }
+            if let Some(cap) = server.max_memory_mb.filter(|n| *n > 0) {
+                let current = entry.max_memory_mb.unwrap_or(lsp.max_memory_mb);
+                entry.max_memory_mb = Some(if trusted { cap } else { cap.min(current) });
+            }
         }
         Ok(())
     }
@@ -823,5 +830,59 @@ mod tests {
         assert!(config.formatter_for("web/a.js", "x").is_some());
         assert!(config.formatter_for("a.js", "x").is_none());
         assert!(config.formatter_for("a.py", "x").is_none());
+    }
+
+    #[test]
+    fn a_project_lowers_the_language_servers_and_turns_them_off_never_on() {
+        let file = |text: &str| serde_json::from_str::<File>(text).unwrap();
+        let mut config = Config::default();
+        config
+            .apply(
+                file(
+                    r#"{"lsp": {"enabled": false, "wait_ms": 5000, "after_bash": true,
+                     "servers": {"python": {"command": ["basedpyright-langserver", "--stdio"],
+                                            "max_memory_mb": 1000}}}}"#,
+                ),
+                true,
+            )
+            .unwrap();
+        config
+            .apply(
+                file(
+                    r#"{"lsp": {"enabled": true, "wait_ms": 9000, "cold_wait_ms": 100,
+                     "max_lines": 1000, "after_bash": false,
+                     "servers": {"python": {"max_memory_mb": 99999},
+                                 "go": {"command": ["./my-gopls"], "enabled": true}}}}"#,
+                ),
+                false,
+            )
+            .unwrap();
+        let lsp = &config.lsp;
+        assert!(!lsp.enabled, "a project cannot turn diagnostics on");
+        assert_eq!(lsp.wait_ms, 5000, "nor raise a time");
+        assert_eq!(lsp.cold_wait_ms, 100, "but may lower one");
+        assert_eq!(lsp.max_lines, 20);
+        assert!(!lsp.after_bash, "and may turn a setting off");
+        assert_eq!(lsp.servers["python"].max_memory_mb, Some(1000));
+        assert!(!lsp.servers["python"].from_project);
+        assert!(
+            lsp.servers["go"].from_project,
+            "its command runs as the project's"
+        );
+        assert_eq!(lsp.servers["go"].enabled, None);
+        let err = Config::default()
+            .apply(
+                file(r#"{"lsp": {"servers": {"cobol": {"enabled": false}}}}"#),
+                true,
+            )
+            .unwrap_err();
+        assert!(err.contains("lsp.servers.cobol"), "{err}");
+        let err = Config::default()
+            .apply(
+                file(r#"{"lsp": {"servers": {"go": {"command": []}}}}"#),
+                true,
+            )
+            .unwrap_err();
+        assert!(err.contains("the command is empty"), "{err}");
     }
 }

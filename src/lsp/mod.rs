@@ -237,15 +237,26 @@ fn check(ctx: &CallContext, files: Vec<Asked>) -> Report {
     report
 }
 
-/// Whether the policy lets the server's command run, as a formatter's.
+/// Whether the policy lets the server's command run, judged as a `shell` call (one the
+/// project config names, as a project command). Never asked for: a server starts on a
+/// change, and a question on every edit would be no answer.
 fn allowed(ctx: &CallContext, named: &[String], from_project: bool) -> Result<(), String> {
     let accesses = crate::process::command::command_accesses(ctx, named);
-    let allowed = if from_project {
-        ctx.allows_project_command(&accesses)
-    } else {
-        ctx.allows(&accesses)
-    };
-    allowed.map_err(|refusal| refusal.message)
+    if accesses.iter().any(|a| !ctx.session.gate.permits(ctx, a)) {
+        let shown = crate::process::command::shell_join(named);
+        return Err(format!(
+            "the policy does not allow `{shown}` (it is denied, or asked for, and a language \
+             server is never asked for: it starts on a change); to run it, allow it in the \
+             policy: {{\"permission\": \"shell\", \"pattern\": \"{}*\", \"action\": \"allow\"}}",
+            named.first().map_or("", String::as_str)
+        ));
+    }
+    if from_project {
+        return ctx
+            .allows_project_command(&accesses)
+            .map_err(|refusal| refusal.message);
+    }
+    Ok(())
 }
 
 fn ask_check(
@@ -300,13 +311,18 @@ fn spec_for(
     let folder = crate::project::ensure_own_subdir(&session.dir, "lsp")
         .map_err(|err| format!("cannot make .tinytool/lsp: {err}"))?;
     let config = &session.config.lsp;
+    let max_memory_mb = config
+        .servers
+        .get(language)
+        .and_then(|s| s.max_memory_mb)
+        .unwrap_or(config.max_memory_mb);
     let mut hasher = std::hash::DefaultHasher::new();
     session.dir.hash(&mut hasher);
     language.hash(&mut hasher);
     argv.hash(&mut hasher);
     session.sandbox.encode().hash(&mut hasher);
     config.idle_ms.hash(&mut hasher);
-    config.max_memory_mb.hash(&mut hasher);
+    max_memory_mb.hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
     // A rebuilt binary speaks to its own brokers only.
     if let Ok(meta) = std::fs::metadata("/proc/self/exe") {
@@ -322,7 +338,7 @@ fn spec_for(
         socket: folder.join(format!("{key}.sock")),
         lock: folder.join(format!("{key}.lock")),
         idle_ms: config.idle_ms,
-        max_memory_mb: config.max_memory_mb,
+        max_memory_mb,
         cache: cache_dir(language),
     })
 }

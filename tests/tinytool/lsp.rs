@@ -564,3 +564,37 @@ fn rust_analyzer_reports_a_type_mismatch_once_it_loaded_the_workspace() {
     assert!(text.contains("1 error fixed, 0 remaining"), "{text}");
     stop(&room);
 }
+
+#[test]
+fn a_server_the_user_policy_does_not_allow_never_starts_and_is_never_asked_for() {
+    let room = room_with_fake("push", json!({}));
+    room.write_user(
+        "policy.json",
+        json!({"rules": [{"permission": "shell", "pattern": "python3 *", "action": "deny"}]})
+            .to_string(),
+    );
+    let (text, diagnostics) =
+        output(&room.call("write", json!({"file_path": "d.py", "content": "BAD\n"})));
+    assert!(
+        text.contains("Diagnostics not run (python3): the policy does not allow"),
+        "{text}"
+    );
+    assert!(text.contains("\"action\": \"allow\""), "{text}");
+    assert_eq!(diagnostics["servers"][0]["state"], "refused");
+    assert!(
+        !room.dir.join(".tinytool/lsp").exists()
+            || std::fs::read_dir(room.dir.join(".tinytool/lsp"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    let python = status(&room, "python");
+    assert!(
+        python["unavailable"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused by policy"),
+        "{python}"
+    );
+    assert!(python["running"].as_array().unwrap().is_empty());
+}
