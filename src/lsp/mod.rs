@@ -46,6 +46,8 @@ use crate::session::{CallContext, Session};
 
 /// A call's bound past the broker's own, for the socket round trip.
 const MARGIN: Duration = Duration::from_secs(3);
+/// Files larger than this are not sent to a server.
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// Files the diagnostics tool checks at most in a folder (the most recently changed).
 pub const MAX_FOLDER_FILES: usize = 50;
 
@@ -203,6 +205,10 @@ fn check(ctx: &CallContext, files: Vec<Asked>) -> Report {
         // A file outside the project is not the project server's; a file the caller may
         // not read is never shown to a server (its problems quote it).
         if !file.path.starts_with(&ctx.session.dir) || crate::secrets::is_secret(ctx, &file.path) {
+            continue;
+        }
+        // A generated file of many megabytes is no source a server should hold.
+        if std::fs::metadata(&file.path).is_ok_and(|m| m.len() > MAX_FILE_BYTES) {
             continue;
         }
         by_language.entry(language.name).or_default().push(file);

@@ -161,7 +161,7 @@ fn execute(ctx: &CallContext, args: Map<String, Value>) -> anyhow::Result<ToolOu
         text.push_str(&format!("\nNo {language} server: {why}"));
     }
     if note.is_empty() && report.unavailable().is_empty() {
-        text.push_str("\nNo server was asked: diagnostics are off (lsp.enabled) or every file is one you may not read.");
+        text.push_str("\nNo server was asked: diagnostics are off (lsp.enabled), or every file is one you may not read or larger than 4 MiB.");
     }
     let mut output = ToolOutput::text(text)
         .with("checked", files.len())
