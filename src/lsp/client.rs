@@ -815,3 +815,118 @@ pub fn initialize_params(root: &Path) -> Value {
         "capabilities": serde_json::to_value(capabilities).unwrap_or(Value::Null),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(value: Value) -> Message {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// A conversation with a ready server of the given capabilities; returns what was sent.
+    fn ready(capabilities: Value) -> (Conversation, std::sync::mpsc::Receiver<Message>) {
+        let conversation = Conversation::new(Path::new("/p"));
+        let (outbox, sent) = std::sync::mpsc::channel();
+        conversation.started(7, outbox, json!({}));
+        conversation.receive(message(
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"capabilities": capabilities}}),
+        ));
+        assert!(conversation.lock().ready());
+        (conversation, sent)
+    }
+
+    fn publish(version: Option<i32>, message_text: &str) -> Message {
+        let mut params = json!({"uri": "file:///p/a.py", "diagnostics": [{
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+            "message": message_text}]});
+        if let Some(version) = version {
+            params["version"] = json!(version);
+        }
+        message(
+            json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                       "params": params}),
+        )
+    }
+
+    #[test]
+    fn a_publish_of_another_version_is_dropped() {
+        let (conversation, _sent) = ready(json!({}));
+        let path = Path::new("/p/a.py");
+        let mut state = conversation.lock();
+        assert_eq!(state.sync(path, "old\n", "python"), 1);
+        assert_eq!(state.sync(path, "new\n", "python"), 2);
+        state.ask(path);
+        drop(state);
+        conversation.receive(publish(Some(1), "of the old text"));
+        assert!(conversation.lock().problems_of(path).is_none());
+        conversation.receive(publish(Some(2), "of the new text"));
+        let state = conversation.lock();
+        assert_eq!(
+            state.problems_of(path).unwrap()[0].message,
+            "of the new text"
+        );
+        // The same text again is no new version.
+        drop(state);
+        assert_eq!(conversation.lock().sync(path, "new\n", "python"), 2);
+    }
+
+    #[test]
+    fn a_pull_answered_after_a_later_change_is_not_taken_for_it() {
+        let (conversation, sent) = ready(json!({"diagnosticProvider": {"identifier": "x"}}));
+        let path = Path::new("/p/a.py");
+        let mut state = conversation.lock();
+        state.sync(path, "one\n", "python");
+        state.ask(path);
+        drop(state);
+        // initialize, initialized, didOpen, then the pull.
+        let pull = sent
+            .try_iter()
+            .find_map(|m| match m {
+                Message::Request(r) if r.method == "textDocument/diagnostic" => Some(r),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(pull.params["identifier"], "x");
+        conversation.lock().sync(path, "two\n", "python");
+        conversation.receive(message(json!({"jsonrpc": "2.0", "id": pull.id,
+            "result": {"kind": "full", "items": [{"range": {"start": {"line": 0, "character": 0},
+            "end": {"line": 0, "character": 1}}, "message": "of one"}]}})));
+        assert!(conversation.lock().problems_of(path).is_none());
+    }
+
+    #[test]
+    fn server_requests_are_answered_and_a_registered_pull_is_used() {
+        let (conversation, sent) = ready(json!({}));
+        let _ = sent.try_iter().count();
+        conversation.receive(message(json!({"jsonrpc": "2.0", "id": "r1",
+            "method": "client/registerCapability", "params": {"registrations": [
+                {"id": "d", "method": "textDocument/diagnostic",
+                 "registerOptions": {"identifier": "pyright"}}]}})));
+        conversation.receive(message(json!({"jsonrpc": "2.0", "id": 5,
+            "method": "workspace/configuration", "params": {"items": [{}, {}]}})));
+        conversation.receive(message(json!({"jsonrpc": "2.0", "id": 6,
+            "method": "some/unknownRequest", "params": {}})));
+        let answers: Vec<Response> = sent
+            .try_iter()
+            .filter_map(|m| match m {
+                Message::Response(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(answers.len(), 3);
+        assert_eq!(
+            answers[1].response_result.as_ref().unwrap(),
+            &json!([null, null])
+        );
+        assert!(answers[2].response_result.is_err());
+        let path = Path::new("/p/a.py");
+        let mut state = conversation.lock();
+        state.sync(path, "x\n", "python");
+        state.ask(path);
+        drop(state);
+        assert!(sent.try_iter().any(|m| matches!(m,
+            Message::Request(r) if r.method == "textDocument/diagnostic"
+                && r.params["identifier"] == "pyright")));
+    }
+}
