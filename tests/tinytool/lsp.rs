@@ -598,3 +598,33 @@ fn a_server_the_user_policy_does_not_allow_never_starts_and_is_never_asked_for()
     );
     assert!(python["running"].as_array().unwrap().is_empty());
 }
+
+/// clangd's diagnostics, pushed with the document's version, where it is installed
+/// (`.ci/run` installs Debian's clangd).
+#[test]
+fn clangd_reports_an_undeclared_identifier_and_its_fix() {
+    if !Command::new("clangd")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success())
+    {
+        eprintln!("skipped: clangd is not installed here (apt-get install clangd)");
+        return;
+    }
+    let room = Room::new();
+    let (text, diagnostics) = output(&room.call(
+        "write",
+        json!({"file_path": "a.c", "content": "int main(void) {\n  int x = undefined_name;\n  return x;\n}\n"}),
+    ));
+    assert!(
+        text.contains("a.c:2:11: error: Use of undeclared identifier 'undefined_name'"),
+        "{text}"
+    );
+    assert_eq!(diagnostics["servers"][0]["server"], "clangd");
+    let (text, _) = output(&room.call(
+        "edit",
+        json!({"file_path": "a.c", "old_string": "undefined_name", "new_string": "1"}),
+    ));
+    assert!(text.contains("1 error fixed, 0 remaining"), "{text}");
+    stop(&room);
+}
