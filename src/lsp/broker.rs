@@ -616,11 +616,10 @@ impl Broker {
             .iter()
             .map(|p| state.problems_of(p).cloned())
             .collect();
+        // Every file is asked before any is waited for (`all` would stop at the first).
         let (state_now, waited) = self.conversation.wait_until(state, deadline, |s| {
-            paths.iter().all(|p| {
-                s.ask(p);
-                s.problems_of(p).is_some()
-            })
+            paths.iter().for_each(|p| s.ask(p));
+            paths.iter().all(|p| s.problems_of(p).is_some())
         });
         state = state_now;
         let (progress, message) = match waited {
@@ -644,10 +643,11 @@ impl Broker {
             }
             // Every file is asked again when the server asks for a refresh meanwhile.
             let (next, _) = self.conversation.wait_until(state, deadline, |s| {
-                paths.iter().chain(&others).all(|p| {
-                    s.ask(p);
-                    s.problems_of(p).is_some()
-                })
+                paths.iter().chain(&others).for_each(|p| s.ask(p));
+                paths
+                    .iter()
+                    .chain(&others)
+                    .all(|p| s.problems_of(p).is_some())
             });
             state = next;
         }

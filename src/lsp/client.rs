@@ -529,8 +529,13 @@ impl State {
             return;
         };
         let version = params.get("version").and_then(Value::as_i64);
-        // A publish of another version describes text the file no longer holds.
-        if version.is_some_and(|v| v != i64::from(doc.version)) || !doc.asked {
+        // A publish of another version describes text the file no longer holds; one
+        // without a version is taken only once the current version was waited for.
+        let current = match version {
+            Some(v) => v == i64::from(doc.version),
+            None => doc.asked,
+        };
+        if !current {
             return;
         }
         let items = params
@@ -869,6 +874,29 @@ mod tests {
         // The same text again is no new version.
         drop(state);
         assert_eq!(conversation.lock().sync(path, "new\n", "python"), 2);
+    }
+
+    #[test]
+    fn a_publish_of_the_current_version_counts_even_before_it_was_waited_for() {
+        let (conversation, _sent) = ready(json!({}));
+        let path = Path::new("/p/a.py");
+        conversation.lock().sync(path, "text\n", "python");
+        // Another file of the same change was being waited for meanwhile.
+        conversation.receive(publish(Some(1), "current"));
+        assert_eq!(
+            conversation.lock().problems_of(path).unwrap()[0].message,
+            "current"
+        );
+        // Without a version, only a publish after the wait began is taken.
+        conversation.lock().sync(path, "other\n", "python");
+        conversation.receive(publish(None, "unversioned, early"));
+        assert!(conversation.lock().problems_of(path).is_none());
+        conversation.lock().ask(path);
+        conversation.receive(publish(None, "unversioned, after"));
+        assert_eq!(
+            conversation.lock().problems_of(path).unwrap()[0].message,
+            "unversioned, after"
+        );
     }
 
     #[test]
