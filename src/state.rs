@@ -314,6 +314,14 @@ impl Store {
         }))
     }
 
+    /// Whether the database's schema is older than this build's: a read of it would miss
+    /// the tables and columns the later migrations add.
+    fn outdated(&self) -> bool {
+        self.conn
+            .pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))
+            .is_ok_and(|version| version < MIGRATIONS.len() as i64)
+    }
+
     /// Whether this connection may write.
     fn is_writable(&self) -> bool {
         self.writable
@@ -656,7 +664,13 @@ impl State {
     pub fn read<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<Option<T>> {
         let mut guard = self.lock()?;
         if guard.is_none() {
-            *guard = Store::open_read_only(&self.path)?;
+            *guard = match Store::open_read_only(&self.path)? {
+                // Written by an older build: migrated first (which needs a writer).
+                Some(store) if store.outdated() => {
+                    Some(Store::open(&self.path, &self.project_dir)?)
+                }
+                other => other,
+            };
         }
         match guard.as_ref() {
             Some(store) => Ok(Some(f(store)?)),
@@ -790,6 +804,28 @@ mod tests {
             store.start_monitor(&new_monitor("a"), 5).unwrap(),
             MonitorSlot::Taken(1)
         );
+    }
+
+    #[test]
+    fn a_database_of_an_older_build_is_migrated_before_its_first_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..4] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 4).unwrap();
+        }
+        let state = State::new(path.clone(), dir.path().to_path_buf());
+        // A table migration 5 adds, read before anything is written.
+        let claims = state.read(|store| store.checkpoint_claims()).unwrap();
+        assert_eq!(claims, Some(Vec::new()));
+        let conn = Connection::open(&path).unwrap();
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, MIGRATIONS.len() as i64);
     }
 
     fn new_monitor<'a>(command: &'a str) -> NewMonitor<'a> {
