@@ -737,10 +737,9 @@ impl Watcher for ServerWatcher<'_> {
 
     fn stdin(&mut self, pipe: ChildStdin) {
         let (outbox, inbox) = mpsc::channel::<lsp_server::Message>();
-        let kill = self.broker.kill.clone();
         let _ = std::thread::Builder::new()
             .name("server-input".into())
-            .spawn(move || write_messages(pipe, inbox, kill));
+            .spawn(move || write_messages(pipe, inbox));
         self.broker.conversation.started(
             self.pid,
             outbox,
@@ -817,18 +816,18 @@ impl Watcher for ServerWatcher<'_> {
 
 /// Writes messages to the server until the channel closes or the pipe breaks (a server
 /// that exits mid-write is a crash, seen as its exit).
-fn write_messages(pipe: ChildStdin, inbox: mpsc::Receiver<lsp_server::Message>, kill: CancelFlag) {
+fn write_messages(pipe: ChildStdin, inbox: mpsc::Receiver<lsp_server::Message>) {
+    // `Message::write` flushes each message.
     let mut pipe = std::io::BufWriter::new(pipe);
     for message in inbox {
         if message.write(&mut pipe).is_err() {
             break;
         }
     }
-    drop(kill);
 }
 
 /// Resident memory of `pid` and its descendants, in KiB.
-pub fn tree_memory_kib(pid: i32) -> u64 {
+fn tree_memory_kib(pid: i32) -> u64 {
     let page_kib = {
         // SAFETY: sysconf has no preconditions.
         let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };

@@ -72,7 +72,7 @@ struct Asked {
 }
 
 /// The diagnostics of the files a call changed, compared with their text before.
-pub fn after_change(ctx: &CallContext, changes: &[Change]) -> Report {
+fn after_change(ctx: &CallContext, changes: &[Change]) -> Report {
     let files = changes
         .iter()
         .map(|c| Asked {
